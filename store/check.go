@@ -1,0 +1,289 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/metamesh/node/protocol"
+)
+
+// Violation is one broken store invariant.
+type Violation struct {
+	Key     string `json:"key"`
+	Problem string `json:"problem"`
+}
+
+func (v Violation) String() string { return v.Key + ": " + v.Problem }
+
+// Check verifies every invariant of the schema and returns the violations
+// found (none means consistent). It walks the whole keyspace with SCAN, so
+// it is for fsck and tests, never a request path. Invariants:
+//
+//   - every cid:X points to an indexed root whose key-set has X;
+//   - every key-set member X of a root has cid:X, held by that root or
+//     listed in cidalt:X (an ambiguous midhash);
+//   - every index member has keys, and every field it lists exists;
+//   - every file:<root>/… key belongs to an indexed root and is listed;
+//   - the path index agrees with filePath and duplicates, both ways.
+func (s *Store) Check(ctx context.Context) ([]Violation, error) {
+	c := &checker{s: s, ctx: ctx}
+	roots, err := s.rdb.SMembers(ctx, keyIndex).Result()
+	if err != nil {
+		return nil, err
+	}
+	c.index = make(map[string]bool, len(roots))
+	for _, r := range roots {
+		c.index[r] = true
+	}
+	for _, r := range roots {
+		if err := c.root(RootID(r)); err != nil {
+			return nil, err
+		}
+	}
+	for _, step := range []struct {
+		pattern string
+		fn      func(key string) error
+	}{
+		{"cid:*", c.cid},
+		{"cidalt:*", c.cidAlt},
+		{"path:*", c.path},
+		{"file:*", c.fileKey},
+		{"fields:*", c.fieldsSet},
+	} {
+		if err := c.scan(step.pattern, step.fn); err != nil {
+			return nil, err
+		}
+	}
+	paths, err := s.rdb.ZRange(ctx, keyPaths, 0, -1).Result()
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range paths {
+		if n, err := s.rdb.Exists(ctx, pathKey(p)).Result(); err != nil {
+			return nil, err
+		} else if n == 0 {
+			c.bad(keyPaths, "lists %q, which has no path:%s", p, p)
+		}
+	}
+	sort.Slice(c.out, func(i, j int) bool { return c.out[i].Key < c.out[j].Key })
+	return c.out, nil
+}
+
+type checker struct {
+	s     *Store
+	ctx   context.Context
+	index map[string]bool
+	out   []Violation
+}
+
+func (c *checker) bad(key, format string, args ...any) {
+	c.out = append(c.out, Violation{Key: key, Problem: fmt.Sprintf(format, args...)})
+}
+
+func (c *checker) scan(pattern string, fn func(string) error) error {
+	it := c.s.rdb.Scan(c.ctx, 0, pattern, 1000).Iterator()
+	for it.Next(c.ctx) {
+		if err := fn(it.Val()); err != nil {
+			return err
+		}
+	}
+	return it.Err()
+}
+
+func (c *checker) get(key string) (string, bool, error) {
+	v, err := c.s.rdb.Get(c.ctx, key).Result()
+	if err == redis.Nil {
+		return "", false, nil
+	}
+	return v, err == nil, err
+}
+
+func (c *checker) root(r RootID) error {
+	rdb, ctx := c.s.rdb, c.ctx
+	fields, err := rdb.SMembers(ctx, fieldsKey(r)).Result()
+	if err != nil {
+		return err
+	}
+	if len(fields) == 0 {
+		c.bad(string(r), "indexed root has no fields")
+	}
+	for _, f := range fields {
+		n, err := rdb.Exists(ctx, fieldKey(r, f)).Result()
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			c.bad(fieldKey(r, f), "listed in %s but missing", fieldsKey(r))
+			continue
+		}
+		cid, ok := strings.CutPrefix(f, "cids/")
+		if !ok {
+			continue
+		}
+		if !protocol.IsCanonicalForm(cid) {
+			c.bad(fieldKey(r, f), "key-set member is not a canonical CID")
+		}
+		holder, ok, err := c.get(cidKey(cid))
+		if err != nil {
+			return err
+		}
+		switch {
+		case !ok:
+			c.bad(fieldKey(r, f), "key-set member has no %s", cidKey(cid))
+		case holder != string(r):
+			alt, err := rdb.SIsMember(ctx, cidAltKey(cid), string(r)).Result()
+			if err != nil {
+				return err
+			}
+			if !alt {
+				c.bad(fieldKey(r, f), "%s points to %s and the root is not in %s", cidKey(cid), holder, cidAltKey(cid))
+			}
+		}
+	}
+	fp, hasFP, err := c.get(fieldKey(r, "filePath"))
+	if err != nil {
+		return err
+	}
+	if hasFP {
+		if err := c.pathOwner(fp, r, fieldKey(r, "filePath")); err != nil {
+			return err
+		}
+	}
+	dups, err := rdb.SMembers(ctx, fieldKey(r, "duplicates")).Result()
+	if err != nil {
+		return err
+	}
+	if len(dups) > 0 && !hasFP {
+		c.bad(fieldKey(r, "duplicates"), "root has duplicates but no filePath")
+	}
+	for _, d := range dups {
+		if d == fp {
+			c.bad(fieldKey(r, "duplicates"), "contains the primary path %q", d)
+		}
+		if err := c.pathOwner(d, r, fieldKey(r, "duplicates")); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c *checker) pathOwner(p string, r RootID, from string) error {
+	owner, err := c.s.rdb.HGet(c.ctx, pathKey(p), "root").Result()
+	if err != nil && err != redis.Nil {
+		return err
+	}
+	if owner != string(r) {
+		c.bad(from, "path %q is indexed to %q, not this root", p, owner)
+	}
+	return nil
+}
+
+func (c *checker) cid(key string) error {
+	cid := strings.TrimPrefix(key, "cid:")
+	holder, ok, err := c.get(key)
+	if err != nil || !ok {
+		return err
+	}
+	if !c.index[holder] {
+		c.bad(key, "points to %s, which is not an indexed root", holder)
+		return nil
+	}
+	n, err := c.s.rdb.Exists(c.ctx, fieldKey(RootID(holder), "cids/"+cid)).Result()
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		c.bad(key, "root %s does not have it in its key-set", holder)
+	}
+	return nil
+}
+
+func (c *checker) cidAlt(key string) error {
+	cid := strings.TrimPrefix(key, "cidalt:")
+	members, err := c.s.rdb.SMembers(c.ctx, key).Result()
+	if err != nil {
+		return err
+	}
+	holder, _, err := c.get(cidKey(cid))
+	if err != nil {
+		return err
+	}
+	for _, m := range members {
+		n, err := c.s.rdb.Exists(c.ctx, fieldKey(RootID(m), "cids/"+cid)).Result()
+		if err != nil {
+			return err
+		}
+		if !c.index[m] || n == 0 || m == holder {
+			c.bad(key, "lists %s, which is not another root holding the member", m)
+		}
+	}
+	return nil
+}
+
+func (c *checker) path(key string) error {
+	if key == keyPaths {
+		return nil
+	}
+	p := strings.TrimPrefix(key, "path:")
+	r, err := c.s.rdb.HGet(c.ctx, key, "root").Result()
+	if err != nil && err != redis.Nil {
+		return err
+	}
+	if !c.index[r] {
+		c.bad(key, "points to %q, which is not an indexed root", r)
+		return nil
+	}
+	fp, _, err := c.get(fieldKey(RootID(r), "filePath"))
+	if err != nil {
+		return err
+	}
+	if fp != p {
+		dup, err := c.s.rdb.SIsMember(c.ctx, fieldKey(RootID(r), "duplicates"), p).Result()
+		if err != nil {
+			return err
+		}
+		if !dup {
+			c.bad(key, "root %s has it neither as filePath nor in duplicates", r)
+		}
+	}
+	if _, err := c.s.rdb.ZScore(c.ctx, keyPaths, p).Result(); err == redis.Nil {
+		c.bad(key, "missing from %s", keyPaths)
+	} else if err != nil {
+		return err
+	}
+	return nil
+}
+
+func (c *checker) fileKey(key string) error {
+	if key == keyIndex {
+		return nil
+	}
+	rest := strings.TrimPrefix(key, "file:")
+	r, f, ok := strings.Cut(rest, "/")
+	if !ok || !c.index[r] {
+		c.bad(key, "belongs to no indexed root")
+		return nil
+	}
+	if f == "duplicates" {
+		return nil
+	}
+	listed, err := c.s.rdb.SIsMember(c.ctx, fieldsKey(RootID(r)), f).Result()
+	if err != nil {
+		return err
+	}
+	if !listed {
+		c.bad(key, "field is not listed in %s", fieldsKey(RootID(r)))
+	}
+	return nil
+}
+
+func (c *checker) fieldsSet(key string) error {
+	if r := strings.TrimPrefix(key, "fields:"); !c.index[r] {
+		c.bad(key, "belongs to no indexed root")
+	}
+	return nil
+}

@@ -1,0 +1,258 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/metamesh/node/protocol"
+)
+
+// FileStat is what the store keeps of a local path: size in bytes and
+// mtime in Unix nanoseconds.
+type FileStat struct {
+	Path    string
+	Size    int64
+	MtimeNs int64
+}
+
+// Hashes are the CIDs of one full pass over a file, in canonical form.
+type Hashes struct {
+	Midhash string // midhash256
+	SHA256  string // sha2-256, raw codec
+	IPFS    string // UnixFS CID; equals SHA256 for a single-chunk file
+}
+
+// Kind names what a lifecycle operation did.
+type Kind string
+
+// Outcomes of lifecycle operations.
+const (
+	KindMinted    Kind = "minted"    // a new root was created
+	KindDuplicate Kind = "duplicate" // the path joined a root as a duplicate
+	KindExists    Kind = "exists"    // the path (or alias) was already known
+	KindConfirmed Kind = "confirmed" // the full pass matched the root
+	KindMerged    Kind = "merged"    // the root was folded into one sharing a strong digest
+	KindSplit     Kind = "split"     // a midhash collision: the path left for its own root
+	KindUnknown   Kind = "unknown"   // a duplicate's root has no confirmed sha2-256 yet
+	KindStale     Kind = "stale"     // the file changed since it was stat'ed
+	KindGone      Kind = "gone"      // the path or root is not in the store
+	KindSame      Kind = "same"      // a change kept the content
+	KindRemoved   Kind = "removed"   // a duplicate left its root
+	KindPromoted  Kind = "promoted"  // a duplicate became the primary path
+	KindDeleted   Kind = "deleted"   // the root was deleted with every alias
+	KindRenamed   Kind = "renamed"
+	KindAdded     Kind = "added"
+	KindConflict  Kind = "conflict"
+	KindKept      Kind = "kept"
+)
+
+// Outcome is the result of a lifecycle operation.
+type Outcome struct {
+	Kind Kind
+	Root RootID
+	// Path is the promoted duplicate for KindPromoted.
+	Path string
+}
+
+func (s *Store) run(ctx context.Context, sc *redis.Script, args ...any) (Outcome, error) {
+	v, err := sc.Run(ctx, s.rdb, nil, args...).StringSlice()
+	if err != nil {
+		return Outcome{}, fmt.Errorf("store: %w", err)
+	}
+	o := Outcome{Kind: Kind(v[0])}
+	if len(v) > 1 {
+		o.Root = RootID(v[1])
+	}
+	if len(v) > 2 {
+		o.Path = v[2]
+	}
+	return o, nil
+}
+
+func statArgs(f FileStat) []any {
+	return []any{f.Path, strconv.FormatInt(f.Size, 10), strconv.FormatInt(f.MtimeNs, 10)}
+}
+
+// Arrive records a newly seen local path with its midhash. If a root
+// already holds the midhash the path joins its duplicates (pending
+// confirmation by sha2-256), else a root is minted with the midhash as its
+// first alias. Both emit an "add" event. A path already known returns
+// KindExists and changes nothing. Two concurrent arrivals of the same
+// content always end as one root plus one duplicate.
+func (s *Store) Arrive(ctx context.Context, f FileStat, midhash string) (Outcome, error) {
+	if err := checkCID(midhash, 0); err != nil {
+		return Outcome{}, err
+	}
+	args := append([]any{string(NewRootID())}, statArgs(f)...)
+	args = append(args, midhash)
+	return s.run(ctx, luaArrive, append(args, s.evArgs()...)...)
+}
+
+// Confirm applies a full hash pass of a path already recorded by Arrive.
+// See the Kind values for what it can do. KindStale means the path's size,
+// mtime or midhash in the store differ from f and h: the caller should
+// treat the file as changed. KindUnknown means the path is a duplicate whose
+// root's primary has not been confirmed yet: confirm the primary first.
+func (s *Store) Confirm(ctx context.Context, f FileStat, h Hashes) (Outcome, error) {
+	if err := checkHashes(h); err != nil {
+		return Outcome{}, err
+	}
+	args := append(statArgs(f), h.Midhash, h.SHA256, h.IPFS, string(NewRootID()))
+	return s.run(ctx, luaConfirm, args...)
+}
+
+// Change applies a changed local file (size or mtime differ) after a full
+// hash pass. Unchanged content only updates size and mtime (KindSame);
+// new content moves the path to the root that content belongs to (minting
+// one when needed) and drops the old root if it became empty. Emits
+// "change".
+func (s *Store) Change(ctx context.Context, f FileStat, h Hashes) (Outcome, error) {
+	if err := checkHashes(h); err != nil {
+		return Outcome{}, err
+	}
+	args := append(statArgs(f), h.Midhash, h.SHA256, h.IPFS, string(NewRootID()), string(NewRootID()))
+	return s.run(ctx, luaChange, append(args, s.evArgs()...)...)
+}
+
+// RemovePath handles a deleted local path: a duplicate is removed, a
+// primary is replaced by a duplicate (KindPromoted), or the root is
+// deleted with every alias (KindDeleted). Emits "delete".
+func (s *Store) RemovePath(ctx context.Context, path string) (Outcome, error) {
+	return s.run(ctx, luaRemove, append([]any{path, "delete"}, s.evArgs()...)...)
+}
+
+// Rename moves a local path, keeping its root, and emits "rename" with
+// oldPath. Renaming onto a known path returns ErrPathExists.
+func (s *Store) Rename(ctx context.Context, oldPath, newPath string) (Outcome, error) {
+	o, err := s.run(ctx, luaRename, append([]any{oldPath, newPath}, s.evArgs()...)...)
+	if err == nil && o.Kind == KindExists {
+		return o, fmt.Errorf("store: rename %q to %q: %w", oldPath, newPath, ErrPathExists)
+	}
+	return o, err
+}
+
+// Mint creates a root for a local path with no aliases yet and returns
+// it. A path that is already known returns its root and ErrPathExists.
+func (s *Store) Mint(ctx context.Context, f FileStat) (RootID, error) {
+	o, err := s.run(ctx, luaMint, append([]any{string(NewRootID())}, statArgs(f)...)...)
+	if err != nil {
+		return "", err
+	}
+	if o.Kind == KindExists {
+		return o.Root, fmt.Errorf("store: mint %q: %w", f.Path, ErrPathExists)
+	}
+	return o.Root, nil
+}
+
+// AddDuplicate records another local path with the same content as root.
+func (s *Store) AddDuplicate(ctx context.Context, root RootID, f FileStat, midhash string) error {
+	o, err := s.run(ctx, luaAddDuplicate, append(append([]any{string(root)}, statArgs(f)...), midhash)...)
+	switch {
+	case err != nil:
+		return err
+	case o.Kind == KindGone:
+		return fmt.Errorf("store: root %s: %w", root, ErrNotFound)
+	case o.Kind == KindExists:
+		return fmt.Errorf("store: duplicate %q: %w", f.Path, ErrPathExists)
+	}
+	return nil
+}
+
+// AddAlias makes cid resolve to root. It never repoints an alias another
+// root holds: then the key-set member is still recorded and the error
+// wraps ErrAliasConflict. Adding an alias twice writes nothing.
+func (s *Store) AddAlias(ctx context.Context, root RootID, cid string) error {
+	if err := checkCID(cid, 0); err != nil {
+		return err
+	}
+	o, err := s.run(ctx, luaAddAlias, string(root), cid)
+	switch {
+	case err != nil:
+		return err
+	case o.Kind == KindGone:
+		return fmt.Errorf("store: root %s: %w", root, ErrNotFound)
+	case o.Kind == KindConflict:
+		return &AliasConflictError{CID: cid, Holder: o.Root}
+	}
+	return nil
+}
+
+// AliasConflictError says which root holds an alias. It wraps
+// ErrAliasConflict.
+type AliasConflictError struct {
+	CID    string
+	Holder RootID
+}
+
+func (e *AliasConflictError) Error() string {
+	return fmt.Sprintf("store: alias %s: %v", e.CID, ErrAliasConflict)
+}
+
+// Unwrap returns ErrAliasConflict.
+func (e *AliasConflictError) Unwrap() error { return ErrAliasConflict }
+
+// GetByCID resolves a CID (canonical form) to its root in O(1).
+func (s *Store) GetByCID(ctx context.Context, cid string) (RootID, error) {
+	v, err := s.rdb.Get(ctx, cidKey(cid)).Result()
+	if errors.Is(err, redis.Nil) {
+		return "", fmt.Errorf("store: cid %s: %w", cid, ErrNotFound)
+	}
+	if err != nil {
+		return "", fmt.Errorf("store: %w", err)
+	}
+	return RootID(v), nil
+}
+
+// MergeIfAliasExists: when cid (a strong digest, rank >= 30) already
+// belongs to another root, newRoot is folded into it (its paths become
+// that root's paths, its aliases and key-set move over) and that root is
+// returned with merged = true. Otherwise cid becomes newRoot's alias.
+func (s *Store) MergeIfAliasExists(ctx context.Context, newRoot RootID, cid string) (RootID, bool, error) {
+	if err := checkCID(cid, protocol.StrongRank); err != nil {
+		return "", false, err
+	}
+	o, err := s.run(ctx, luaMergeIf, string(newRoot), cid)
+	switch {
+	case err != nil:
+		return "", false, err
+	case o.Kind == KindGone:
+		return "", false, fmt.Errorf("store: root %s: %w", newRoot, ErrNotFound)
+	}
+	return o.Root, o.Kind == KindMerged, nil
+}
+
+// DeleteRoot removes a root: every cid:* alias it holds (an alias another
+// root also has in its key-set passes to that root), every file:<root>/*
+// key, its path-index entries and its index membership.
+func (s *Store) DeleteRoot(ctx context.Context, root RootID) error {
+	o, err := s.run(ctx, luaDeleteRoot, string(root))
+	if err == nil && o.Kind == KindGone {
+		return fmt.Errorf("store: root %s: %w", root, ErrNotFound)
+	}
+	return err
+}
+
+// checkCID demands the canonical string form and at least minRank.
+func checkCID(c string, minRank int) error {
+	if _, err := protocol.ParseStrict(c); err != nil {
+		return fmt.Errorf("store: %w", err)
+	}
+	if r := protocol.Rank(c); r < minRank {
+		return fmt.Errorf("store: %s has rank %d: %w", c, r, ErrWeakLink)
+	}
+	return nil
+}
+
+func checkHashes(h Hashes) error {
+	if err := checkCID(h.Midhash, 0); err != nil {
+		return err
+	}
+	if err := checkCID(h.SHA256, protocol.StrongRank); err != nil {
+		return err
+	}
+	return checkCID(h.IPFS, protocol.StrongRank)
+}

@@ -1,0 +1,72 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// PathState is what the path index knows of one local path.
+type PathState struct {
+	Root    RootID
+	Size    int64
+	MtimeNs int64
+	Midhash string
+	// Hashed is true once the full pass (sha2-256 + IPFS) was applied.
+	Hashed bool
+	// Primary is true when the path is its root's filePath.
+	Primary bool
+}
+
+// Path looks up a local path in the path index (O(1)).
+func (s *Store) Path(ctx context.Context, path string) (PathState, error) {
+	v, err := s.rdb.HMGet(ctx, pathKey(path), "root", "size", "mtime", "mid", "hashed").Result()
+	if err != nil {
+		return PathState{}, fmt.Errorf("store: %w", err)
+	}
+	root, ok := v[0].(string)
+	if !ok {
+		return PathState{}, fmt.Errorf("store: path %q: %w", path, ErrNotFound)
+	}
+	str := func(i int) string { s, _ := v[i].(string); return s }
+	st := PathState{Root: RootID(root), Midhash: str(3), Hashed: str(4) == "1"}
+	st.Size, _ = strconv.ParseInt(str(1), 10, 64)
+	st.MtimeNs, _ = strconv.ParseInt(str(2), 10, 64)
+	fp, err := s.rdb.Get(ctx, fieldKey(st.Root, "filePath")).Result()
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return PathState{}, fmt.Errorf("store: %w", err)
+	}
+	st.Primary = fp == path
+	return st, nil
+}
+
+// PathsAfter lists known local paths in byte order, strictly after
+// `after` ("" for the start), at most limit of them.
+func (s *Store) PathsAfter(ctx context.Context, after string, limit int) ([]string, error) {
+	min := "-"
+	if after != "" {
+		min = "(" + after
+	}
+	v, err := s.rdb.ZRangeByLex(ctx, keyPaths, &redis.ZRangeBy{Min: min, Max: "+", Count: int64(limit)}).Result()
+	if err != nil {
+		return nil, fmt.Errorf("store: %w", err)
+	}
+	return v, nil
+}
+
+// PathsUnder lists the known local paths inside directory dir, in
+// O(log N + M) through the lexicographic path index.
+func (s *Store) PathsUnder(ctx context.Context, dir string) ([]string, error) {
+	prefix := strings.TrimSuffix(dir, "/") + "/"
+	// "0" is the byte after "/", so [prefix, prefix-with-"0") is the range.
+	upper := strings.TrimSuffix(prefix, "/") + "0"
+	v, err := s.rdb.ZRangeByLex(ctx, keyPaths, &redis.ZRangeBy{Min: "[" + prefix, Max: "(" + upper}).Result()
+	if err != nil {
+		return nil, fmt.Errorf("store: %w", err)
+	}
+	return v, nil
+}

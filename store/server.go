@@ -1,0 +1,242 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// ServerConfig configures a managed redis-server child process.
+type ServerConfig struct {
+	// Dir holds the append-only files and redis.log. Required.
+	Dir string
+	// Binary is the redis-server executable. Default "redis-server" on PATH.
+	Binary string
+	// Port to listen on (127.0.0.1 only). Default 0: a free port is chosen.
+	Port int
+	// Logger receives lifecycle lines. Default slog.Default().
+	Logger *slog.Logger
+	// StartTimeout bounds how long Start waits for PING. Default 15s.
+	StartTimeout time.Duration
+}
+
+// Server is a supervised redis-server child process with append-only
+// persistence (appendonly yes, appendfsync everysec). If the process dies
+// it is restarted on the same port with the same data, after a short
+// backoff, until Close is called.
+type Server struct {
+	cfg  ServerConfig
+	log  *slog.Logger
+	port int
+
+	mu      sync.Mutex
+	cmd     *exec.Cmd
+	exited  chan struct{}
+	closing bool
+	done    chan struct{}
+	wg      sync.WaitGroup
+	once    sync.Once
+	err     error
+}
+
+// StartServer starts redis-server and returns once it answers PING. The
+// process is supervised until Close.
+func StartServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
+	if cfg.Dir == "" {
+		return nil, fmt.Errorf("store: ServerConfig.Dir is empty")
+	}
+	if cfg.Binary == "" {
+		cfg.Binary = "redis-server"
+	}
+	if cfg.StartTimeout == 0 {
+		cfg.StartTimeout = 15 * time.Second
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	bin, err := exec.LookPath(cfg.Binary)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %q not found on PATH; install it with `sudo apt-get install redis-server` (Debian/Ubuntu) or pass --redis-url to use a running server", ErrRedisNotInstalled, cfg.Binary)
+	}
+	cfg.Binary = bin
+	if err := os.MkdirAll(cfg.Dir, 0o700); err != nil {
+		return nil, fmt.Errorf("store: create redis dir: %w", err)
+	}
+	s := &Server{cfg: cfg, log: cfg.Logger.With("component", "redis-server"), done: make(chan struct{})}
+
+	// A free port can be taken by someone else between probing and binding;
+	// retry with a fresh one when redis-server exits at start-up.
+	var lastErr error
+	for attempt := 0; attempt < 5; attempt++ {
+		s.port = cfg.Port
+		if s.port == 0 {
+			if s.port, err = freePort(); err != nil {
+				return nil, err
+			}
+		}
+		if lastErr = s.launch(ctx); lastErr == nil {
+			s.wg.Add(1)
+			go s.supervise()
+			s.log.Info("redis-server ready", "addr", s.Addr(), "dir", cfg.Dir)
+			return s, nil
+		}
+		if cfg.Port != 0 {
+			break
+		}
+	}
+	return nil, lastErr
+}
+
+// Addr is host:port of the server.
+func (s *Server) Addr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(s.port)) }
+
+// URL is a redis:// URL for the server.
+func (s *Server) URL() string { return "redis://" + s.Addr() + "/0" }
+
+// Pid returns the current process id, or 0 when none is running.
+func (s *Server) Pid() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd == nil || s.cmd.Process == nil {
+		return 0
+	}
+	return s.cmd.Process.Pid
+}
+
+func (s *Server) launch(ctx context.Context) error {
+	logf, err := os.OpenFile(filepath.Join(s.cfg.Dir, "redis.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return fmt.Errorf("store: open redis log: %w", err)
+	}
+	cmd := exec.Command(s.cfg.Binary,
+		"--port", strconv.Itoa(s.port),
+		"--bind", "127.0.0.1",
+		"--protected-mode", "yes",
+		"--dir", s.cfg.Dir,
+		"--appendonly", "yes",
+		"--appendfsync", "everysec",
+		"--save", "",
+		"--daemonize", "no",
+		"--notify-keyspace-events", "K$",
+		"--logfile", "",
+	)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	// The server dies with the node even on kill -9, so a restart never
+	// finds a stale server holding the port or the data files.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM, Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		logf.Close()
+		return fmt.Errorf("store: start redis-server: %w", err)
+	}
+	exited := make(chan struct{})
+	go func() {
+		_ = cmd.Wait()
+		logf.Close()
+		close(exited)
+	}()
+	s.mu.Lock()
+	s.cmd, s.exited = cmd, exited
+	s.mu.Unlock()
+
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.StartTimeout)
+	defer cancel()
+	c := redis.NewClient(&redis.Options{Addr: s.Addr(), MaxRetries: -1, DialTimeout: time.Second})
+	defer c.Close()
+	for {
+		if err := c.Ping(ctx).Err(); err == nil {
+			return nil
+		}
+		select {
+		case <-exited:
+			return fmt.Errorf("store: redis-server exited at start-up (%s); see %s", cmd.ProcessState, filepath.Join(s.cfg.Dir, "redis.log"))
+		case <-ctx.Done():
+			_ = cmd.Process.Kill()
+			<-exited
+			return fmt.Errorf("store: redis-server did not answer PING on %s: %w", s.Addr(), ctx.Err())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// supervise restarts the process when it dies unexpectedly.
+func (s *Server) supervise() {
+	defer s.wg.Done()
+	backoff := 100 * time.Millisecond
+	for {
+		s.mu.Lock()
+		exited := s.exited
+		s.mu.Unlock()
+		select {
+		case <-s.done:
+			return
+		case <-exited:
+		}
+		s.mu.Lock()
+		closing := s.closing
+		s.mu.Unlock()
+		if closing {
+			return
+		}
+		s.log.Warn("redis-server exited; restarting", "addr", s.Addr(), "backoff", backoff)
+		select {
+		case <-s.done:
+			return
+		case <-time.After(backoff):
+		}
+		if err := s.launch(context.Background()); err != nil {
+			s.log.Error("redis-server restart failed", "err", err)
+			backoff = min(backoff*2, 5*time.Second)
+			continue
+		}
+		s.log.Info("redis-server restarted", "addr", s.Addr())
+		backoff = 100 * time.Millisecond
+	}
+}
+
+// Close shuts the server down cleanly (SIGTERM, which makes redis flush
+// the append-only file) and waits for it. It is idempotent.
+func (s *Server) Close() error {
+	s.once.Do(func() {
+		s.mu.Lock()
+		s.closing = true
+		cmd, exited := s.cmd, s.exited
+		s.mu.Unlock()
+		close(s.done)
+		s.wg.Wait()
+		if cmd == nil || cmd.Process == nil {
+			return
+		}
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill()
+			<-exited
+			s.err = errors.New("store: redis-server did not stop within 10s; killed")
+		}
+	})
+	return s.err
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("store: find a free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+var _ io.Closer = (*Server)(nil)

@@ -1,0 +1,158 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Options configures Open.
+type Options struct {
+	// URL of a running Redis ("redis://host:port/db"). When empty, Open
+	// starts and supervises its own redis-server under DataDir/redis.
+	URL string
+	// DataDir is the node's data directory; needed when URL is empty.
+	DataDir string
+	// Logger; default slog.Default().
+	Logger *slog.Logger
+	// EventsMaxLen caps the meta:events stream (XADD MAXLEN ~). Default 100000.
+	EventsMaxLen int64
+}
+
+// Store is the node's only Redis user. It is safe for concurrent use.
+type Store struct {
+	rdb    *redis.Client
+	server *Server // nil when connected to an external Redis
+	log    *slog.Logger
+	evMax  int64
+}
+
+// Open connects to Redis, starting a managed redis-server first when
+// opts.URL is empty. Every new connection makes sure keyspace
+// notifications include "K$", keeping any classes already set, so the
+// setting survives a Redis restart.
+func Open(ctx context.Context, opts Options) (*Store, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.EventsMaxLen <= 0 {
+		opts.EventsMaxLen = 100_000
+	}
+	s := &Store{log: opts.Logger.With("component", "store"), evMax: opts.EventsMaxLen}
+	url := opts.URL
+	if url == "" {
+		if opts.DataDir == "" {
+			return nil, errors.New("store: Options.DataDir is required without a Redis URL")
+		}
+		srv, err := StartServer(ctx, ServerConfig{Dir: filepath.Join(opts.DataDir, "redis"), Logger: opts.Logger})
+		if err != nil {
+			return nil, err
+		}
+		s.server, url = srv, srv.URL()
+	}
+	ro, err := redis.ParseURL(url)
+	if err != nil {
+		s.closeServer()
+		return nil, fmt.Errorf("store: redis url %q: %w", url, err)
+	}
+	ro.OnConnect = func(ctx context.Context, cn *redis.Conn) error { return ensureNotify(ctx, cn) }
+	ro.MaxRetries = 3
+	s.rdb = redis.NewClient(ro)
+	if err := s.rdb.Ping(ctx).Err(); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("store: connect to %s: %w", ro.Addr, err)
+	}
+	return s, nil
+}
+
+// ensureNotify adds K and $ to notify-keyspace-events, never removing a
+// class that is already set.
+func ensureNotify(ctx context.Context, cn *redis.Conn) error {
+	cur, err := cn.ConfigGet(ctx, "notify-keyspace-events").Result()
+	if err != nil {
+		return fmt.Errorf("store: read notify-keyspace-events: %w", err)
+	}
+	flags := cur["notify-keyspace-events"]
+	want := flags
+	for _, c := range []string{"K", "$"} {
+		// "A" is an alias for every class, "$" included.
+		if !strings.Contains(want, c) && !(c == "$" && strings.Contains(want, "A")) {
+			want += c
+		}
+	}
+	if want == flags {
+		return nil
+	}
+	if err := cn.ConfigSet(ctx, "notify-keyspace-events", want).Err(); err != nil {
+		return fmt.Errorf("store: set notify-keyspace-events %q: %w", want, err)
+	}
+	return nil
+}
+
+// Close closes the connection pool and stops a managed redis-server.
+func (s *Store) Close() error {
+	var errs []error
+	if s.rdb != nil {
+		errs = append(errs, s.rdb.Close())
+	}
+	errs = append(errs, s.closeServer())
+	return errors.Join(errs...)
+}
+
+func (s *Store) closeServer() error {
+	if s.server == nil {
+		return nil
+	}
+	return s.server.Close()
+}
+
+// Server returns the managed redis-server, or nil for an external Redis.
+func (s *Store) Server() *Server { return s.server }
+
+// Ping checks the connection.
+func (s *Store) Ping(ctx context.Context) error { return s.rdb.Ping(ctx).Err() }
+
+// Roots counts the roots in file:__index__.
+func (s *Store) Roots(ctx context.Context) (int64, error) {
+	return s.rdb.SCard(ctx, keyIndex).Result()
+}
+
+// MemoryUsed reports Redis INFO used_memory in bytes.
+func (s *Store) MemoryUsed(ctx context.Context) (int64, error) {
+	info, err := s.rdb.Info(ctx, "memory").Result()
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(info, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "used_memory:"); ok {
+			var n int64
+			_, err := fmt.Sscan(v, &n)
+			return n, err
+		}
+	}
+	return 0, errors.New("store: INFO memory has no used_memory")
+}
+
+// evArgs are the two trailing script arguments that append an event.
+func (s *Store) evArgs() []any {
+	return []any{s.evMax, time.Now().UnixMilli()}
+}
+
+// Schema keys. See doc.go.
+const (
+	keyIndex  = "file:__index__"
+	keyPaths  = "path:__index__"
+	keyEvents = "meta:events"
+)
+
+func fieldKey(r RootID, f string) string { return "file:" + string(r) + "/" + f }
+func fieldsKey(r RootID) string          { return "fields:" + string(r) }
+func cidKey(c string) string             { return "cid:" + c }
+func cidAltKey(c string) string          { return "cidalt:" + c }
+func pathKey(p string) string            { return "path:" + p }
