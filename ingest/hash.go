@@ -1,0 +1,247 @@
+package ingest
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"sync/atomic"
+
+	chunk "github.com/ipfs/boxo/chunker"
+	"github.com/ipfs/boxo/ipld/unixfs/importer/balanced"
+	"github.com/ipfs/boxo/ipld/unixfs/importer/helpers"
+	"github.com/ipfs/go-cid"
+	ipld "github.com/ipfs/go-ipld-format"
+	"github.com/multiformats/go-multihash"
+
+	"github.com/metamesh/node/protocol"
+	"github.com/metamesh/node/store"
+)
+
+// UnixFS parameters of `ipfs add --cid-version=1` with Kubo's defaults:
+// fixed 256 KiB chunks, raw leaves, a balanced DAG of at most 174 links per
+// node, CIDv1 dag-pb over sha2-256.
+const (
+	IPFSChunkSize = 256 << 10
+	IPFSMaxLinks  = 174 // helpers.DefaultLinksPerBlock
+)
+
+// readBlock is the unit the one-pass hasher reads and hands to both
+// digests.
+const readBlock = 1 << 20
+
+// FileHashes are the three CIDs the node computes for a file.
+type FileHashes struct {
+	Path      string `json:"path"`
+	Size      int64  `json:"size"`
+	Midhash   string `json:"midhash256"`
+	SHA256    string `json:"sha2-256"`
+	IPFS      string `json:"ipfs"`
+	Canonical string `json:"canonical"`
+}
+
+// Store returns the hashes in the store's shape.
+func (h FileHashes) Store() store.Hashes {
+	return store.Hashes{Midhash: h.Midhash, SHA256: h.SHA256, IPFS: h.IPFS}
+}
+
+// MidhashFile computes the midhash256 CID of an open file of the given
+// size (one 1 MiB read).
+func MidhashFile(f io.ReaderAt, size int64) (string, error) {
+	c, err := protocol.Midhash256(f, size)
+	if err != nil {
+		return "", err
+	}
+	return c.String(), nil
+}
+
+// HashFile computes all three CIDs of the file at path: midhash256 (one
+// sample read), then sha2-256 and the IPFS CID together in one read pass.
+func HashFile(ctx context.Context, path string) (FileHashes, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return FileHashes{}, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return FileHashes{}, err
+	}
+	if !fi.Mode().IsRegular() {
+		return FileHashes{}, fmt.Errorf("%s: not a regular file", path)
+	}
+	h := FileHashes{Path: path, Size: fi.Size()}
+	if h.Midhash, err = MidhashFile(f, h.Size); err != nil {
+		return FileHashes{}, fmt.Errorf("%s: %w", path, err)
+	}
+	n, sha, ipfs, err := FullHash(ctx, io.NewSectionReader(f, 0, h.Size))
+	if err != nil {
+		return FileHashes{}, fmt.Errorf("%s: %w", path, err)
+	}
+	if n != h.Size {
+		return FileHashes{}, fmt.Errorf("%s: %w: read %d bytes, stat said %d", path, ErrChangedWhileHashing, n, h.Size)
+	}
+	h.SHA256, h.IPFS = sha, ipfs
+	h.Canonical = protocol.Canonical([]string{h.Midhash, h.SHA256, h.IPFS})
+	return h, nil
+}
+
+// FullHash reads r once and returns the byte count, the sha2-256 CID and
+// the IPFS CID. The whole-file SHA-256 runs on its own goroutine (its own
+// core) while the UnixFS builder hashes chunks and tree nodes on another,
+// both fed from the same buffers.
+func FullHash(ctx context.Context, r io.Reader) (n int64, shaCID, ipfsCID string, err error) {
+	pool := sync.Pool{New: func() any { return &buffer{b: make([]byte, readBlock)} }}
+	release := func(b *buffer) {
+		if b.refs.Add(-1) == 0 {
+			pool.Put(b)
+		}
+	}
+	toSHA, toDAG := make(chan *buffer, 4), make(chan *buffer, 4)
+	shaOut, dagOut := make(chan []byte, 1), make(chan dagResult, 1)
+	go func() {
+		h := sha256.New()
+		for b := range toSHA {
+			h.Write(b.b[:b.n])
+			release(b)
+		}
+		shaOut <- h.Sum(nil)
+	}()
+	chunks := &chanReader{ch: toDAG, release: release}
+	go func() {
+		c, err := buildDAG(chunks)
+		chunks.drain()
+		dagOut <- dagResult{c, err}
+	}()
+
+	var readErr error
+	for {
+		if readErr = ctx.Err(); readErr != nil {
+			break
+		}
+		b := pool.Get().(*buffer)
+		m, err := io.ReadFull(r, b.b)
+		if m > 0 {
+			b.n = m
+			b.refs.Store(2)
+			n += int64(m)
+			toSHA <- b
+			toDAG <- b
+		}
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			break
+		}
+		if err != nil {
+			readErr = err
+			break
+		}
+	}
+	close(toSHA)
+	close(toDAG)
+	sum := <-shaOut
+	dag := <-dagOut
+	if readErr != nil {
+		return n, "", "", readErr
+	}
+	if dag.err != nil {
+		return n, "", "", fmt.Errorf("unixfs: %w", dag.err)
+	}
+	sc, err := protocol.SHA256CID(sum)
+	if err != nil {
+		return n, "", "", err
+	}
+	return n, sc.String(), dag.cid.String(), nil
+}
+
+// buffer is one read block shared by both digests; the last to finish
+// with it returns it to the pool.
+type buffer struct {
+	b    []byte
+	n    int
+	refs atomic.Int32
+}
+
+type dagResult struct {
+	cid cid.Cid
+	err error
+}
+
+// buildDAG runs boxo's balanced UnixFS importer over r with Kubo's
+// CIDv1 defaults, keeping no blocks.
+func buildDAG(r io.Reader) (cid.Cid, error) {
+	params := helpers.DagBuilderParams{
+		Dagserv:    discardDAG{},
+		Maxlinks:   IPFSMaxLinks,
+		RawLeaves:  true,
+		CidBuilder: cid.V1Builder{Codec: cid.DagProtobuf, MhType: multihash.SHA2_256},
+	}
+	db, err := params.New(chunk.NewSizeSplitter(r, IPFSChunkSize))
+	if err != nil {
+		return cid.Undef, err
+	}
+	nd, err := balanced.Layout(db)
+	if err != nil {
+		return cid.Undef, err
+	}
+	return nd.Cid(), nil
+}
+
+// chanReader turns the stream of shared buffers into an io.Reader for the
+// chunker, releasing each buffer once it has been copied out.
+type chanReader struct {
+	ch      chan *buffer
+	cur     *buffer
+	off     int
+	release func(*buffer)
+}
+
+func (c *chanReader) Read(p []byte) (int, error) {
+	for c.cur == nil || c.off == c.cur.n {
+		if c.cur != nil {
+			c.release(c.cur)
+			c.cur = nil
+		}
+		b, ok := <-c.ch
+		if !ok {
+			return 0, io.EOF
+		}
+		c.cur, c.off = b, 0
+	}
+	n := copy(p, c.cur.b[c.off:c.cur.n])
+	c.off += n
+	return n, nil
+}
+
+// drain releases whatever the builder did not consume (after an error).
+func (c *chanReader) drain() {
+	if c.cur != nil {
+		c.release(c.cur)
+		c.cur = nil
+	}
+	for b := range c.ch {
+		c.release(b)
+	}
+}
+
+// discardDAG is an ipld.DAGService that keeps nothing: the node only
+// needs the root CID, never the blocks.
+type discardDAG struct{}
+
+func (discardDAG) Get(context.Context, cid.Cid) (ipld.Node, error) {
+	return nil, ipld.ErrNotFound{}
+}
+
+func (discardDAG) GetMany(context.Context, []cid.Cid) <-chan *ipld.NodeOption {
+	ch := make(chan *ipld.NodeOption)
+	close(ch)
+	return ch
+}
+func (discardDAG) Add(context.Context, ipld.Node) error        { return nil }
+func (discardDAG) AddMany(context.Context, []ipld.Node) error  { return nil }
+func (discardDAG) Remove(context.Context, cid.Cid) error       { return nil }
+func (discardDAG) RemoveMany(context.Context, []cid.Cid) error { return nil }
+
+var _ ipld.DAGService = discardDAG{}
