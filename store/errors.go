@@ -1,6 +1,15 @@
 package store
 
-import "errors"
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"strings"
+	"syscall"
+
+	"github.com/redis/go-redis/v9"
+)
 
 // Sentinel errors of the store. Wrapped errors say which key or value.
 var (
@@ -22,3 +31,27 @@ var (
 	// ErrRedisNotInstalled: the redis-server binary is missing.
 	ErrRedisNotInstalled = errors.New("redis-server not installed")
 )
+
+// IsUnavailable reports whether err means Redis could not be reached or
+// is not ready (connection refused or reset, timeouts, LOADING after a
+// restart) rather than a definite answer. Callers retry such errors with
+// backoff; every other error is final.
+func IsUnavailable(err error) bool {
+	if err == nil {
+		return false
+	}
+	for _, final := range []error{ErrNotFound, ErrAliasConflict, ErrWeakLink, ErrReservedField, ErrInvalidField, ErrPathExists, ErrRedisNotInstalled, context.Canceled} {
+		if errors.Is(err, final) {
+			return false
+		}
+	}
+	var reply redis.Error
+	if errors.As(err, &reply) {
+		msg := reply.Error()
+		return strings.HasPrefix(msg, "LOADING") || strings.HasPrefix(msg, "BUSY") || strings.HasPrefix(msg, "TRYAGAIN") || strings.HasPrefix(msg, "MASTERDOWN")
+	}
+	var ne net.Error
+	return errors.As(err, &ne) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) ||
+		errors.Is(err, context.DeadlineExceeded) || strings.Contains(err.Error(), "connection pool timeout")
+}

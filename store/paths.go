@@ -70,3 +70,12 @@ func (s *Store) PathsUnder(ctx context.Context, dir string) ([]string, error) {
 	}
 	return v, nil
 }
+
+// HasField reports whether root has the flat field f (one EXISTS).
+func (s *Store) HasField(ctx context.Context, root RootID, f string) (bool, error) {
+	n, err := s.rdb.Exists(ctx, fieldKey(root, f)).Result()
+	if err != nil {
+		return false, fmt.Errorf("store: %w", err)
+	}
+	return n == 1, nil
+}

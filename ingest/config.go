@@ -1,0 +1,80 @@
+package ingest
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
+	"time"
+)
+
+// Config configures an Ingester. Zero values take the defaults listed.
+type Config struct {
+	// Libraries are the directories to ingest and watch. Required.
+	Libraries []string
+	// Workers bounds concurrent hashing. Default runtime.NumCPU().
+	Workers int
+	// Settle is how long a file's size and mtime must stay unchanged
+	// before it is hashed, so a file still being copied is not ingested
+	// half-way. Default 2s.
+	Settle time.Duration
+	// RescanInterval is the period of full rescans used when the library
+	// cannot be watched completely (inotify watch limit). Default 10m.
+	RescanInterval time.Duration
+	// ProgressInterval is how often scan progress is logged. Default 5s.
+	ProgressInterval time.Duration
+	// Watch turns on fsnotify watching. Run sets it; Scan ignores it.
+	Watch bool
+	// Extractors; nil means DefaultExtractors.
+	Extractors []Extractor
+	// Logger; default slog.Default().
+	Logger *slog.Logger
+}
+
+func (c *Config) setDefaults() {
+	if c.Workers <= 0 {
+		c.Workers = runtime.NumCPU()
+	}
+	if c.Settle <= 0 {
+		c.Settle = 2 * time.Second
+	}
+	if c.RescanInterval <= 0 {
+		c.RescanInterval = 10 * time.Minute
+	}
+	if c.ProgressInterval <= 0 {
+		c.ProgressInterval = 5 * time.Second
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.Extractors == nil {
+		c.Extractors = DefaultExtractors(c.Logger)
+	}
+}
+
+// Validate checks every library is an existing directory and makes the
+// paths absolute and clean.
+func (c *Config) Validate() error {
+	if len(c.Libraries) == 0 {
+		return fmt.Errorf("ingest: Libraries: at least one library directory is required")
+	}
+	for i, lib := range c.Libraries {
+		abs, err := filepath.Abs(lib)
+		if err != nil {
+			return fmt.Errorf("ingest: Libraries[%d] %q: %w", i, lib, err)
+		}
+		if real, err := filepath.EvalSymlinks(abs); err == nil {
+			abs = real
+		}
+		fi, err := os.Stat(abs)
+		if err != nil {
+			return fmt.Errorf("ingest: Libraries[%d] %q: %w", i, lib, err)
+		}
+		if !fi.IsDir() {
+			return fmt.Errorf("ingest: Libraries[%d] %q: not a directory", i, lib)
+		}
+		c.Libraries[i] = abs
+	}
+	return nil
+}

@@ -1,0 +1,193 @@
+package ingest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+
+	"github.com/metamesh/node/store"
+)
+
+// Ingester keeps a store in sync with library directories: it scans them,
+// watches them, hashes what is new or changed in a bounded worker pool and
+// applies the file lifecycle through the store.
+//
+// One goroutine (loop) owns the event loop, the debounce state and the
+// set of paths in flight; workers hash off the loop; the scan walks on its
+// own goroutine and hands paths to the loop.
+type Ingester struct {
+	cfg   Config
+	st    *store.Store
+	log   *slog.Logger
+	queue *queue
+	prog  progress
+
+	watcher        *fsnotify.Watcher
+	addWatch       func(string) error // fsnotify Add; replaceable in tests
+	initialWatched map[string]bool    // watches added by Start, handed to the loop
+
+	marks    chan []mark     // paths from scans and workers for the loop
+	finished chan result     // workers report done paths
+	rescan   chan struct{}   // ask for a full rescan
+	idleReq  chan chan error // WaitIdle
+
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	once   sync.Once
+}
+
+// mark asks the loop to look at a path: settled paths go straight to a
+// worker, others wait until their size and mtime stop moving.
+type mark struct {
+	path    string
+	settled bool
+	scan    bool
+	size    int64
+}
+
+type result struct {
+	job   job
+	retry bool // look at the path again once it settles
+}
+
+// New makes an Ingester; it starts nothing until Start.
+func New(st *store.Store, cfg Config) (*Ingester, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg.setDefaults()
+	in := &Ingester{
+		cfg:      cfg,
+		st:       st,
+		log:      cfg.Logger.With("component", "ingest"),
+		queue:    newQueue(),
+		marks:    make(chan []mark, 64),
+		finished: make(chan result, 64),
+		rescan:   make(chan struct{}, 1),
+		idleReq:  make(chan chan error),
+	}
+	in.prog.p.State = StateStarting
+	return in, nil
+}
+
+// Start adds the watches (when cfg.Watch), then starts the event loop, the
+// workers and the initial scan, which reconciles the store with the
+// library: unchanged files are not re-hashed, missing files are deleted,
+// new and changed files are ingested.
+func (in *Ingester) Start(ctx context.Context) error {
+	ctx, in.cancel = context.WithCancel(ctx)
+	watching := false
+	if in.cfg.Watch {
+		w, err := fsnotify.NewBufferedWatcher(4096)
+		if err != nil {
+			return fmt.Errorf("ingest: start watcher: %w", err)
+		}
+		in.watcher = w
+		if in.addWatch == nil {
+			in.addWatch = w.Add
+		}
+		watching = in.watchAll()
+	}
+	for i := 0; i < in.cfg.Workers; i++ {
+		in.wg.Add(1)
+		go in.worker(ctx)
+	}
+	in.wg.Add(2)
+	go in.loop(ctx, watching)
+	go in.reportProgress(ctx)
+	in.requestRescan()
+	return nil
+}
+
+// Progress returns the progress of the current or last full scan.
+func (in *Ingester) Progress() Progress { return in.prog.get() }
+
+// QueueLen is the number of jobs waiting for a worker.
+func (in *Ingester) QueueLen() int { return in.queue.len() }
+
+// WaitIdle blocks until the last scan has finished and no path is pending,
+// queued or being hashed.
+func (in *Ingester) WaitIdle(ctx context.Context) error {
+	ch := make(chan error, 1)
+	select {
+	case in.idleReq <- ch:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	select {
+	case err := <-ch:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Rescan asks for a full rescan (as after an event-queue overflow).
+func (in *Ingester) Rescan() { in.requestRescan() }
+
+func (in *Ingester) requestRescan() {
+	select {
+	case in.rescan <- struct{}{}:
+	default:
+	}
+}
+
+// Close stops the loop, the scan and the workers and waits for them. It is
+// idempotent.
+func (in *Ingester) Close() error {
+	var err error
+	in.once.Do(func() {
+		if in.cancel != nil {
+			in.cancel()
+		}
+		in.wg.Wait()
+		if in.watcher != nil {
+			err = in.watcher.Close()
+		}
+		in.prog.update(func(p *Progress) { p.State = StateStopped })
+	})
+	return err
+}
+
+// Scan ingests the libraries once (no watching) and returns when the
+// store matches them.
+func Scan(ctx context.Context, st *store.Store, cfg Config) (Progress, error) {
+	cfg.Watch = false
+	in, err := New(st, cfg)
+	if err != nil {
+		return Progress{}, err
+	}
+	if err := in.Start(ctx); err != nil {
+		return Progress{}, err
+	}
+	err = in.WaitIdle(ctx)
+	p := in.Progress()
+	return p, errors.Join(err, in.Close())
+}
+
+// reportProgress logs scan progress every ProgressInterval while scanning
+// or hashing.
+func (in *Ingester) reportProgress(ctx context.Context) {
+	defer in.wg.Done()
+	t := time.NewTicker(in.cfg.ProgressInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			p := in.Progress()
+			if p.State != StateScanning && p.State != StateHashing {
+				continue
+			}
+			in.log.Info("scan progress", "state", p.State, "files", fmt.Sprintf("%d/%d", p.FilesDone, p.FilesTotal),
+				"bytes", fmt.Sprintf("%d/%d", p.BytesDone, p.BytesTotal), "MBps", fmt.Sprintf("%.1f", p.Rate/1e6),
+				"filesPerSecond", fmt.Sprintf("%.1f", p.FilesRate))
+		}
+	}
+}

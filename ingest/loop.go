@@ -1,0 +1,347 @@
+package ingest
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+)
+
+// pend is a path waiting to settle.
+type pend struct {
+	lastEvent time.Time
+	observed  bool // stat below was taken at least once
+	exists    bool
+	size      int64
+	mtime     int64
+	scan      bool
+	scanSize  int64
+}
+
+// loopState is owned by the loop goroutine alone.
+type loopState struct {
+	pending  map[string]*pend
+	inflight map[string]bool
+	watched  map[string]bool // directories with a watch
+	scanning bool
+	rescanQ  bool // another rescan was asked for while one ran
+	scanOpen int  // scan jobs not finished yet
+	idleWait []chan error
+}
+
+func (in *Ingester) loop(ctx context.Context, watching bool) {
+	defer in.wg.Done()
+	ls := &loopState{pending: map[string]*pend{}, inflight: map[string]bool{}, watched: map[string]bool{}}
+	in.seedWatched(ls)
+	tick := time.NewTicker(max(in.cfg.Settle/4, 10*time.Millisecond))
+	defer tick.Stop()
+	var pollC <-chan time.Time
+	if !watching {
+		if in.cfg.Watch { // watching was asked for but is incomplete
+			poll := time.NewTicker(in.cfg.RescanInterval)
+			defer poll.Stop()
+			pollC = poll.C
+		}
+	}
+	var events <-chan fsnotify.Event
+	var errs <-chan error
+	if in.watcher != nil {
+		events, errs = in.watcher.Events, in.watcher.Errors
+	}
+	scanEnd := make(chan struct{}, 1)
+	idleState := StateIdle
+	switch {
+	case watching:
+		idleState = StateWatching
+	case in.cfg.Watch:
+		idleState = StatePolling
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			for _, ch := range ls.idleWait {
+				ch <- ctx.Err()
+			}
+			return
+		case ev, ok := <-events:
+			if ok {
+				in.onEvent(ctx, ls, ev)
+			}
+		case err, ok := <-errs:
+			if !ok {
+				break
+			}
+			if errors.Is(err, fsnotify.ErrEventOverflow) {
+				in.log.Warn("filesystem event queue overflowed; rescanning the library")
+				in.requestRescan()
+			} else {
+				in.log.Error("watcher error", "err", err)
+			}
+		case <-in.rescan:
+			if ls.scanning {
+				ls.rescanQ = true
+				break
+			}
+			ls.scanning = true
+			in.wg.Add(1)
+			go func() {
+				defer in.wg.Done()
+				in.scan(ctx)
+				scanEnd <- struct{}{}
+			}()
+		case <-pollC:
+			in.requestRescan()
+		case <-scanEnd:
+			ls.scanning = false
+			if ls.rescanQ {
+				ls.rescanQ = false
+				in.requestRescan()
+			}
+		case ms := <-in.marks:
+			now := time.Now()
+			for _, m := range ms {
+				if m.scan {
+					ls.scanOpen++
+				}
+				if m.settled && !ls.inflight[m.path] {
+					in.dispatch(ls, job{kind: jobFile, path: m.path, fromScan: m.scan, size: m.size})
+					continue
+				}
+				in.touch(ls, m.path, now, m.scan, m.size)
+			}
+		case r := <-in.finished:
+			for _, p := range r.job.paths() {
+				delete(ls.inflight, p)
+			}
+			if r.job.fromScan {
+				ls.scanOpen--
+			}
+			if r.retry {
+				in.touch(ls, r.job.path, time.Now(), false, 0)
+			}
+		case <-tick.C:
+			in.flush(ctx, ls, time.Now())
+		case ch := <-in.idleReq:
+			ls.idleWait = append(ls.idleWait, ch)
+		}
+		if !ls.scanning && ls.scanOpen == 0 {
+			in.prog.update(func(p *Progress) {
+				if p.State == StateScanning || p.State == StateHashing {
+					p.State = idleState
+				}
+			})
+		}
+		if len(ls.idleWait) > 0 && !ls.scanning && len(ls.pending) == 0 && len(ls.inflight) == 0 && len(in.rescan) == 0 {
+			for _, ch := range ls.idleWait {
+				ch <- nil
+			}
+			ls.idleWait = nil
+		}
+	}
+}
+
+func (in *Ingester) touch(ls *loopState, p string, now time.Time, scan bool, size int64) {
+	if pd, ok := ls.pending[p]; ok {
+		pd.lastEvent = now
+		if scan && !pd.scan {
+			pd.scan, pd.scanSize = true, size
+		} else if scan {
+			ls.scanOpen-- // already counted once for this path
+		}
+		return
+	}
+	ls.pending[p] = &pend{lastEvent: now, scan: scan, scanSize: size}
+}
+
+func (in *Ingester) dispatch(ls *loopState, j job) {
+	for _, p := range j.paths() {
+		ls.inflight[p] = true
+	}
+	in.queue.push(j)
+}
+
+// flush hands settled paths to the workers. A path is settled when no
+// event touched it for Settle and its size and mtime did not move between
+// two looks at least Settle apart. Moves are paired first: a vanished
+// known path and a new path with the same size, mtime and midhash are one
+// rename.
+func (in *Ingester) flush(ctx context.Context, ls *loopState, now time.Time) {
+	var gone, arrived []string
+	for p, pd := range ls.pending {
+		if ls.inflight[p] || now.Sub(pd.lastEvent) < in.cfg.Settle {
+			continue
+		}
+		exists, size, mtime := statPath(p)
+		if pd.observed && exists == pd.exists && size == pd.size && mtime == pd.mtime {
+			if exists {
+				arrived = append(arrived, p)
+			} else {
+				gone = append(gone, p)
+			}
+			continue
+		}
+		// First look, or it moved: look again after another Settle. A
+		// vanished path needs no second look.
+		pd.observed, pd.exists, pd.size, pd.mtime = true, exists, size, mtime
+		if !exists {
+			gone = append(gone, p)
+		} else {
+			pd.lastEvent = now
+		}
+	}
+	for _, j := range in.pairMoves(ctx, gone, arrived) {
+		for _, p := range j.paths() {
+			if pd := ls.pending[p]; pd != nil && pd.scan {
+				ls.scanOpen--
+			}
+			delete(ls.pending, p)
+		}
+		in.dispatch(ls, j)
+	}
+	for _, list := range [][]string{gone, arrived} {
+		for _, p := range list {
+			pd, ok := ls.pending[p]
+			if !ok {
+				continue // paired as a move
+			}
+			delete(ls.pending, p)
+			in.dispatch(ls, job{kind: jobFile, path: p, fromScan: pd.scan, size: pd.scanSize})
+		}
+	}
+}
+
+// statPath returns whether p is a file (or a link to one) and its size and
+// mtime.
+func statPath(p string) (exists bool, size, mtime int64) {
+	fi, err := os.Stat(p)
+	if err != nil || !fi.Mode().IsRegular() {
+		return false, 0, 0
+	}
+	return true, fi.Size(), fi.ModTime().UnixNano()
+}
+
+// onEvent turns one fsnotify event into pending paths and watches.
+func (in *Ingester) onEvent(ctx context.Context, ls *loopState, ev fsnotify.Event) {
+	p := filepath.Clean(ev.Name)
+	if Skipped(p) {
+		return
+	}
+	now := time.Now()
+	if ev.Has(fsnotify.Create) {
+		if fi, err := os.Lstat(p); err == nil && fi.IsDir() {
+			// A new or moved-in directory: watch it and everything under
+			// it, then look at every file it holds.
+			in.watchTree(ls, p)
+			_ = filepath.WalkDir(p, func(q string, d fs.DirEntry, err error) error {
+				if err != nil {
+					return nil
+				}
+				if q != p && Skipped(q) {
+					if d.IsDir() {
+						return filepath.SkipDir
+					}
+					return nil
+				}
+				if !d.IsDir() {
+					in.touch(ls, q, now, false, 0)
+				}
+				return nil
+			})
+			return
+		}
+	}
+	if ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename) {
+		// The path may have been a directory: everything the store knows
+		// under it is looked at too, and its watches go (a moved directory
+		// is watched again under its new name when it appears).
+		if ls.watched[p] {
+			in.unwatchTree(ls, p)
+		}
+		known, err := in.st.PathsUnder(ctx, p)
+		if err != nil {
+			in.log.Warn("list paths under a removed directory", "dir", p, "err", err)
+		}
+		for _, q := range known {
+			in.touch(ls, q, now, false, 0)
+		}
+	}
+	in.touch(ls, p, now, false, 0)
+}
+
+// watchAll adds a watch on every directory of every library. It returns
+// false when the inotify watch limit stopped it: the node then falls back
+// to periodic rescans and says which limit would be enough.
+func (in *Ingester) watchAll() bool {
+	ls := &loopState{watched: map[string]bool{}}
+	ok := true
+	for _, lib := range in.cfg.Libraries {
+		ok = in.watchTree(ls, lib) && ok
+	}
+	in.initialWatched = ls.watched
+	return ok
+}
+
+// seedWatched hands the watches added before the loop started to it.
+func (in *Ingester) seedWatched(ls *loopState) {
+	for d := range in.initialWatched {
+		ls.watched[d] = true
+	}
+	in.initialWatched = nil
+}
+
+func (in *Ingester) watchTree(ls *loopState, root string) bool {
+	ok := true
+	var limitHit bool
+	dirs := 0
+	_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.IsDir() {
+			return nil
+		}
+		if p != root && Skipped(p) {
+			return filepath.SkipDir
+		}
+		if limitHit {
+			dirs++
+			return nil
+		}
+		if ls.watched[p] {
+			return nil
+		}
+		if err := in.addWatch(p); err != nil {
+			if errors.Is(err, syscall.ENOSPC) {
+				limitHit, ok = true, false
+				dirs++
+				return nil
+			}
+			in.log.Warn("cannot watch directory", "dir", p, "err", err)
+			return nil
+		}
+		ls.watched[p] = true
+		return nil
+	})
+	if limitHit {
+		cur := readInt("/proc/sys/fs/inotify/max_user_watches")
+		need := cur + int64(dirs)
+		in.log.Error("inotify watch limit reached: some directories are not watched",
+			"fs.inotify.max_user_watches", cur, "needed", need, "unwatchedDirs", dirs,
+			"fix", "sudo sysctl fs.inotify.max_user_watches="+itoa(need)+" (persist it in /etc/sysctl.d/)",
+			"fallback", "full rescan every "+in.cfg.RescanInterval.String())
+	}
+	return ok
+}
+
+func (in *Ingester) unwatchTree(ls *loopState, dir string) {
+	for d := range ls.watched {
+		if within(dir, d) {
+			if in.watcher != nil {
+				_ = in.watcher.Remove(d)
+			}
+			delete(ls.watched, d)
+		}
+	}
+}

@@ -1,0 +1,52 @@
+package ingest
+
+import (
+	"sync"
+	"time"
+)
+
+// Scan states.
+const (
+	StateStarting = "starting" // not scanned yet
+	StateScanning = "scanning" // walking the library
+	StateHashing  = "hashing"  // walked; hashing what changed
+	StateWatching = "watching" // in sync, following fsnotify events
+	StatePolling  = "polling"  // in sync, rescanning periodically (watching incomplete)
+	StateIdle     = "idle"     // in sync, not watching (one-shot scan)
+	StateStopped  = "stopped"
+)
+
+// Progress of the current (or last) full scan.
+type Progress struct {
+	State      string    `json:"state"`
+	FilesDone  int64     `json:"filesDone"`
+	FilesTotal int64     `json:"filesTotal"`
+	BytesDone  int64     `json:"bytesDone"`
+	BytesTotal int64     `json:"bytesTotal"`
+	Rate       float64   `json:"bytesPerSecond"`
+	FilesRate  float64   `json:"filesPerSecond"`
+	StartedAt  time.Time `json:"startedAt"`
+	Errors     int64     `json:"errors"`
+}
+
+type progress struct {
+	mu sync.Mutex
+	p  Progress
+}
+
+func (p *progress) get() Progress {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := p.p
+	if el := time.Since(out.StartedAt).Seconds(); el > 0 && !out.StartedAt.IsZero() {
+		out.Rate = float64(out.BytesDone) / el
+		out.FilesRate = float64(out.FilesDone) / el
+	}
+	return out
+}
+
+func (p *progress) update(fn func(*Progress)) {
+	p.mu.Lock()
+	fn(&p.p)
+	p.mu.Unlock()
+}

@@ -1,0 +1,82 @@
+package ingest
+
+import (
+	"context"
+	"sync"
+)
+
+// jobKind says what a worker does with a path.
+type jobKind int
+
+const (
+	jobFile   jobKind = iota // stat the path: arrive, change, resume or remove
+	jobRename                // a settled move: oldPath → path
+)
+
+type job struct {
+	kind     jobKind
+	path     string
+	oldPath  string
+	fromScan bool  // counts towards scan progress
+	size     int64 // as walked, for progress
+}
+
+// paths a job occupies while it runs: no other job for them starts.
+func (j job) paths() []string {
+	if j.kind == jobRename {
+		return []string{j.oldPath, j.path}
+	}
+	return []string{j.path}
+}
+
+// queue is an unbounded FIFO: the event loop never blocks handing out
+// work, and workers never block handing results back.
+type queue struct {
+	mu     sync.Mutex
+	items  []job
+	notify chan struct{}
+}
+
+func newQueue() *queue { return &queue{notify: make(chan struct{}, 1)} }
+
+func (q *queue) push(j job) {
+	q.mu.Lock()
+	q.items = append(q.items, j)
+	q.mu.Unlock()
+	select {
+	case q.notify <- struct{}{}:
+	default:
+	}
+}
+
+func (q *queue) len() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.items)
+}
+
+func (q *queue) pop(ctx context.Context) (job, bool) {
+	for {
+		q.mu.Lock()
+		if len(q.items) > 0 {
+			j := q.items[0]
+			q.items[0] = job{}
+			q.items = q.items[1:]
+			more := len(q.items) > 0
+			q.mu.Unlock()
+			if more { // wake the next worker
+				select {
+				case q.notify <- struct{}{}:
+				default:
+				}
+			}
+			return j, true
+		}
+		q.mu.Unlock()
+		select {
+		case <-ctx.Done():
+			return job{}, false
+		case <-q.notify:
+		}
+	}
+}
