@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"sync"
 	"time"
 
@@ -30,6 +31,11 @@ type Ingester struct {
 	watcher        *fsnotify.Watcher
 	addWatch       func(string) error // fsnotify Add; replaceable in tests
 	initialWatched map[string]bool    // watches added by Start, handed to the loop
+
+	// Fault-injection points for tests: open a file for its midhash; run
+	// between the midhash and the full pass.
+	open           func(string) (*os.File, error)
+	beforeFullPass func(string)
 
 	marks    chan []mark     // paths from scans and workers for the loop
 	finished chan result     // workers report done paths
@@ -72,6 +78,8 @@ func New(st *store.Store, cfg Config) (*Ingester, error) {
 		idleReq:  make(chan chan error),
 	}
 	in.prog.p.State = StateStarting
+	in.open = os.Open
+	in.beforeFullPass = func(string) {}
 	return in, nil
 }
 
@@ -155,8 +163,9 @@ func (in *Ingester) Close() error {
 }
 
 // Scan ingests the libraries once (no watching) and returns when the
-// store matches them.
-func Scan(ctx context.Context, st *store.Store, cfg Config) (Progress, error) {
+// store matches them. onProgress, when not nil, is called every interval
+// while it runs and once at the end.
+func Scan(ctx context.Context, st *store.Store, cfg Config, interval time.Duration, onProgress func(Progress)) (Progress, error) {
 	cfg.Watch = false
 	in, err := New(st, cfg)
 	if err != nil {
@@ -165,9 +174,25 @@ func Scan(ctx context.Context, st *store.Store, cfg Config) (Progress, error) {
 	if err := in.Start(ctx); err != nil {
 		return Progress{}, err
 	}
-	err = in.WaitIdle(ctx)
-	p := in.Progress()
-	return p, errors.Join(err, in.Close())
+	done := make(chan error, 1)
+	go func() { done <- in.WaitIdle(ctx) }()
+	t := time.NewTicker(max(interval, 10*time.Millisecond))
+	defer t.Stop()
+	for {
+		select {
+		case err := <-done:
+			p := in.Progress()
+			err = errors.Join(err, in.Close())
+			if onProgress != nil {
+				onProgress(p)
+			}
+			return p, err
+		case <-t.C:
+			if onProgress != nil {
+				onProgress(in.Progress())
+			}
+		}
+	}
 }
 
 // reportProgress logs scan progress every ProgressInterval while scanning

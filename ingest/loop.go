@@ -186,13 +186,10 @@ func (in *Ingester) flush(ctx context.Context, ls *loopState, now time.Time) {
 			continue
 		}
 		// First look, or it moved: look again after another Settle. A
-		// vanished path needs no second look.
+		// vanished path waits as long as a new one, so both ends of a move
+		// settle in the same batch and pair up.
 		pd.observed, pd.exists, pd.size, pd.mtime = true, exists, size, mtime
-		if !exists {
-			gone = append(gone, p)
-		} else {
-			pd.lastEvent = now
-		}
+		pd.lastEvent = now
 	}
 	for _, j := range in.pairMoves(ctx, gone, arrived) {
 		for _, p := range j.paths() {

@@ -125,7 +125,7 @@ func (in *Ingester) file(ctx context.Context, path string) error {
 
 	// New path: the midhash makes it addressable at once; the full pass
 	// follows.
-	f, err := os.Open(path)
+	f, err := in.open(path)
 	if err != nil {
 		return err
 	}
@@ -144,6 +144,7 @@ func (in *Ingester) file(ctx context.Context, path string) error {
 	if o.Kind == store.KindExists {
 		return in.file(ctx, path) // raced with another job: look again
 	}
+	in.beforeFullPass(path)
 	h, err := in.hash(ctx, path, cur)
 	if err != nil {
 		return in.fail(ctx, path, err)
@@ -231,6 +232,7 @@ func (in *Ingester) hash(ctx context.Context, path string, cur store.FileStat) (
 	if err != nil {
 		return FileHashes{}, err
 	}
+	in.prog.update(func(p *Progress) { p.Hashed++ })
 	after, err := os.Stat(path)
 	if err != nil {
 		return FileHashes{}, err
@@ -320,7 +322,7 @@ func (in *Ingester) retry(ctx context.Context, what string, fn func() error) err
 	for {
 		err := fn()
 		if !store.IsUnavailable(err) {
-			if failing && err == nil {
+			if failing {
 				in.log.Info("redis is back; ingest resumed", "op", what)
 			}
 			return err

@@ -27,6 +27,8 @@ type Progress struct {
 	FilesRate  float64   `json:"filesPerSecond"`
 	StartedAt  time.Time `json:"startedAt"`
 	Errors     int64     `json:"errors"`
+	// Hashed counts full hash passes since the scan started.
+	Hashed int64 `json:"hashed"`
 }
 
 type progress struct {

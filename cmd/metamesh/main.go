@@ -1,0 +1,49 @@
+// Command metamesh is the MetaMesh node binary: it runs a node and offers
+// tools around it (hash, cid, scan, fsck). See `metamesh --help`.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := Run(ctx, os.Args[1:])
+	stop()
+	if err != nil {
+		var ee *exitError
+		if errors.As(err, &ee) {
+			if ee.err != nil {
+				fmt.Fprintln(os.Stderr, "metamesh:", ee.err)
+			}
+			os.Exit(ee.code)
+		}
+		fmt.Fprintln(os.Stderr, "metamesh:", err)
+		os.Exit(1)
+	}
+}
+
+// Run executes the command line args.
+func Run(ctx context.Context, args []string) error {
+	root := newRootCmd()
+	root.SetArgs(args)
+	return root.ExecuteContext(ctx)
+}
+
+// exitError carries a specific exit status.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit status %d", e.code)
+	}
+	return e.err.Error()
+}

@@ -1,0 +1,88 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/metamesh/node/ingest"
+	"github.com/metamesh/node/node"
+)
+
+func newScanCmd() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "scan --library DIR [--library DIR...]",
+		Short: "Ingest the libraries once and exit",
+		Long: `Bring the store in line with the libraries once (new and changed files are
+hashed, missing ones deleted, unchanged ones skipped) and exit. Shows a progress
+bar on a terminal and plain progress lines otherwise.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := nodeConfig(cmd)
+			if err != nil {
+				return err
+			}
+			out := cmd.ErrOrStderr()
+			show := progressLines(out)
+			if f, ok := out.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+				show = progressBar(out)
+			}
+			p, err := node.Scan(cmd.Context(), cfg, time.Second, show)
+			if err != nil {
+				return err
+			}
+			if asJSON, _ := cmd.Flags().GetBool("json"); asJSON {
+				return json.NewEncoder(cmd.OutOrStdout()).Encode(p)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "scanned %d files (%s), %d errors\n", p.FilesDone, bytesText(p.BytesDone), p.Errors)
+			return nil
+		},
+	}
+	libraryFlags(c)
+	c.Flags().Bool("json", false, "print the final progress as JSON")
+	return c
+}
+
+func progressLines(w io.Writer) func(ingest.Progress) {
+	return func(p ingest.Progress) {
+		fmt.Fprintf(w, "%s: %d/%d files, %s/%s, %.1f MB/s\n", p.State, p.FilesDone, p.FilesTotal,
+			bytesText(p.BytesDone), bytesText(p.BytesTotal), p.Rate/1e6)
+	}
+}
+
+func progressBar(w io.Writer) func(ingest.Progress) {
+	var bar *progressbar.ProgressBar
+	return func(p ingest.Progress) {
+		if bar == nil {
+			bar = progressbar.NewOptions64(-1, progressbar.OptionSetWriter(w), progressbar.OptionShowBytes(true),
+				progressbar.OptionSetDescription("scanning"), progressbar.OptionClearOnFinish())
+		}
+		if p.BytesTotal > 0 {
+			bar.ChangeMax64(p.BytesTotal)
+		}
+		_ = bar.Set64(p.BytesDone)
+		bar.Describe(fmt.Sprintf("%s %d/%d files", p.State, p.FilesDone, p.FilesTotal))
+		if p.State != ingest.StateScanning && p.State != ingest.StateHashing {
+			_ = bar.Finish()
+		}
+	}
+}
+
+func bytesText(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}

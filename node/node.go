@@ -1,0 +1,136 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/metamesh/node/api"
+	"github.com/metamesh/node/ingest"
+	"github.com/metamesh/node/store"
+)
+
+// Version is the node's version, set at build time with -ldflags.
+var Version = "dev"
+
+// Node is one running MetaMesh node.
+type Node struct {
+	cfg Config
+	log *slog.Logger
+
+	st   *store.Store
+	ing  *ingest.Ingester
+	http *http.Server
+	ln   net.Listener
+
+	wg       sync.WaitGroup
+	once     sync.Once
+	closeErr error
+}
+
+// New checks the configuration; it starts nothing.
+func New(cfg Config) (*Node, error) {
+	cfg.SetDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return &Node{cfg: cfg, log: cfg.Logger}, nil
+}
+
+// Start opens the store (starting the managed redis-server when no URL is
+// set), starts ingest (watch, then scan) and the HTTP API.
+func (n *Node) Start(ctx context.Context) error {
+	st, err := store.Open(ctx, store.Options{URL: n.cfg.RedisURL, DataDir: n.cfg.DataDir, Logger: n.log})
+	if err != nil {
+		return err
+	}
+	n.st = st
+	ing, err := ingest.New(st, ingest.Config{
+		Libraries: append([]string(nil), n.cfg.Libraries...),
+		Workers:   n.cfg.Workers,
+		Settle:    n.cfg.Settle,
+		Watch:     true,
+		Logger:    n.log,
+	})
+	if err != nil {
+		return errors.Join(err, n.Close())
+	}
+	n.ing = ing
+	if err := ing.Start(ctx); err != nil {
+		return errors.Join(err, n.Close())
+	}
+	ln, err := net.Listen("tcp", n.cfg.APIAddr)
+	if err != nil {
+		return errors.Join(fmt.Errorf("api: listen on %s: %w", n.cfg.APIAddr, err), n.Close())
+	}
+	n.ln = ln
+	n.http = &http.Server{
+		Handler:           api.New(&backend{n: n}, n.log),
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+	}
+	n.wg.Add(1)
+	go func() {
+		defer n.wg.Done()
+		if err := n.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			n.log.Error("api server stopped", "err", err)
+		}
+	}()
+	n.log.Info("node running", "api", "http://"+ln.Addr().String(), "libraries", n.cfg.Libraries, "version", Version)
+	return nil
+}
+
+// APIAddr is the address the HTTP API listens on (after Start).
+func (n *Node) APIAddr() string {
+	if n.ln == nil {
+		return ""
+	}
+	return n.ln.Addr().String()
+}
+
+// Store returns the node's store (after Start).
+func (n *Node) Store() *store.Store { return n.st }
+
+// Ingester returns the node's ingester (after Start).
+func (n *Node) Ingester() *ingest.Ingester { return n.ing }
+
+// Close stops the API, then ingest, then the store. It is idempotent.
+func (n *Node) Close() error {
+	n.once.Do(func() {
+		var errs []error
+		if n.http != nil {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			errs = append(errs, n.http.Shutdown(ctx))
+			cancel()
+		}
+		n.wg.Wait()
+		if n.ing != nil {
+			errs = append(errs, n.ing.Close())
+		}
+		if n.st != nil {
+			errs = append(errs, n.st.Close())
+		}
+		n.closeErr = errors.Join(errs...)
+	})
+	return n.closeErr
+}
+
+// Run starts a node and serves until ctx is cancelled, then closes it.
+func Run(ctx context.Context, cfg Config) error {
+	n, err := New(cfg)
+	if err != nil {
+		return err
+	}
+	if err := n.Start(ctx); err != nil {
+		return err
+	}
+	<-ctx.Done()
+	n.log.Info("shutting down")
+	return n.Close()
+}

@@ -1,0 +1,36 @@
+package node
+
+import (
+	"context"
+	"time"
+
+	"github.com/metamesh/node/ingest"
+	"github.com/metamesh/node/store"
+)
+
+// Scan ingests the libraries once and returns when the store matches
+// them. onProgress, when set, is called about every interval while it
+// runs and once at the end.
+func Scan(ctx context.Context, cfg Config, interval time.Duration, onProgress func(ingest.Progress)) (ingest.Progress, error) {
+	cfg.SetDefaults()
+	if err := cfg.Validate(); err != nil {
+		return ingest.Progress{}, err
+	}
+	st, err := store.Open(ctx, store.Options{URL: cfg.RedisURL, DataDir: cfg.DataDir, Logger: cfg.Logger})
+	if err != nil {
+		return ingest.Progress{}, err
+	}
+	defer st.Close()
+	return ingest.Scan(ctx, st, ingest.Config{Libraries: cfg.Libraries, Workers: cfg.Workers, Settle: cfg.Settle, Logger: cfg.Logger, ProgressInterval: time.Hour}, interval, onProgress)
+}
+
+// Fsck opens the store and checks every invariant.
+func Fsck(ctx context.Context, cfg Config) ([]store.Violation, error) {
+	cfg.SetDefaults()
+	st, err := store.Open(ctx, store.Options{URL: cfg.RedisURL, DataDir: cfg.DataDir, Logger: cfg.Logger})
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	return st.Check(ctx)
+}
