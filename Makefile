@@ -1,0 +1,45 @@
+# MetaMesh node. `make run` runs a node on ./library; `make test` runs the
+# whole suite. Both install redis-server and ffmpeg first when missing.
+
+GO      ?= go
+LIBRARY ?= ./library
+DATA    ?= ./.metamesh
+API     ?= 127.0.0.1:4680
+VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
+BIN     := bin/metamesh
+FUZZTIME ?= 10s
+
+.PHONY: all build run test bench fuzz lint deps clean
+
+all: build
+
+deps:
+	@./scripts/deps.sh
+
+build:
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-s -w -X github.com/metamesh/node/node.Version=$(VERSION)" -o $(BIN) ./cmd/metamesh
+
+run: deps build
+	@mkdir -p "$(LIBRARY)" "$(DATA)"
+	./$(BIN) run --library "$(LIBRARY)" --data "$(DATA)" --api "$(API)"
+
+test: deps
+	$(GO) test -race -count=1 -timeout 15m ./...
+
+bench: deps
+	$(GO) test -run '^$$' -bench 'StoreScaling' -benchtime 20000x -timeout 30m ./store
+	$(GO) test -run '^$$' -bench 'Hasher|Scan' -benchtime 1x -timeout 30m ./ingest
+
+# A short run of every fuzz target.
+fuzz:
+	@set -e; for pkg in $$($(GO) list ./...); do \
+	  for t in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
+	    echo "fuzz $$pkg $$t"; $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) $$pkg; \
+	  done; done
+
+lint:
+	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+
+clean:
+	rm -rf bin

@@ -1,0 +1,219 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/metamesh/node/ingest"
+	"github.com/metamesh/node/store"
+	"github.com/metamesh/node/store/storetest"
+)
+
+var binary string
+
+// TestMain builds the real binary once; the tests run it as a user would.
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "metamesh-bin")
+	if err != nil {
+		panic(err)
+	}
+	binary = filepath.Join(dir, "metamesh")
+	out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "build: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func metamesh(t *testing.T, env []string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
+	cmd.Env = append(os.Environ(), env...)
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err := cmd.Run()
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return o.String(), e.String(), code
+}
+
+func TestCID(t *testing.T) {
+	mid := "bagacbabaecxvk4hvugaqw6xxrsxuxrykmyhq35i6ik5pshkn4wzdfdpa5a67y"
+	sha := "bafkreihdwdcefgh4dqkjv67uzcmw7ojee6xedzdetojuzjevtenxquvyku"
+	tests := []struct {
+		name     string
+		args     []string
+		wantOut  string
+		wantCode int
+	}{
+		{"canonical picks the digest", []string{"cid", "canonical", mid, sha}, sha + "\n", 0},
+		{"canonical ignores garbage", []string{"cid", "canonical", "garbage", mid}, mid + "\n", 0},
+		{"inspect", []string{"cid", "inspect", mid}, "midhash\nrank", 0},
+		{"inspect v0", []string{"cid", "inspect", "QmYwAPJzv5CZsnA625s3Xf2nemtYgPpHdWEz79ojWnPbdG"}, "normalized rank  40", 0},
+		{"inspect garbage", []string{"cid", "inspect", "garbage"}, "", 2},
+		{"flag after positional", []string{"cid", "inspect", mid, "--json"}, `"rank":10`, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, errOut, code := metamesh(t, nil, tt.args...)
+			if code != tt.wantCode || !strings.Contains(out, tt.wantOut) {
+				t.Errorf("out %q err %q code %d; want %q code %d", out, errOut, code, tt.wantOut, tt.wantCode)
+			}
+			if code == 2 && !strings.Contains(errOut, "invalid CID") {
+				t.Errorf("stderr %q does not say why", errOut)
+			}
+		})
+	}
+}
+
+func TestHash(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "one.bin")
+	os.WriteFile(p, bytes.Repeat([]byte("x"), 300<<10), 0o644)
+	out, _, code := metamesh(t, nil, "hash", p, filepath.Join(dir, "missing"))
+	if code != 1 {
+		t.Errorf("exit %d with a missing file, want 1", code)
+	}
+	var got ingest.FileHashes
+	if err := json.Unmarshal([]byte(strings.Split(out, "\n")[0]), &got); err != nil {
+		t.Fatalf("output %q: %v", out, err)
+	}
+	want, _ := ingest.HashFile(context.Background(), p)
+	if got != want || !strings.HasPrefix(got.IPFS, "bafybei") || got.Canonical != got.IPFS {
+		t.Errorf("hash = %+v, want %+v", got, want)
+	}
+}
+
+func TestFsck(t *testing.T) {
+	srv := storetest.Server(t)
+	lib := t.TempDir()
+	os.WriteFile(filepath.Join(lib, "a.bin"), []byte("aaaa"), 0o644)
+	if _, errOut, code := metamesh(t, nil, "scan", "--library", lib, "--redis-url", srv.URL()); code != 0 {
+		t.Fatalf("scan: %d %s", code, errOut)
+	}
+	// Flags from the environment.
+	out, _, code := metamesh(t, []string{"METAMESH_REDIS_URL=" + srv.URL()}, "fsck")
+	if code != 0 || !strings.Contains(out, "no violations") {
+		t.Fatalf("fsck on a clean store: %d %q", code, out)
+	}
+	// Corrupt it as a stray writer would: an alias pointing at no root.
+	if out, err := exec.Command("redis-cli", "-u", srv.URL(), "SET", "cid:bafkreihdwdcefgh4dqkjv67uzcmw7ojee6xedzdetojuzjevtenxquvyku", "01M8NG8YD8EF2TYVWGQQHWQ8MP").CombinedOutput(); err != nil {
+		t.Fatalf("redis-cli: %v %s", err, out)
+	}
+	out, _, code = metamesh(t, nil, "fsck", "--redis-url", srv.URL(), "--json")
+	if code != 1 || !strings.Contains(out, "not an indexed root") {
+		t.Fatalf("fsck on a corrupt store: exit %d %q, want 1 and the violation", code, out)
+	}
+}
+
+func freeAddr(t *testing.T) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+type statusDoc struct {
+	Roots int64 `json:"roots"`
+	Scan  struct {
+		State      string `json:"state"`
+		FilesDone  int64  `json:"filesDone"`
+		FilesTotal int64  `json:"filesTotal"`
+	} `json:"scan"`
+}
+
+func status(addr string) (statusDoc, error) {
+	var s statusDoc
+	resp, err := http.Get("http://" + addr + "/api/status")
+	if err != nil {
+		return s, err
+	}
+	defer resp.Body.Close()
+	return s, json.NewDecoder(resp.Body).Decode(&s)
+}
+
+// TestRun_KillMidIngest: kill -9 of a node (and so of its managed Redis)
+// in the middle of the initial scan, then a restart: fsck is clean and
+// every file is present with its full hashes.
+func TestRun_KillMidIngest(t *testing.T) {
+	lib, _ := filepath.EvalSymlinks(t.TempDir())
+	data := t.TempDir()
+	const files = 120
+	buf := make([]byte, 4<<20)
+	for i := 0; i < files; i++ {
+		buf[0], buf[1] = byte(i), byte(i>>8)
+		os.WriteFile(filepath.Join(lib, fmt.Sprintf("file%03d.bin", i)), buf, 0o644)
+		buf[0] = 0xFF // every file unique
+	}
+	old := time.Now().Add(-time.Hour)
+	filepath.Walk(lib, func(p string, _ os.FileInfo, _ error) error { return os.Chtimes(p, old, old) })
+
+	addr := freeAddr(t)
+	cmd := exec.Command(binary, "run", "--library", lib, "--data", data, "--api", addr, "--workers", "1", "--log-level", "warn")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	killed := false
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		st, err := status(addr)
+		if err == nil && st.Scan.FilesDone >= 5 {
+			if st.Scan.FilesDone >= files {
+				t.Log("the scan finished before the kill; the restart check still runs")
+			}
+			cmd.Process.Signal(syscall.SIGKILL)
+			killed = true
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	cmd.Wait()
+	if !killed {
+		t.Fatal("node never reported progress")
+	}
+	// The managed redis-server dies with the node; the restart starts a
+	// new one on the same data.
+	out, errOut, code := metamesh(t, nil, "scan", "--library", lib, "--data", data, "--json")
+	if code != 0 {
+		t.Fatalf("scan after kill: %d %s", code, errOut)
+	}
+	_ = out
+	fsckOut, _, code := metamesh(t, nil, "fsck", "--data", data)
+	if code != 0 {
+		t.Fatalf("fsck after kill -9 and restart: exit %d\n%s", code, fsckOut)
+	}
+	st, err := store.Open(context.Background(), store.Options{DataDir: data, Logger: storetest.Logger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	for i := 0; i < files; i++ {
+		p := filepath.Join(lib, fmt.Sprintf("file%03d.bin", i))
+		ps, err := st.Path(context.Background(), p)
+		if err != nil || !ps.Hashed {
+			t.Fatalf("%s after restart: %+v %v", p, ps, err)
+		}
+	}
+	if n, _ := st.Roots(context.Background()); n != files {
+		t.Errorf("roots = %d, want %d", n, files)
+	}
+}

@@ -1,0 +1,157 @@
+package node_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/metamesh/node/ingest"
+	"github.com/metamesh/node/node"
+	"github.com/metamesh/node/store/storetest"
+)
+
+func startNode(t *testing.T, lib string) *node.Node {
+	t.Helper()
+	srv := storetest.Server(t)
+	n, err := node.New(node.Config{
+		Libraries: []string{lib}, RedisURL: srv.URL(), APIAddr: "127.0.0.1:0",
+		Settle: 30 * time.Millisecond, Logger: storetest.Logger(t),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := n.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { n.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := n.Ingester().WaitIdle(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func get(t *testing.T, n *node.Node, method, path string) (int, map[string]any) {
+	t.Helper()
+	req, _ := http.NewRequest(method, "http://"+n.APIAddr()+path, nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	var m map[string]any
+	if err := json.Unmarshal(body, &m); err != nil {
+		t.Fatalf("%s %s: body is not JSON: %q", method, path, body)
+	}
+	if ct := resp.Header.Get("Content-Type"); ct != "application/json" {
+		t.Errorf("%s %s: Content-Type %q", method, path, ct)
+	}
+	return resp.StatusCode, m
+}
+
+func TestNode_API(t *testing.T) {
+	lib, _ := filepath.EvalSymlinks(t.TempDir())
+	os.WriteFile(filepath.Join(lib, "Movie.Title.2010.1080p.mkv"), []byte(strings.Repeat("frame", 100000)), 0o644)
+	os.WriteFile(filepath.Join(lib, "copy.mkv"), []byte(strings.Repeat("frame", 100000)), 0o644)
+	n := startNode(t, lib)
+	h, err := ingest.HashFile(context.Background(), filepath.Join(lib, "copy.mkv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	tests := []struct {
+		name, method, path string
+		code               int
+		check              func(m map[string]any) error
+	}{
+		{"health", "GET", "/health", 200, nil},
+		{"ready", "GET", "/ready", 200, nil},
+		{"meta by ipfs", "GET", "/api/meta/" + h.IPFS + "?local=1", 200, func(m map[string]any) error {
+			if m["canonical_cid"] != h.IPFS || m["source"] != "local" {
+				return fmt.Errorf("doc %v", m)
+			}
+			d := m["duplicates"].([]any)
+			if len(d) != 1 {
+				return fmt.Errorf("duplicates %v", d)
+			}
+			paths := []string{m["filePath"].(string), d[0].(string)}
+			slices.Sort(paths)
+			if !slices.Equal(paths, []string{filepath.Join(lib, "Movie.Title.2010.1080p.mkv"), filepath.Join(lib, "copy.mkv")}) {
+				return fmt.Errorf("paths %v", paths)
+			}
+			if len(m["cids"].([]any)) != 3 {
+				return fmt.Errorf("cids %v", m["cids"])
+			}
+			return nil
+		}},
+		{"meta by midhash", "GET", "/api/meta/" + h.Midhash, 200, nil},
+		{"meta by sha2-256", "GET", "/api/meta/" + h.SHA256 + "?local=1", 200, nil},
+		{"meta by CIDv0 form", "GET", "/api/meta/QmYwAPJzv5CZsnA625s3Xf2nemtYgPpHdWEz79ojWnPbdG", 404, nil},
+		{"malformed", "GET", "/api/meta/zzzz", 400, nil},
+		{"missing cid", "GET", "/api/meta/", 400, nil},
+		{"unknown route", "GET", "/api/nope", 404, nil},
+		{"wrong method", "DELETE", "/api/meta/" + h.IPFS, 405, nil},
+		{"status", "GET", "/api/status", 200, func(m map[string]any) error {
+			scan := m["scan"].(map[string]any)
+			if m["roots"].(float64) != 1 || scan["state"] != "watching" || scan["filesDone"].(float64) != 2 || scan["filesTotal"].(float64) != 2 {
+				return fmt.Errorf("status %v", m)
+			}
+			if m["redis"].(map[string]any)["ok"] != true {
+				return fmt.Errorf("redis %v", m["redis"])
+			}
+			return nil
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, m := get(t, n, tt.method, tt.path)
+			if code != tt.code {
+				t.Fatalf("status %d, want %d: %v", code, tt.code, m)
+			}
+			if code >= 400 && m["error"] == "" {
+				t.Errorf("error body %v", m)
+			}
+			if tt.check != nil {
+				if err := tt.check(m); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+}
+
+func TestConfig_Validate(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "f")
+	os.WriteFile(file, nil, 0o644)
+	tests := []struct {
+		name string
+		cfg  node.Config
+		want string
+	}{
+		{"no library", node.Config{DataDir: dir}, "Libraries"},
+		{"missing library", node.Config{Libraries: []string{filepath.Join(dir, "nope")}, DataDir: dir}, "Libraries"},
+		{"library is a file", node.Config{Libraries: []string{file}, DataDir: dir}, "not a directory"},
+		{"bad api", node.Config{Libraries: []string{dir}, DataDir: dir, APIAddr: "nonsense"}, "APIAddr"},
+		{"negative workers", node.Config{Libraries: []string{dir}, DataDir: dir, Workers: -1}, "Workers"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.cfg.SetDefaults()
+			err := tt.cfg.Validate()
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("Validate = %v, want an error naming %q", err, tt.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Installs what the node and its tests need and the machine lacks:
+# redis-server (the store) and ffmpeg (ffprobe, for media metadata and the
+# tests that render small clips). Debian/Ubuntu, via apt-get.
+set -euo pipefail
+
+need=()
+command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
+command -v ffprobe >/dev/null 2>&1 || need+=(ffmpeg)
+[ ${#need[@]} -eq 0 ] && exit 0
+
+if ! command -v apt-get >/dev/null 2>&1; then
+  echo "missing: ${need[*]}; install them with your package manager" >&2
+  exit 1
+fi
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+echo "installing ${need[*]} with apt-get" >&2
+$sudo apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need[@]}" >/dev/null
