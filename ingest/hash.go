@@ -30,8 +30,8 @@ const (
 )
 
 // readBlock is the unit the one-pass hasher reads and hands to both
-// digests.
-const readBlock = 1 << 20
+// digests: a whole number of IPFS chunks.
+const readBlock = 4 * IPFSChunkSize
 
 // FileHashes are the three CIDs the node computes for a file.
 type FileHashes struct {
@@ -110,7 +110,7 @@ func FullHash(ctx context.Context, r io.Reader) (n int64, shaCID, ipfsCID string
 		}
 		shaOut <- h.Sum(nil)
 	}()
-	chunks := &chanReader{ch: toDAG, release: release}
+	chunks := &splitter{ch: toDAG, release: release}
 	go func() {
 		c, err := buildDAG(chunks)
 		chunks.drain()
@@ -169,16 +169,16 @@ type dagResult struct {
 	err error
 }
 
-// buildDAG runs boxo's balanced UnixFS importer over r with Kubo's
-// CIDv1 defaults, keeping no blocks.
-func buildDAG(r io.Reader) (cid.Cid, error) {
+// buildDAG runs boxo's balanced UnixFS importer over the chunks with
+// Kubo's CIDv1 defaults, keeping no blocks.
+func buildDAG(chunks chunk.Splitter) (cid.Cid, error) {
 	params := helpers.DagBuilderParams{
 		Dagserv:    discardDAG{},
 		Maxlinks:   IPFSMaxLinks,
 		RawLeaves:  true,
 		CidBuilder: cid.V1Builder{Codec: cid.DagProtobuf, MhType: multihash.SHA2_256},
 	}
-	db, err := params.New(chunk.NewSizeSplitter(r, IPFSChunkSize))
+	db, err := params.New(chunks)
 	if err != nil {
 		return cid.Undef, err
 	}
@@ -189,40 +189,52 @@ func buildDAG(r io.Reader) (cid.Cid, error) {
 	return nd.Cid(), nil
 }
 
-// chanReader turns the stream of shared buffers into an io.Reader for the
-// chunker, releasing each buffer once it has been copied out.
-type chanReader struct {
+// splitter is a chunk.Splitter of fixed IPFSChunkSize chunks that hands
+// out slices of the shared read buffers instead of copying them. Read
+// buffers are a whole number of chunks, so every chunk but the last is
+// full. A buffer is released when the importer asks for the chunk after
+// its last one: the balanced builder is done with a leaf by then.
+type splitter struct {
 	ch      chan *buffer
 	cur     *buffer
 	off     int
 	release func(*buffer)
 }
 
-func (c *chanReader) Read(p []byte) (int, error) {
-	for c.cur == nil || c.off == c.cur.n {
-		if c.cur != nil {
-			c.release(c.cur)
-			c.cur = nil
+var _ chunk.Splitter = (*splitter)(nil)
+
+// Reader is not used by the importer for this splitter.
+func (s *splitter) Reader() io.Reader { return nil }
+
+// NextBytes returns the next chunk, or io.EOF.
+func (s *splitter) NextBytes() ([]byte, error) {
+	for {
+		if s.cur != nil && s.off < s.cur.n {
+			end := min(s.off+IPFSChunkSize, s.cur.n)
+			b := s.cur.b[s.off:end:end]
+			s.off = end
+			return b, nil
 		}
-		b, ok := <-c.ch
+		if s.cur != nil {
+			s.release(s.cur)
+			s.cur = nil
+		}
+		b, ok := <-s.ch
 		if !ok {
-			return 0, io.EOF
+			return nil, io.EOF
 		}
-		c.cur, c.off = b, 0
+		s.cur, s.off = b, 0
 	}
-	n := copy(p, c.cur.b[c.off:c.cur.n])
-	c.off += n
-	return n, nil
 }
 
 // drain releases whatever the builder did not consume (after an error).
-func (c *chanReader) drain() {
-	if c.cur != nil {
-		c.release(c.cur)
-		c.cur = nil
+func (s *splitter) drain() {
+	if s.cur != nil {
+		s.release(s.cur)
+		s.cur = nil
 	}
-	for b := range c.ch {
-		c.release(b)
+	for b := range s.ch {
+		s.release(b)
 	}
 }
 
