@@ -132,7 +132,7 @@ func (in *Ingester) loop(ctx context.Context, watching bool) {
 		if !ls.scanning && ls.scanOpen == 0 {
 			in.prog.update(func(p *Progress) {
 				if p.State == StateScanning || p.State == StateHashing {
-					p.State = idleState
+					p.State, p.FinishedAt = idleState, time.Now()
 				}
 			})
 		}

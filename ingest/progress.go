@@ -26,6 +26,7 @@ type Progress struct {
 	Rate       float64   `json:"bytesPerSecond"`
 	FilesRate  float64   `json:"filesPerSecond"`
 	StartedAt  time.Time `json:"startedAt"`
+	FinishedAt time.Time `json:"finishedAt,omitzero"`
 	Errors     int64     `json:"errors"`
 	// Hashed counts full hash passes since the scan started.
 	Hashed int64 `json:"hashed"`
@@ -40,7 +41,11 @@ func (p *progress) get() Progress {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	out := p.p
-	if el := time.Since(out.StartedAt).Seconds(); el > 0 && !out.StartedAt.IsZero() {
+	end := out.FinishedAt
+	if end.IsZero() {
+		end = time.Now()
+	}
+	if el := end.Sub(out.StartedAt).Seconds(); el > 0 && !out.StartedAt.IsZero() {
 		out.Rate = float64(out.BytesDone) / el
 		out.FilesRate = float64(out.FilesDone) / el
 	}

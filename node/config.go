@@ -83,3 +83,23 @@ func (c *Config) Validate() error {
 	}
 	return nil
 }
+
+// absolute makes library and data paths absolute, so logs, status and
+// stored paths never depend on the working directory.
+func (c *Config) absolute() error {
+	for i, lib := range c.Libraries {
+		abs, err := filepath.Abs(lib)
+		if err != nil {
+			return fmt.Errorf("config: Libraries: %q: %w", lib, err)
+		}
+		c.Libraries[i] = abs
+	}
+	if c.DataDir != "" {
+		abs, err := filepath.Abs(c.DataDir)
+		if err != nil {
+			return fmt.Errorf("config: DataDir: %q: %w", c.DataDir, err)
+		}
+		c.DataDir = abs
+	}
+	return nil
+}

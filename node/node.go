@@ -39,6 +39,9 @@ func New(cfg Config) (*Node, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	if err := cfg.absolute(); err != nil {
+		return nil, err
+	}
 	return &Node{cfg: cfg, log: cfg.Logger}, nil
 }
 
