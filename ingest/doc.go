@@ -38,5 +38,7 @@
 //     when they resolve inside a library; symlinked directories are not
 //     descended.
 //   - Stored paths outside every configured library are left alone (a
-//     library removed from the command line is not wiped).
+//     library removed from the command line is not wiped), and so are the
+//     stored paths of a library that is completely empty at scan time (an
+//     unmounted drive).
 package ingest

@@ -194,3 +194,27 @@ func TestScan_NeverWritesLibrary(t *testing.T) {
 		t.Errorf("library has %d entries after scan", len(entries))
 	}
 }
+
+// TestScan_EmptyLibraryKeepsStore: a library that comes up empty at
+// start-up (an unmounted drive) does not wipe its roots.
+func TestScan_EmptyLibraryKeepsStore(t *testing.T) {
+	s := storetest.New(t)
+	l := newLib(t)
+	l.write("a.bin", randBytes(t, 1000))
+	l.write("sub/b.bin", randBytes(t, 1000))
+	scan(t, s, l)
+	aside := t.TempDir()
+	os.Rename(l.path("a.bin"), aside+"/a.bin")
+	os.Rename(l.path("sub"), aside+"/sub")
+	scan(t, s, l)
+	if !known(s, l.path("a.bin")) || !known(s, l.path("sub/b.bin")) {
+		t.Fatal("an empty library wiped the store")
+	}
+	// Once the library has files again, what is missing is deleted.
+	l.write("c.bin", randBytes(t, 1000))
+	scan(t, s, l)
+	if known(s, l.path("a.bin")) || !known(s, l.path("c.bin")) {
+		t.Error("missing files not deleted once the library is back")
+	}
+	mustCheck(t, s)
+}

@@ -24,6 +24,7 @@ func (in *Ingester) scan(ctx context.Context) {
 		return
 	}
 	seen := map[string]bool{}
+	found := map[string]int{} // files seen per library
 	var batch []mark
 	send := func(force bool) bool {
 		if len(batch) == 0 || (!force && len(batch) < 256) {
@@ -58,6 +59,7 @@ func (in *Ingester) scan(ctx context.Context) {
 				return nil
 			}
 			seen[p] = true
+			found[lib]++
 			in.prog.update(func(pr *Progress) {
 				pr.FilesTotal++
 				pr.BytesTotal += fi.Size()
@@ -77,8 +79,12 @@ func (in *Ingester) scan(ctx context.Context) {
 	}
 	in.prog.update(func(p *Progress) { p.State = StateHashing })
 
-	// Stored paths the walk did not find are gone.
+	// Stored paths the walk did not find are gone, except under a library
+	// that came up completely empty: that is an unmounted drive far more
+	// often than a deliberately emptied library, and deleting would throw
+	// away every root of it.
 	outside, after := 0, ""
+	kept := map[string]int{}
 	for {
 		var page []string
 		if err := in.retry(ctx, "list stored paths", func() (err error) {
@@ -92,12 +98,15 @@ func (in *Ingester) scan(ctx context.Context) {
 		}
 		after = page[len(page)-1]
 		for _, p := range page {
+			lib := in.libraryOf(p)
 			switch {
 			case seen[p]:
-			case in.inLibrary(p):
-				batch = append(batch, mark{path: p, settled: true})
-			default:
+			case lib == "":
 				outside++
+			case found[lib] == 0:
+				kept[lib]++
+			default:
+				batch = append(batch, mark{path: p, settled: true})
 			}
 		}
 		if !send(true) {
@@ -106,6 +115,10 @@ func (in *Ingester) scan(ctx context.Context) {
 	}
 	if outside > 0 {
 		in.log.Info("stored paths outside the configured libraries are left alone", "count", outside)
+	}
+	for lib, n := range kept {
+		in.log.Warn("library is empty but the store knows files in it; not deleting them (is the drive mounted?)",
+			"library", lib, "storedFiles", n)
 	}
 }
 
@@ -137,11 +150,14 @@ func (in *Ingester) fileInfo(p string, d fs.DirEntry) (fs.FileInfo, bool) {
 	return lfi, true
 }
 
-func (in *Ingester) inLibrary(p string) bool {
+func (in *Ingester) inLibrary(p string) bool { return in.libraryOf(p) != "" }
+
+// libraryOf returns the library root that holds p, or "".
+func (in *Ingester) libraryOf(p string) string {
 	for _, lib := range in.cfg.Libraries {
 		if within(lib, p) {
-			return true
+			return lib
 		}
 	}
-	return false
+	return ""
 }

@@ -30,6 +30,9 @@ var (
 	ErrPathExists = errors.New("path already known")
 	// ErrRedisNotInstalled: the redis-server binary is missing.
 	ErrRedisNotInstalled = errors.New("redis-server not installed")
+	// ErrDataDirInUse: another process runs the managed redis-server of
+	// this data directory.
+	ErrDataDirInUse = errors.New("data directory in use")
 )
 
 // IsUnavailable reports whether err means Redis could not be reached or
@@ -40,7 +43,7 @@ func IsUnavailable(err error) bool {
 	if err == nil {
 		return false
 	}
-	for _, final := range []error{ErrNotFound, ErrAliasConflict, ErrWeakLink, ErrReservedField, ErrInvalidField, ErrPathExists, ErrRedisNotInstalled, context.Canceled} {
+	for _, final := range []error{ErrNotFound, ErrAliasConflict, ErrWeakLink, ErrReservedField, ErrInvalidField, ErrPathExists, ErrRedisNotInstalled, ErrDataDirInUse, context.Canceled} {
 		if errors.Is(err, final) {
 			return false
 		}

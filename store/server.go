@@ -41,6 +41,8 @@ type Server struct {
 	log  *slog.Logger
 	port int
 
+	lock *os.File // flock on Dir/metamesh.lock: one server per data dir
+
 	mu      sync.Mutex
 	cmd     *exec.Cmd
 	exited  chan struct{}
@@ -75,6 +77,9 @@ func StartServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 		return nil, fmt.Errorf("store: create redis dir: %w", err)
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger.With("component", "redis-server"), done: make(chan struct{})}
+	if s.lock, err = lockDir(cfg.Dir); err != nil {
+		return nil, err
+	}
 
 	// A free port can be taken by someone else between probing and binding;
 	// retry with a fresh one when redis-server exits at start-up.
@@ -96,7 +101,27 @@ func StartServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 			break
 		}
 	}
+	s.lock.Close()
 	return nil, lastErr
+}
+
+// lockDir takes an exclusive lock on dir, so two processes never run a
+// redis-server on the same append-only files. The kernel drops the lock
+// when the process dies, even on kill -9.
+func lockDir(dir string) (*os.File, error) {
+	path := filepath.Join(dir, "metamesh.lock")
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("store: open %s: %w", path, err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, fmt.Errorf("%w: %s is used by another running metamesh; stop it or pass --redis-url to share its Redis", ErrDataDirInUse, dir)
+		}
+		return nil, fmt.Errorf("store: lock %s: %w", path, err)
+	}
+	return f, nil
 }
 
 // Addr is host:port of the server.
@@ -209,6 +234,7 @@ func (s *Server) supervise() {
 // the append-only file) and waits for it. It is idempotent.
 func (s *Server) Close() error {
 	s.once.Do(func() {
+		defer s.lock.Close()
 		s.mu.Lock()
 		s.closing = true
 		cmd, exited := s.cmd, s.exited

@@ -95,3 +95,16 @@ func TestOpen_ManagedServer(t *testing.T) {
 		t.Errorf("roots = %d", n)
 	}
 }
+
+func TestStartServer_OneServerPerDataDir(t *testing.T) {
+	dir := t.TempDir()
+	srv := must[*store.Server](t)(store.StartServer(ctx, store.ServerConfig{Dir: dir, Logger: storetest.Logger(t)}))
+	if _, err := store.StartServer(ctx, store.ServerConfig{Dir: dir, Logger: storetest.Logger(t)}); !errors.Is(err, store.ErrDataDirInUse) {
+		t.Fatalf("second server on one data dir: %v, want ErrDataDirInUse", err)
+	}
+	if err := srv.Close(); err != nil {
+		t.Fatal(err)
+	}
+	again := must[*store.Server](t)(store.StartServer(ctx, store.ServerConfig{Dir: dir, Logger: storetest.Logger(t)}))
+	again.Close()
+}
