@@ -30,6 +30,10 @@ type ServerConfig struct {
 	Logger *slog.Logger
 	// StartTimeout bounds how long Start waits for PING. Default 15s.
 	StartTimeout time.Duration
+	// LockWait bounds how long Start waits for the data directory's lock
+	// (held by another node, or by the redis-server of one that just
+	// died). Default 5s.
+	LockWait time.Duration
 }
 
 // Server is a supervised redis-server child process with append-only
@@ -65,6 +69,9 @@ func StartServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 	if cfg.StartTimeout == 0 {
 		cfg.StartTimeout = 15 * time.Second
 	}
+	if cfg.LockWait == 0 {
+		cfg.LockWait = 5 * time.Second
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
@@ -77,7 +84,7 @@ func StartServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 		return nil, fmt.Errorf("store: create redis dir: %w", err)
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger.With("component", "redis-server"), done: make(chan struct{})}
-	if s.lock, err = lockDir(cfg.Dir); err != nil {
+	if s.lock, err = lockDir(cfg.Dir, cfg.LockWait); err != nil {
 		return nil, err
 	}
 
@@ -107,14 +114,24 @@ func StartServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 
 // lockDir takes an exclusive lock on dir, so two processes never run a
 // redis-server on the same append-only files. The kernel drops the lock
-// when the process dies, even on kill -9.
-func lockDir(dir string) (*os.File, error) {
+// when the node and its redis-server are gone, even after kill -9.
+func lockDir(dir string, wait time.Duration) (*os.File, error) {
 	path := filepath.Join(dir, "metamesh.lock")
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+	// A redis-server of a node that was just killed may still be
+	// flushing; it holds the lock too (it inherits it), so wait a little.
+	deadline := time.Now().Add(wait)
+	for {
+		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if !errors.Is(err, syscall.EWOULDBLOCK) || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if err != nil {
 		f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
 			return nil, fmt.Errorf("%w: %s is used by another running metamesh; stop it or pass --redis-url to share its Redis", ErrDataDirInUse, dir)
@@ -158,6 +175,9 @@ func (s *Server) launch(ctx context.Context) error {
 		"--logfile", "",
 	)
 	cmd.Stdout, cmd.Stderr = logf, logf
+	// The child shares the data-dir lock, so the lock lasts as long as
+	// either process does.
+	cmd.ExtraFiles = []*os.File{s.lock}
 	// The server dies with the node even on kill -9, so a restart never
 	// finds a stale server holding the port or the data files.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM, Setpgid: true}

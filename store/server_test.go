@@ -99,7 +99,7 @@ func TestOpen_ManagedServer(t *testing.T) {
 func TestStartServer_OneServerPerDataDir(t *testing.T) {
 	dir := t.TempDir()
 	srv := must[*store.Server](t)(store.StartServer(ctx, store.ServerConfig{Dir: dir, Logger: storetest.Logger(t)}))
-	if _, err := store.StartServer(ctx, store.ServerConfig{Dir: dir, Logger: storetest.Logger(t)}); !errors.Is(err, store.ErrDataDirInUse) {
+	if _, err := store.StartServer(ctx, store.ServerConfig{Dir: dir, LockWait: 100 * time.Millisecond, Logger: storetest.Logger(t)}); !errors.Is(err, store.ErrDataDirInUse) {
 		t.Fatalf("second server on one data dir: %v, want ErrDataDirInUse", err)
 	}
 	if err := srv.Close(); err != nil {
