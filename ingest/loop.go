@@ -130,11 +130,18 @@ func (in *Ingester) loop(ctx context.Context, watching bool) {
 			ls.idleWait = append(ls.idleWait, ch)
 		}
 		if !ls.scanning && ls.scanOpen == 0 {
+			finished := false
 			in.prog.update(func(p *Progress) {
 				if p.State == StateScanning || p.State == StateHashing {
 					p.State, p.FinishedAt = idleState, time.Now()
+					finished = true
 				}
 			})
+			if finished {
+				p := in.prog.get()
+				in.log.Info("scan finished", "files", p.FilesDone, "bytes", p.BytesDone, "hashed", p.Hashed,
+					"errors", p.Errors, "took", p.FinishedAt.Sub(p.StartedAt).Round(time.Millisecond), "state", p.State)
+			}
 		}
 		if len(ls.idleWait) > 0 && !ls.scanning && len(ls.pending) == 0 && len(ls.inflight) == 0 && len(in.rescan) == 0 {
 			for _, ch := range ls.idleWait {

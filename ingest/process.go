@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"log/slog"
 	"os"
 	"time"
 
@@ -38,6 +39,9 @@ func (in *Ingester) worker(ctx context.Context) {
 // run does one job and reports whether the path should be looked at again
 // once it settles (it changed while being hashed).
 func (in *Ingester) run(ctx context.Context, j job) bool {
+	if j.fromScan {
+		ctx = context.WithValue(ctx, quietKey{}, true)
+	}
 	var err error
 	switch j.kind {
 	case jobRename:
@@ -65,7 +69,7 @@ func (in *Ingester) rename(ctx context.Context, oldPath, newPath string) error {
 		return err
 	})
 	if err == nil && o.Kind == store.KindRenamed {
-		in.log.Info("renamed", "from", oldPath, "to", newPath)
+		in.note(ctx, "renamed", "from", oldPath, "to", newPath)
 		return nil
 	}
 	// The store moved on (target known, source gone): handle both ends
@@ -116,7 +120,7 @@ func (in *Ingester) file(ctx context.Context, path string) error {
 		}); err != nil {
 			return err
 		}
-		in.log.Info("changed", "path", path, "result", o.Kind, "cid", h.Canonical)
+		in.note(ctx, "changed", "path", path, "result", o.Kind, "cid", h.Canonical)
 		if o.Kind == store.KindUnknown || o.Kind == store.KindStale {
 			return in.confirm(ctx, cur, h, false)
 		}
@@ -180,7 +184,7 @@ func (in *Ingester) confirm(ctx context.Context, cur store.FileStat, h FileHashe
 			continue
 		}
 		if fresh {
-			in.log.Info("ingested", "path", cur.Path, "result", o.Kind, "cid", h.Canonical)
+			in.note(ctx, "ingested", "path", cur.Path, "result", o.Kind, "cid", h.Canonical)
 		}
 		return in.extractIfMissing(ctx, cur.Path, o.Root, cur.Size)
 	}
@@ -265,7 +269,7 @@ func (in *Ingester) remove(ctx context.Context, path string) error {
 		return err
 	}
 	if o.Kind != store.KindGone {
-		in.log.Info("removed", "path", path, "result", o.Kind)
+		in.note(ctx, "removed", "path", path, "result", o.Kind)
 	}
 	return nil
 }
@@ -393,4 +397,16 @@ func (in *Ingester) pairMoves(ctx context.Context, gone, arrived []string) []job
 		}
 	}
 	return jobs
+}
+
+// quietKey marks work of a full scan: its per-file lines go to Debug (the
+// scan logs its progress instead); changes seen while watching are Info.
+type quietKey struct{}
+
+func (in *Ingester) note(ctx context.Context, msg string, args ...any) {
+	lvl := slog.LevelInfo
+	if q, _ := ctx.Value(quietKey{}).(bool); q {
+		lvl = slog.LevelDebug
+	}
+	in.log.Log(ctx, lvl, msg, args...)
 }
