@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/metamesh/node/node"
+	"github.com/metamesh/node/store"
 )
 
 func newFsckCmd() *cobra.Command {
@@ -32,7 +33,7 @@ Uses --redis-url, or the managed redis-server of --data when no URL is given
 			}
 			if asJSON, _ := cmd.Flags().GetBool("json"); asJSON {
 				if v == nil {
-					v = nil
+					v = []store.Violation{} // an empty list, not null
 				}
 				if err := json.NewEncoder(cmd.OutOrStdout()).Encode(map[string]any{"violations": v, "ok": len(v) == 0}); err != nil {
 					return err
