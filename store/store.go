@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -61,7 +62,17 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		s.closeServer()
 		return nil, fmt.Errorf("store: redis url %q: %w", url, err)
 	}
-	ro.OnConnect = func(ctx context.Context, cn *redis.Conn) error { return ensureNotify(ctx, cn) }
+	var warnOnce sync.Once
+	ro.OnConnect = func(ctx context.Context, cn *redis.Conn) error {
+		// A Redis that forbids CONFIG (some hosted ones) still stores
+		// fine; only keyspace notifications for other consumers are lost.
+		if err := ensureNotify(ctx, cn); err != nil && !IsUnavailable(err) {
+			warnOnce.Do(func() { s.log.Warn("cannot enable keyspace notifications", "err", err) })
+		} else if err != nil {
+			return err
+		}
+		return nil
+	}
 	ro.MaxRetries = 3
 	s.rdb = redis.NewClient(ro)
 	if err := s.rdb.Ping(ctx).Err(); err != nil {
