@@ -15,10 +15,11 @@ import (
 
 	"github.com/metamesh/node/ingest"
 	"github.com/metamesh/node/node"
+	"github.com/metamesh/node/store"
 	"github.com/metamesh/node/store/storetest"
 )
 
-func startNode(t *testing.T, lib string) *node.Node {
+func startNode(t *testing.T, lib string) (*node.Node, *store.Server) {
 	t.Helper()
 	srv := storetest.Server(t)
 	n, err := node.New(node.Config{
@@ -37,7 +38,7 @@ func startNode(t *testing.T, lib string) *node.Node {
 	if err := n.Ingester().WaitIdle(ctx); err != nil {
 		t.Fatal(err)
 	}
-	return n
+	return n, srv
 }
 
 func get(t *testing.T, n *node.Node, method, path string) (int, map[string]any) {
@@ -63,7 +64,7 @@ func TestNode_API(t *testing.T) {
 	lib, _ := filepath.EvalSymlinks(t.TempDir())
 	os.WriteFile(filepath.Join(lib, "Movie.Title.2010.1080p.mkv"), []byte(strings.Repeat("frame", 100000)), 0o644)
 	os.WriteFile(filepath.Join(lib, "copy.mkv"), []byte(strings.Repeat("frame", 100000)), 0o644)
-	n := startNode(t, lib)
+	n, _ := startNode(t, lib)
 	h, err := ingest.HashFile(context.Background(), filepath.Join(lib, "copy.mkv"))
 	if err != nil {
 		t.Fatal(err)
@@ -153,5 +154,28 @@ func TestConfig_Validate(t *testing.T) {
 				t.Errorf("Validate = %v, want an error naming %q", err, tt.want)
 			}
 		})
+	}
+}
+
+// TestNode_RedisDown: with Redis gone the API answers 503 with a JSON
+// error instead of hanging or claiming the file is unknown.
+func TestNode_RedisDown(t *testing.T) {
+	lib, _ := filepath.EvalSymlinks(t.TempDir())
+	os.WriteFile(filepath.Join(lib, "a.bin"), []byte("abc"), 0o644)
+	n, srv := startNode(t, lib)
+	h, _ := ingest.HashFile(context.Background(), filepath.Join(lib, "a.bin"))
+	if code, _ := get(t, n, "GET", "/api/meta/"+h.SHA256); code != 200 {
+		t.Fatalf("before the outage: %d", code)
+	}
+	srv.Close()
+	if code, m := get(t, n, "GET", "/api/meta/"+h.SHA256); code != 503 || m["error"] == nil {
+		t.Errorf("meta with Redis down: %d %v, want 503", code, m)
+	}
+	if code, _ := get(t, n, "GET", "/ready"); code != 503 {
+		t.Errorf("ready with Redis down: %d, want 503", code)
+	}
+	code, m := get(t, n, "GET", "/api/status")
+	if code != 200 || m["redis"].(map[string]any)["ok"] != false {
+		t.Errorf("status with Redis down: %d %v", code, m["redis"])
 	}
 }
