@@ -218,3 +218,41 @@ func TestScan_EmptyLibraryKeepsStore(t *testing.T) {
 	}
 	mustCheck(t, s)
 }
+
+// TestScan_ResumesUnfinishedPass: a path that arrived but whose full pass
+// never ran (the node died) is finished on restart, also when its bytes
+// changed under an unchanged mtime.
+func TestScan_ResumesUnfinishedPass(t *testing.T) {
+	s := storetest.New(t)
+	l := newLib(t)
+	same := l.write("same.bin", randBytes(t, 3000))
+	other := l.write("other.bin", randBytes(t, 3000))
+	for _, p := range []string{same, other} {
+		fi, _ := os.Stat(p)
+		mid := func() string {
+			if p == same {
+				h, _ := ingest.HashFile(bg, p)
+				return h.Midhash
+			}
+			h, _ := ingest.HashFile(bg, same) // a midhash of other bytes
+			return h.Midhash
+		}()
+		if _, err := s.Arrive(bg, store.FileStat{Path: p, Size: fi.Size(), MtimeNs: fi.ModTime().UnixNano()}, mid); err != nil {
+			t.Fatal(err)
+		}
+	}
+	scan(t, s, l)
+	for _, p := range []string{same, other} {
+		h, _ := ingest.HashFile(bg, p)
+		st, doc := docOf(t, s, p)
+		if !st.Hashed || !slices.Contains(doc.CIDs, h.SHA256) || st.Midhash != h.Midhash {
+			t.Errorf("%s: %+v %v", p, st, doc.CIDs)
+		}
+	}
+	_, a := docOf(t, s, same)
+	_, b := docOf(t, s, other)
+	if a.FilePath() == b.FilePath() {
+		t.Error("different bytes ended on one root")
+	}
+	mustCheck(t, s)
+}

@@ -102,33 +102,46 @@ func (in *Ingester) file(ctx context.Context, path string) error {
 		// metadata was extracted (a restart may have cut it short).
 		return in.extractIfMissing(ctx, path, st.Root, cur.Size)
 	case known && st.Size == cur.Size && st.MtimeNs == cur.MtimeNs:
-		// Arrived but the full pass never finished (restart): resume.
+		// Arrived but the full pass never finished (restart): resume,
+		// unless the bytes changed under an unchanged mtime.
 		h, err := in.hash(ctx, path, cur)
 		if err != nil {
 			return in.fail(ctx, path, err)
 		}
-		return in.confirm(ctx, cur, h, false)
+		if h.Midhash == st.Midhash {
+			return in.confirm(ctx, cur, h, false)
+		}
+		return in.change(ctx, cur, h)
 	case known:
 		h, err := in.hash(ctx, path, cur)
 		if err != nil {
 			return in.fail(ctx, path, err)
 		}
-		var o store.Outcome
-		if err := in.retry(ctx, "change", func() (err error) {
-			o, err = in.st.Change(ctx, cur, h.Store())
-			return err
-		}); err != nil {
-			return err
-		}
-		in.note(ctx, "changed", "path", path, "result", o.Kind, "cid", h.Canonical)
-		if o.Kind == store.KindUnknown || o.Kind == store.KindStale {
-			return in.confirm(ctx, cur, h, false)
-		}
-		return in.extractIfMissing(ctx, path, o.Root, cur.Size)
+		return in.change(ctx, cur, h)
 	}
+	return in.arrive(ctx, cur)
+}
 
-	// New path: the midhash makes it addressable at once; the full pass
-	// follows.
+// change applies new bytes at a known path.
+func (in *Ingester) change(ctx context.Context, cur store.FileStat, h FileHashes) error {
+	var o store.Outcome
+	if err := in.retry(ctx, "change", func() (err error) {
+		o, err = in.st.Change(ctx, cur, h.Store())
+		return err
+	}); err != nil {
+		return err
+	}
+	in.note(ctx, "changed", "path", cur.Path, "result", o.Kind, "cid", h.Canonical)
+	if o.Kind == store.KindUnknown || o.Kind == store.KindStale {
+		return in.confirm(ctx, cur, h, false)
+	}
+	return in.extractIfMissing(ctx, cur.Path, o.Root, cur.Size)
+}
+
+// arrive ingests a path the store does not know: the midhash makes it
+// addressable at once; the full pass follows.
+func (in *Ingester) arrive(ctx context.Context, cur store.FileStat) error {
+	path := cur.Path
 	f, err := in.open(path)
 	if err != nil {
 		return err
