@@ -48,9 +48,16 @@ func New(cfg Config) (*Node, error) {
 // Start opens the store (starting the managed redis-server when no URL is
 // set), starts ingest (watch, then scan) and the HTTP API.
 func (n *Node) Start(ctx context.Context) error {
+	// Bind the API first: a busy port is the commonest start-up failure
+	// and costs nothing to find out.
+	ln, err := net.Listen("tcp", n.cfg.APIAddr)
+	if err != nil {
+		return fmt.Errorf("api: listen on %s: %w", n.cfg.APIAddr, err)
+	}
+	n.ln = ln
 	st, err := store.Open(ctx, store.Options{URL: n.cfg.RedisURL, DataDir: n.cfg.DataDir, Logger: n.log})
 	if err != nil {
-		return err
+		return errors.Join(err, n.Close())
 	}
 	n.st = st
 	ing, err := ingest.New(st, ingest.Config{
@@ -67,11 +74,6 @@ func (n *Node) Start(ctx context.Context) error {
 	if err := ing.Start(ctx); err != nil {
 		return errors.Join(err, n.Close())
 	}
-	ln, err := net.Listen("tcp", n.cfg.APIAddr)
-	if err != nil {
-		return errors.Join(fmt.Errorf("api: listen on %s: %w", n.cfg.APIAddr, err), n.Close())
-	}
-	n.ln = ln
 	n.http = &http.Server{
 		Handler:           api.New(&backend{n: n}, n.log),
 		ReadHeaderTimeout: 10 * time.Second,
@@ -111,6 +113,8 @@ func (n *Node) Close() error {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			errs = append(errs, n.http.Shutdown(ctx))
 			cancel()
+		} else if n.ln != nil {
+			errs = append(errs, n.ln.Close())
 		}
 		n.wg.Wait()
 		if n.ing != nil {
