@@ -69,11 +69,14 @@ func (in *Ingester) loop(ctx context.Context, watching bool) {
 			}
 			return
 		case ev, ok := <-events:
-			if ok {
-				in.onEvent(ctx, ls, ev)
+			if !ok {
+				events = nil
+				break
 			}
+			in.onEvent(ctx, ls, ev)
 		case err, ok := <-errs:
 			if !ok {
+				errs = nil
 				break
 			}
 			if errors.Is(err, fsnotify.ErrEventOverflow) {
