@@ -94,10 +94,9 @@ func HashFile(ctx context.Context, path string) (FileHashes, error) {
 // core) while the UnixFS builder hashes chunks and tree nodes on another,
 // both fed from the same buffers.
 func FullHash(ctx context.Context, r io.Reader) (n int64, shaCID, ipfsCID string, err error) {
-	pool := sync.Pool{New: func() any { return &buffer{b: make([]byte, readBlock)} }}
 	release := func(b *buffer) {
 		if b.refs.Add(-1) == 0 {
-			pool.Put(b)
+			buffers.Put(b)
 		}
 	}
 	toSHA, toDAG := make(chan *buffer, 4), make(chan *buffer, 4)
@@ -122,7 +121,7 @@ func FullHash(ctx context.Context, r io.Reader) (n int64, shaCID, ipfsCID string
 		if readErr = ctx.Err(); readErr != nil {
 			break
 		}
-		b := pool.Get().(*buffer)
+		b := buffers.Get().(*buffer)
 		m, err := io.ReadFull(r, b.b)
 		if m > 0 {
 			b.n = m
@@ -130,6 +129,8 @@ func FullHash(ctx context.Context, r io.Reader) (n int64, shaCID, ipfsCID string
 			n += int64(m)
 			toSHA <- b
 			toDAG <- b
+		} else {
+			buffers.Put(b)
 		}
 		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 			break
@@ -155,6 +156,10 @@ func FullHash(ctx context.Context, r io.Reader) (n int64, shaCID, ipfsCID string
 	}
 	return n, sc.String(), dag.cid.String(), nil
 }
+
+// buffers are shared by every hash pass of the process, so hashing many
+// small files does not allocate a read block per file.
+var buffers = sync.Pool{New: func() any { return &buffer{b: make([]byte, readBlock)} }}
 
 // buffer is one read block shared by both digests; the last to finish
 // with it returns it to the pool.

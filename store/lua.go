@@ -326,6 +326,14 @@ for i = 2, #ARGV, 2 do
 end
 return n`)
 
+	// ARGV: path. Returns {root, size, mtime, mid, hashed, primary} or nil.
+	luaPath = script(`
+local st = redis.call('HMGET', pk(ARGV[1]), 'root', 'size', 'mtime', 'mid', 'hashed')
+if not st[1] then return nil end
+local primary = '0'
+if redis.call('GET', fk(st[1], 'filePath')) == ARGV[1] then primary = '1' end
+return {st[1], st[2] or '', st[3] or '', st[4] or '', st[5] or '', primary}`)
+
 	// ARGV: root. Returns {{field, value, …}, {duplicate, …}} or nil.
 	luaDocument = script(`
 local r = ARGV[1]

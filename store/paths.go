@@ -22,25 +22,18 @@ type PathState struct {
 	Primary bool
 }
 
-// Path looks up a local path in the path index (O(1)).
+// Path looks up a local path in the path index (O(1), one round trip).
 func (s *Store) Path(ctx context.Context, path string) (PathState, error) {
-	v, err := s.rdb.HMGet(ctx, pathKey(path), "root", "size", "mtime", "mid", "hashed").Result()
+	v, err := luaPath.Run(ctx, s.rdb, nil, path).StringSlice()
+	if errors.Is(err, redis.Nil) {
+		return PathState{}, fmt.Errorf("store: path %q: %w", path, ErrNotFound)
+	}
 	if err != nil {
 		return PathState{}, fmt.Errorf("store: %w", err)
 	}
-	root, ok := v[0].(string)
-	if !ok {
-		return PathState{}, fmt.Errorf("store: path %q: %w", path, ErrNotFound)
-	}
-	str := func(i int) string { s, _ := v[i].(string); return s }
-	st := PathState{Root: RootID(root), Midhash: str(3), Hashed: str(4) == "1"}
-	st.Size, _ = strconv.ParseInt(str(1), 10, 64)
-	st.MtimeNs, _ = strconv.ParseInt(str(2), 10, 64)
-	fp, err := s.rdb.Get(ctx, fieldKey(st.Root, "filePath")).Result()
-	if err != nil && !errors.Is(err, redis.Nil) {
-		return PathState{}, fmt.Errorf("store: %w", err)
-	}
-	st.Primary = fp == path
+	st := PathState{Root: RootID(v[0]), Midhash: v[3], Hashed: v[4] == "1", Primary: v[5] == "1"}
+	st.Size, _ = strconv.ParseInt(v[1], 10, 64)
+	st.MtimeNs, _ = strconv.ParseInt(v[2], 10, 64)
 	return st, nil
 }
 
