@@ -21,13 +21,11 @@ import (
 	"github.com/metamesh/node/store"
 )
 
-// UnixFS parameters of `ipfs add --cid-version=1` with Kubo's defaults:
-// fixed 256 KiB chunks, raw leaves, a balanced DAG of at most 174 links per
-// node, CIDv1 dag-pb over sha2-256.
-const (
-	IPFSChunkSize = 256 << 10
-	IPFSMaxLinks  = 174 // helpers.DefaultLinksPerBlock
-)
+// IPFSChunkSize is the fixed chunk size of `ipfs add --cid-version=1`
+// with Kubo's defaults (256 KiB); the rest of those defaults (raw leaves, a
+// balanced DAG of helpers.DefaultLinksPerBlock = 174 links per node, CIDv1
+// dag-pb over sha2-256) is set in buildDAG.
+const IPFSChunkSize = 256 << 10
 
 // readBlock is the unit the one-pass hasher reads and hands to both
 // digests: a whole number of IPFS chunks.
@@ -179,7 +177,7 @@ type dagResult struct {
 func buildDAG(chunks chunk.Splitter) (cid.Cid, error) {
 	params := helpers.DagBuilderParams{
 		Dagserv:    discardDAG{},
-		Maxlinks:   IPFSMaxLinks,
+		Maxlinks:   helpers.DefaultLinksPerBlock,
 		RawLeaves:  true,
 		CidBuilder: cid.V1Builder{Codec: cid.DagProtobuf, MhType: multihash.SHA2_256},
 	}

@@ -28,9 +28,8 @@ type Ingester struct {
 	queue *queue
 	prog  progress
 
-	watcher        *fsnotify.Watcher
-	addWatch       func(string) error // fsnotify Add; replaceable in tests
-	initialWatched map[string]bool    // watches added by Start, handed to the loop
+	watcher  *fsnotify.Watcher
+	addWatch func(string) error // fsnotify Add; replaceable in tests
 
 	// Fault-injection points for tests: open a file for its midhash; run
 	// between the midhash and the full pass.
@@ -89,6 +88,7 @@ func New(st *store.Store, cfg Config) (*Ingester, error) {
 // new and changed files are ingested.
 func (in *Ingester) Start(ctx context.Context) error {
 	ctx, in.cancel = context.WithCancel(ctx)
+	ls := newLoopState()
 	watching := false
 	if in.cfg.Watch {
 		w, err := fsnotify.NewBufferedWatcher(4096)
@@ -99,14 +99,14 @@ func (in *Ingester) Start(ctx context.Context) error {
 		if in.addWatch == nil {
 			in.addWatch = w.Add
 		}
-		watching = in.watchAll()
+		watching = in.watchAll(ls)
 	}
 	for i := 0; i < in.cfg.Workers; i++ {
 		in.wg.Add(1)
 		go in.worker(ctx)
 	}
 	in.wg.Add(2)
-	go in.loop(ctx, watching)
+	go in.loop(ctx, ls, watching)
 	go in.reportProgress(ctx)
 	in.requestRescan()
 	return nil

@@ -34,10 +34,13 @@ type loopState struct {
 	idleWait []chan error
 }
 
-func (in *Ingester) loop(ctx context.Context, watching bool) {
+func newLoopState() *loopState {
+	return &loopState{pending: map[string]*pend{}, inflight: map[string]bool{}, watched: map[string]bool{}}
+}
+
+// loop owns ls from here on; Start only filled its watch list before.
+func (in *Ingester) loop(ctx context.Context, ls *loopState, watching bool) {
 	defer in.wg.Done()
-	ls := &loopState{pending: map[string]*pend{}, inflight: map[string]bool{}, watched: map[string]bool{}}
-	in.seedWatched(ls)
 	tick := time.NewTicker(max(in.cfg.Settle/4, 10*time.Millisecond))
 	defer tick.Stop()
 	var pollC <-chan time.Time
@@ -283,22 +286,12 @@ func (in *Ingester) onEvent(ctx context.Context, ls *loopState, ev fsnotify.Even
 // watchAll adds a watch on every directory of every library. It returns
 // false when the inotify watch limit stopped it: the node then falls back
 // to periodic rescans and says which limit would be enough.
-func (in *Ingester) watchAll() bool {
-	ls := &loopState{watched: map[string]bool{}}
+func (in *Ingester) watchAll(ls *loopState) bool {
 	ok := true
 	for _, lib := range in.cfg.Libraries {
 		ok = in.watchTree(ls, lib) && ok
 	}
-	in.initialWatched = ls.watched
 	return ok
-}
-
-// seedWatched hands the watches added before the loop started to it.
-func (in *Ingester) seedWatched(ls *loopState) {
-	for d := range in.initialWatched {
-		ls.watched[d] = true
-	}
-	in.initialWatched = nil
 }
 
 func (in *Ingester) watchTree(ls *loopState, root string) bool {

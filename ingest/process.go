@@ -63,11 +63,7 @@ func (in *Ingester) run(ctx context.Context, j job) bool {
 }
 
 func (in *Ingester) rename(ctx context.Context, oldPath, newPath string) error {
-	var o store.Outcome
-	err := in.retry(ctx, "rename", func() (err error) {
-		o, err = in.st.Rename(ctx, oldPath, newPath)
-		return err
-	})
+	o, err := retryGet(ctx, in, "rename", func() (store.Outcome, error) { return in.st.Rename(ctx, oldPath, newPath) })
 	if err == nil && o.Kind == store.KindRenamed {
 		in.note(ctx, "renamed", "from", oldPath, "to", newPath)
 		return nil
@@ -87,11 +83,7 @@ func (in *Ingester) file(ctx context.Context, path string) error {
 		return in.remove(ctx, path)
 	}
 	cur := store.FileStat{Path: path, Size: fi.Size(), MtimeNs: fi.ModTime().UnixNano()}
-	var st store.PathState
-	err := in.retry(ctx, "read path", func() (err error) {
-		st, err = in.st.Path(ctx, path)
-		return err
-	})
+	st, err := retryGet(ctx, in, "read path", func() (store.PathState, error) { return in.st.Path(ctx, path) })
 	known := err == nil
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return err
@@ -124,11 +116,8 @@ func (in *Ingester) file(ctx context.Context, path string) error {
 
 // change applies new bytes at a known path.
 func (in *Ingester) change(ctx context.Context, cur store.FileStat, h FileHashes) error {
-	var o store.Outcome
-	if err := in.retry(ctx, "change", func() (err error) {
-		o, err = in.st.Change(ctx, cur, h.Store())
-		return err
-	}); err != nil {
+	o, err := retryGet(ctx, in, "change", func() (store.Outcome, error) { return in.st.Change(ctx, cur, h.Store()) })
+	if err != nil {
 		return err
 	}
 	in.note(ctx, "changed", "path", cur.Path, "result", o.Kind, "cid", h.Canonical)
@@ -151,11 +140,8 @@ func (in *Ingester) arrive(ctx context.Context, cur store.FileStat) error {
 	if err != nil {
 		return in.fail(ctx, path, err)
 	}
-	var o store.Outcome
-	if err := in.retry(ctx, "arrive", func() (err error) {
-		o, err = in.st.Arrive(ctx, cur, mid)
-		return err
-	}); err != nil {
+	o, err := retryGet(ctx, in, "arrive", func() (store.Outcome, error) { return in.st.Arrive(ctx, cur, mid) })
+	if err != nil {
 		return err
 	}
 	if o.Kind == store.KindExists {
@@ -178,11 +164,8 @@ func (in *Ingester) arrive(ctx context.Context, cur store.FileStat) error {
 // always judged against a known sha2-256.
 func (in *Ingester) confirm(ctx context.Context, cur store.FileStat, h FileHashes, fresh bool) error {
 	for attempt := 0; attempt < 3; attempt++ {
-		var o store.Outcome
-		if err := in.retry(ctx, "confirm", func() (err error) {
-			o, err = in.st.Confirm(ctx, cur, h.Store())
-			return err
-		}); err != nil {
+		o, err := retryGet(ctx, in, "confirm", func() (store.Outcome, error) { return in.st.Confirm(ctx, cur, h.Store()) })
+		if err != nil {
 			return err
 		}
 		switch o.Kind {
@@ -206,11 +189,8 @@ func (in *Ingester) confirm(ctx context.Context, cur store.FileStat, h FileHashe
 
 // confirmPrimary runs the full pass of a root's primary path.
 func (in *Ingester) confirmPrimary(ctx context.Context, root store.RootID) error {
-	var doc store.Document
-	if err := in.retry(ctx, "read document", func() (err error) {
-		doc, err = in.st.Document(ctx, root)
-		return err
-	}); err != nil {
+	doc, err := retryGet(ctx, in, "read document", func() (store.Document, error) { return in.st.Document(ctx, root) })
+	if err != nil {
 		return err
 	}
 	p := doc.FilePath()
@@ -274,11 +254,8 @@ func (in *Ingester) fail(ctx context.Context, path string, err error) error {
 }
 
 func (in *Ingester) remove(ctx context.Context, path string) error {
-	var o store.Outcome
-	if err := in.retry(ctx, "remove", func() (err error) {
-		o, err = in.st.RemovePath(ctx, path)
-		return err
-	}); err != nil {
+	o, err := retryGet(ctx, in, "remove", func() (store.Outcome, error) { return in.st.RemovePath(ctx, path) })
+	if err != nil {
 		return err
 	}
 	if o.Kind != store.KindGone {
@@ -355,6 +332,16 @@ func (in *Ingester) retry(ctx context.Context, what string, fn func() error) err
 		}
 		backoff = min(backoff*2, 5*time.Second)
 	}
+}
+
+// retryGet is retry for a call that returns a value.
+func retryGet[T any](ctx context.Context, in *Ingester, what string, fn func() (T, error)) (T, error) {
+	var v T
+	err := in.retry(ctx, what, func() (err error) {
+		v, err = fn()
+		return err
+	})
+	return v, err
 }
 
 // pairMoves finds renames among settled paths: a vanished stored path and

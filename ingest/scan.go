@@ -86,11 +86,8 @@ func (in *Ingester) scan(ctx context.Context) {
 	outside, after := 0, ""
 	kept := map[string]int{}
 	for {
-		var page []string
-		if err := in.retry(ctx, "list stored paths", func() (err error) {
-			page, err = in.st.PathsAfter(ctx, after, 1000)
-			return err
-		}); err != nil {
+		page, err := retryGet(ctx, in, "list stored paths", func() ([]string, error) { return in.st.PathsAfter(ctx, after, 1000) })
+		if err != nil {
 			return
 		}
 		if len(page) == 0 {
