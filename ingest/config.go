@@ -54,27 +54,40 @@ func (c *Config) setDefaults() {
 }
 
 // Validate checks every library is an existing directory and makes the
-// paths absolute and clean.
+// paths absolute, clean and free of symlinks (see Libraries).
 func (c *Config) Validate() error {
-	if len(c.Libraries) == 0 {
-		return fmt.Errorf("ingest: Libraries: at least one library directory is required")
+	libs, err := Libraries(c.Libraries)
+	if err != nil {
+		return err
 	}
-	for i, lib := range c.Libraries {
+	c.Libraries = libs
+	return nil
+}
+
+// Libraries checks that every dir exists and is a directory, and returns
+// them absolute with symlinks resolved: the form stored paths take. The
+// error names the bad entry.
+func Libraries(dirs []string) ([]string, error) {
+	if len(dirs) == 0 {
+		return nil, fmt.Errorf("ingest: Libraries: at least one library directory is required")
+	}
+	out := make([]string, len(dirs))
+	for i, lib := range dirs {
 		abs, err := filepath.Abs(lib)
 		if err != nil {
-			return fmt.Errorf("ingest: Libraries[%d] %q: %w", i, lib, err)
+			return nil, fmt.Errorf("ingest: Libraries[%d] %q: %w", i, lib, err)
 		}
 		if real, err := filepath.EvalSymlinks(abs); err == nil {
 			abs = real
 		}
 		fi, err := os.Stat(abs)
 		if err != nil {
-			return fmt.Errorf("ingest: Libraries[%d] %q: %w", i, lib, err)
+			return nil, fmt.Errorf("ingest: Libraries[%d] %q: %w", i, lib, err)
 		}
 		if !fi.IsDir() {
-			return fmt.Errorf("ingest: Libraries[%d] %q: not a directory", i, lib)
+			return nil, fmt.Errorf("ingest: Libraries[%d] %q: not a directory", i, lib)
 		}
-		c.Libraries[i] = abs
+		out[i] = abs
 	}
-	return nil
+	return out, nil
 }

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/metamesh/node/ingest"
 )
 
 // DefaultAPIAddr is where the HTTP API listens unless told otherwise:
@@ -57,17 +59,8 @@ func (c *Config) SetDefaults() {
 
 // Validate names the first bad field and its value.
 func (c *Config) Validate() error {
-	if len(c.Libraries) == 0 {
-		return fmt.Errorf("config: Libraries: at least one --library directory is required")
-	}
-	for _, lib := range c.Libraries {
-		fi, err := os.Stat(lib)
-		if err != nil {
-			return fmt.Errorf("config: Libraries: %q: %w", lib, err)
-		}
-		if !fi.IsDir() {
-			return fmt.Errorf("config: Libraries: %q is not a directory", lib)
-		}
+	if _, err := ingest.Libraries(c.Libraries); err != nil {
+		return fmt.Errorf("config: %w (--library)", err)
 	}
 	if c.RedisURL == "" && c.DataDir == "" {
 		return fmt.Errorf("config: DataDir: required when no RedisURL is given")
@@ -84,16 +77,15 @@ func (c *Config) Validate() error {
 	return nil
 }
 
-// absolute makes library and data paths absolute, so logs, status and
-// stored paths never depend on the working directory.
+// absolute puts library and data paths in the form stored paths take
+// (absolute, symlinks resolved), so logs, status and the store never depend
+// on the working directory.
 func (c *Config) absolute() error {
-	for i, lib := range c.Libraries {
-		abs, err := filepath.Abs(lib)
-		if err != nil {
-			return fmt.Errorf("config: Libraries: %q: %w", lib, err)
-		}
-		c.Libraries[i] = abs
+	libs, err := ingest.Libraries(c.Libraries)
+	if err != nil {
+		return fmt.Errorf("config: %w", err)
 	}
+	c.Libraries = libs
 	if c.DataDir != "" {
 		abs, err := filepath.Abs(c.DataDir)
 		if err != nil {
