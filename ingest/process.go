@@ -92,7 +92,7 @@ func (in *Ingester) file(ctx context.Context, path string) error {
 	case known && st.Size == cur.Size && st.MtimeNs == cur.MtimeNs && st.Hashed:
 		// Unchanged since the last pass: no hashing, only make sure the
 		// metadata was extracted (a restart may have cut it short).
-		return in.extractIfMissing(ctx, path, st.Root, cur.Size)
+		return in.extract(ctx, st, path, cur.Size)
 	case known && st.Size == cur.Size && st.MtimeNs == cur.MtimeNs:
 		// Arrived but the full pass never finished (restart): resume,
 		// unless the bytes changed under an unchanged mtime.
@@ -124,7 +124,7 @@ func (in *Ingester) change(ctx context.Context, cur store.FileStat, h FileHashes
 	if o.Kind == store.KindUnknown || o.Kind == store.KindStale {
 		return in.confirm(ctx, cur, h, false)
 	}
-	return in.extractIfMissing(ctx, cur.Path, o.Root, cur.Size)
+	return in.extractIfMissing(ctx, cur.Path, cur.Size)
 }
 
 // arrive ingests a path the store does not know: the midhash makes it
@@ -182,7 +182,7 @@ func (in *Ingester) confirm(ctx context.Context, cur store.FileStat, h FileHashe
 		if fresh {
 			in.note(ctx, "ingested", "path", cur.Path, "result", o.Kind, "cid", h.Canonical)
 		}
-		return in.extractIfMissing(ctx, cur.Path, o.Root, cur.Size)
+		return in.extractIfMissing(ctx, cur.Path, cur.Size)
 	}
 	return fmt.Errorf("confirm %s: the root's primary could not be confirmed", cur.Path)
 }
@@ -266,23 +266,25 @@ func (in *Ingester) remove(ctx context.Context, path string) error {
 
 // extractIfMissing runs the extractors when path is its root's primary
 // and the root has no extracted metadata yet.
-func (in *Ingester) extractIfMissing(ctx context.Context, path string, root store.RootID, size int64) error {
-	var st store.PathState
-	var has bool
-	if err := in.retry(ctx, "read path", func() (err error) {
-		if st, err = in.st.Path(ctx, path); err != nil {
-			return err
-		}
-		has, err = in.st.HasField(ctx, st.Root, "mimeType")
-		return err
-	}); err != nil {
-		if errors.Is(err, store.ErrNotFound) {
-			return nil
-		}
+func (in *Ingester) extractIfMissing(ctx context.Context, path string, size int64) error {
+	st, err := retryGet(ctx, in, "read path", func() (store.PathState, error) { return in.st.Path(ctx, path) })
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
 		return err
 	}
-	if !st.Primary || has {
+	return in.extract(ctx, st, path, size)
+}
+
+// extract is extractIfMissing for a path whose state is at hand.
+func (in *Ingester) extract(ctx context.Context, st store.PathState, path string, size int64) error {
+	if !st.Primary {
 		return nil
+	}
+	has, err := retryGet(ctx, in, "read field", func() (bool, error) { return in.st.HasField(ctx, st.Root, "mimeType") })
+	if err != nil || has {
+		return err
 	}
 	subj := &Subject{Path: path, Size: size}
 	fields := map[string]string{}
