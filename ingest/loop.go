@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+
+	"github.com/metamesh/node/store"
 )
 
 // pend is a path waiting to settle.
@@ -21,6 +23,7 @@ type pend struct {
 	mtime     int64
 	scan      bool
 	scanSize  int64
+	goneSince time.Time // first look that found the path missing
 }
 
 // loopState is owned by the loop goroutine alone.
@@ -203,8 +206,13 @@ func (in *Ingester) flush(ctx context.Context, ls *loopState, now time.Time) {
 		// settle in the same batch and pair up.
 		pd.observed, pd.exists, pd.size, pd.mtime = true, exists, size, mtime
 		pd.lastEvent = now
+		if !exists && pd.goneSince.IsZero() {
+			pd.goneSince = now
+		}
 	}
-	for _, j := range in.pairMoves(ctx, gone, arrived) {
+	goneStates := in.goneStates(ctx, gone)
+	gone = in.holdForPartners(ls, gone, goneStates, arrived, now)
+	for _, j := range in.pairMoves(ctx, goneStates, arrived) {
 		for _, p := range j.paths() {
 			if pd := ls.pending[p]; pd != nil && pd.scan {
 				ls.scanOpen--
@@ -223,6 +231,47 @@ func (in *Ingester) flush(ctx context.Context, ls *loopState, now time.Time) {
 			in.dispatch(ls, job{kind: jobFile, path: p, fromScan: pd.scan, size: pd.scanSize})
 		}
 	}
+}
+
+// goneStates reads what the store knows of vanished paths (unknown ones
+// are left out: they have nothing to pair).
+func (in *Ingester) goneStates(ctx context.Context, gone []string) map[string]store.PathState {
+	out := map[string]store.PathState{}
+	for _, g := range gone {
+		if st, err := in.st.Path(ctx, g); err == nil {
+			out[g] = st
+		}
+	}
+	return out
+}
+
+// holdForPartners keeps a vanished known path pending while a path with
+// its size and mtime is still settling (the two ends of a move whose
+// events fell on either side of a tick), for at most four Settle periods.
+func (in *Ingester) holdForPartners(ls *loopState, gone []string, states map[string]store.PathState, arrived []string, now time.Time) []string {
+	if len(states) == 0 {
+		return gone
+	}
+	type key struct{ size, mtime int64 }
+	ready := map[string]bool{}
+	for _, a := range arrived {
+		ready[a] = true
+	}
+	settling := map[key]bool{}
+	for p, pd := range ls.pending {
+		if pd.observed && pd.exists && !ready[p] && !ls.inflight[p] {
+			settling[key{pd.size, pd.mtime}] = true
+		}
+	}
+	out := gone[:0]
+	for _, g := range gone {
+		st, known := states[g]
+		if known && settling[key{st.Size, st.MtimeNs}] && now.Sub(ls.pending[g].goneSince) < 4*in.cfg.Settle {
+			continue // wait for its partner
+		}
+		out = append(out, g)
+	}
+	return out
 }
 
 // statPath returns whether p is a file (or a link to one) and its size and

@@ -349,7 +349,7 @@ func retryGet[T any](ctx context.Context, in *Ingester, what string, fn func() (
 // pairMoves finds renames among settled paths: a vanished stored path and
 // a new unknown path with the same size and mtime (a move keeps both) and
 // the same midhash.
-func (in *Ingester) pairMoves(ctx context.Context, gone, arrived []string) []job {
+func (in *Ingester) pairMoves(ctx context.Context, gone map[string]store.PathState, arrived []string) []job {
 	if len(gone) == 0 || len(arrived) == 0 {
 		return nil
 	}
@@ -360,16 +360,9 @@ func (in *Ingester) pairMoves(ctx context.Context, gone, arrived []string) []job
 		used bool
 	}
 	cands := map[key][]*cand{}
-	for _, g := range gone {
-		st, err := in.st.Path(ctx, g)
-		if err != nil {
-			continue
-		}
+	for g, st := range gone {
 		k := key{st.Size, st.MtimeNs}
 		cands[k] = append(cands[k], &cand{path: g, mid: st.Midhash})
-	}
-	if len(cands) == 0 {
-		return nil
 	}
 	var jobs []job
 	for _, a := range arrived {

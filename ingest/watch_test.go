@@ -111,7 +111,8 @@ func TestWatch_Lifecycle(t *testing.T) {
 	idle(t, in)
 	mustCheck(t, s)
 	if n, _ := s.Roots(bg); n != 0 {
-		t.Errorf("roots left: %d", n)
+		left, _ := s.PathsAfter(bg, "", 100)
+		t.Errorf("roots left: %d (paths %v)", n, left)
 	}
 }
 
