@@ -11,28 +11,47 @@ import (
 
 // Multicodec and multihash codes the rank ladder knows.
 const (
-	CodeRaw        = 0x55
-	CodeDagPB      = 0x70
-	CodeSHA2_256   = 0x12
-	CodeSHA3_256   = 0x16
-	CodeSHA3_384   = 0x15
-	CodeMidhash256 = 0x1000
-	CodeBTFileV1   = 0x1001
-	CodeBTFileV2   = 0x1002
-	CodeBTIHv2     = 0x10B7
+	CodeIdentity      = 0x00
+	CodeRaw           = 0x55
+	CodeDagPB         = 0x70
+	CodeSHA1          = 0x11
+	CodeSHA2_256      = 0x12
+	CodeSHA3_256      = 0x16
+	CodeSHA3_384      = 0x15
+	CodeMidhash256    = 0x1000
+	CodeBTFileV1      = 0x1001
+	CodeBTFileV2      = 0x1002
+	CodeUsenetPosting = 0x1003
+	CodeBTIHv2        = 0x10B7
+)
+
+// Codecs of opaque locators: CIDs that name where something can be found
+// rather than what its bytes are. They carry an identity multihash.
+const (
+	CodeNZBRelease   = 0x1005
+	CodeURL          = 0x1006
+	CodeCard         = 0x1007
+	CodeYTVideo      = 0x1008
+	CodeExtPlay      = 0x1009
+	CodeProviderFile = 0x100A
 )
 
 // Tier is a rung of the canonical-CID ladder. Its value is the rank.
 type Tier int
 
 // The tiers, best first. Rank is by utility for external retrieval, not by
-// cryptographic strength.
+// cryptographic strength: a Usenet posting (a digest, but of no fetchable
+// bytes) stays below a real content digest, and an opaque locator (not
+// content-derived) below everything that is. A digest whose length does not
+// match its hash function is TierOther.
 const (
 	TierIPFS          Tier = 40
 	TierContentDigest Tier = 30
+	TierUsenetPosting Tier = 25
 	TierBitTorrentV2  Tier = 22
 	TierBitTorrentV1  Tier = 20
 	TierMidhash       Tier = 10
+	TierLocator       Tier = 5
 	TierOther         Tier = 0
 )
 
@@ -47,12 +66,16 @@ func (t Tier) String() string {
 		return "ipfs"
 	case TierContentDigest:
 		return "content-digest"
+	case TierUsenetPosting:
+		return "usenet-posting"
 	case TierBitTorrentV2:
 		return "bittorrent-v2"
 	case TierBitTorrentV1:
 		return "bittorrent-v1"
 	case TierMidhash:
 		return "midhash"
+	case TierLocator:
+		return "opaque-locator"
 	}
 	return "other"
 }
@@ -69,12 +92,22 @@ func Rank(s string) int {
 }
 
 func tierOf(c cid.Cid) Tier {
+	if lengthProblem(c) != "" {
+		return TierOther
+	}
 	codec := c.Type()
 	code := c.Prefix().MhType
 	either := func(want uint64) bool { return codec == want || code == want }
 	switch {
 	case codec == CodeDagPB:
 		return TierIPFS
+	// The codecs below are matched before the multihash: a Usenet posting's
+	// multihash is a real sha2-256, but over a Message-ID set, not over
+	// fetchable bytes; a locator is not content-derived at all.
+	case codec == CodeUsenetPosting:
+		return TierUsenetPosting
+	case isLocator(codec):
+		return TierLocator
 	case (code == CodeSHA2_256 || code == CodeSHA3_256 || code == CodeSHA3_384) &&
 		(codec == CodeRaw || codec == code):
 		return TierContentDigest
@@ -86,6 +119,42 @@ func tierOf(c cid.Cid) Tier {
 		return TierMidhash
 	}
 	return TierOther
+}
+
+func isLocator(codec uint64) bool { return codec >= CodeNZBRelease && codec <= CodeProviderFile }
+
+// digestLength is the digest length, in bytes, of each fixed-length hash
+// the ladder knows, keyed by multihash code. A codec that names a digest
+// (a BitTorrent info-hash or file hash, a Usenet posting) demands the same
+// length of whatever multihash it carries.
+var digestLength = map[uint64]int{
+	CodeSHA1:          20,
+	CodeSHA2_256:      32,
+	CodeSHA3_256:      32,
+	CodeSHA3_384:      48,
+	CodeMidhash256:    32,
+	CodeBTFileV1:      20,
+	CodeBTFileV2:      32,
+	CodeUsenetPosting: 32,
+	CodeBTIHv2:        32,
+}
+
+// lengthProblem says why the digest of c cannot be what its multihash code
+// (or its codec) claims, or returns "" when its length is right. Such a
+// CID ranks 0. A locator's identity digest may have any non-empty length.
+func lengthProblem(c cid.Cid) string {
+	p := c.Prefix()
+	n := p.MhLength
+	if want, ok := digestLength[p.MhType]; ok && n != want {
+		return fmt.Sprintf("%s digest is %d bytes, want %d", hashName(p.MhType), n, want)
+	}
+	if want, ok := digestLength[p.Codec]; ok && n != want {
+		return fmt.Sprintf("%s codec needs a %d-byte digest, got %d", codecName(p.Codec), want, n)
+	}
+	if isLocator(p.Codec) && n == 0 {
+		return fmt.Sprintf("%s locator has an empty digest", codecName(p.Codec))
+	}
+	return ""
 }
 
 // Better reports whether a should be elected over b: higher rank wins, and
@@ -123,6 +192,9 @@ type Info struct {
 	Tier           string `json:"tier"`
 	Rank           int    `json:"rank"`
 	NormalizedRank int    `json:"normalizedRank"`
+	// Problem says why a CID whose codec or multihash the ladder knows
+	// still ranks 0 (a digest of the wrong length); empty otherwise.
+	Problem string `json:"problem,omitempty"`
 }
 
 // Inspect decodes any valid CID text and describes it. Rank is the strict
@@ -147,14 +219,22 @@ func Inspect(s string) (Info, error) {
 		Tier:           tierOf(nc).String(),
 		Rank:           Rank(s),
 		NormalizedRank: Rank(norm),
+		Problem:        lengthProblem(nc),
 	}, nil
 }
 
 var ownNames = map[uint64]string{
-	CodeMidhash256: "midhash256",
-	CodeBTFileV1:   "bittorrent-v1-file",
-	CodeBTFileV2:   "bittorrent-v2-file",
-	CodeBTIHv2:     "btih-v2",
+	CodeMidhash256:    "midhash256",
+	CodeBTFileV1:      "bittorrent-v1-file",
+	CodeBTFileV2:      "bittorrent-v2-file",
+	CodeUsenetPosting: "usenet-posting",
+	CodeNZBRelease:    "nzb-release",
+	CodeURL:           "url",
+	CodeCard:          "card",
+	CodeYTVideo:       "yt-video",
+	CodeExtPlay:       "ext-play",
+	CodeProviderFile:  "provider-file",
+	CodeBTIHv2:        "btih-v2",
 }
 
 func codecName(code uint64) string {

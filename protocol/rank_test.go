@@ -2,6 +2,7 @@ package protocol_test
 
 import (
 	"bytes"
+	"fmt"
 	"testing"
 
 	"github.com/ipfs/go-cid"
@@ -53,6 +54,19 @@ func TestRank(t *testing.T) {
 		{"midhash codec 0x1000", mustCID(t, protocol.CodeMidhash256, protocol.CodeMidhash256, 32, 1), 10},
 		{"midhash raw codec", mustCID(t, protocol.CodeRaw, protocol.CodeMidhash256, 32, 1), 10},
 		{"midhash under dag-cbor is other", mustCID(t, 0x71, protocol.CodeMidhash256, 32, 1), 0},
+		{"usenet posting sha2-256", mustCID(t, protocol.CodeUsenetPosting, protocol.CodeSHA2_256, 32, 1), 25},
+		{"usenet posting any 32-byte multihash", mustCID(t, protocol.CodeUsenetPosting, protocol.CodeIdentity, 32, 1), 25},
+		{"locator nzb-release", mustCID(t, protocol.CodeNZBRelease, protocol.CodeIdentity, 40, 'n'), 5},
+		{"locator url", mustCID(t, protocol.CodeURL, protocol.CodeIdentity, 23, 'u'), 5},
+		{"locator card", mustCID(t, protocol.CodeCard, protocol.CodeIdentity, 8, 'c'), 5},
+		{"locator yt-video", mustCID(t, protocol.CodeYTVideo, protocol.CodeIdentity, 11, 'y'), 5},
+		{"locator ext-play", mustCID(t, protocol.CodeExtPlay, protocol.CodeIdentity, 1, 'e'), 5},
+		{"locator provider-file", mustCID(t, protocol.CodeProviderFile, protocol.CodeIdentity, 200, 'p'), 5},
+		{"locator codec wins over a btih-v2 multihash", mustCID(t, protocol.CodeURL, protocol.CodeBTIHv2, 32, 1), 5},
+		{"locator with an empty digest", mustCID(t, protocol.CodeURL, protocol.CodeIdentity, 0, 0), 0},
+		{"0x1004 between posting and locators", mustCID(t, 0x1004, protocol.CodeIdentity, 8, 1), 0},
+		{"0x100b after the locators", mustCID(t, 0x100B, protocol.CodeIdentity, 8, 1), 0},
+		{"identity under raw", mustCID(t, protocol.CodeRaw, protocol.CodeIdentity, 8, 1), 0},
 		{"md5", mustCID(t, protocol.CodeRaw, 0xd5, 16, 1), 0},
 		{"crc32", mustCID(t, protocol.CodeRaw, 0x0132, 4, 1), 0},
 		{"sha1", mustCID(t, protocol.CodeRaw, 0x11, 20, 1), 0},
@@ -73,11 +87,67 @@ func TestRank(t *testing.T) {
 	}
 }
 
+// TestRank_WrongDigestLength: every digest tier ranks 0 when the digest is
+// shorter or longer than its hash function makes.
+func TestRank_WrongDigestLength(t *testing.T) {
+	tests := []struct {
+		name        string
+		codec, code uint64
+		right       int
+	}{
+		{"dag-pb sha2-256", protocol.CodeDagPB, protocol.CodeSHA2_256, 32},
+		{"raw sha2-256", protocol.CodeRaw, protocol.CodeSHA2_256, 32},
+		{"raw sha3-256", protocol.CodeRaw, protocol.CodeSHA3_256, 32},
+		{"raw sha3-384", protocol.CodeRaw, protocol.CodeSHA3_384, 48},
+		{"codec=code sha2-256", protocol.CodeSHA2_256, protocol.CodeSHA2_256, 32},
+		{"codec=code sha3-256", protocol.CodeSHA3_256, protocol.CodeSHA3_256, 32},
+		{"codec=code sha3-384", protocol.CodeSHA3_384, protocol.CodeSHA3_384, 48},
+		{"usenet posting sha2-256", protocol.CodeUsenetPosting, protocol.CodeSHA2_256, 32},
+		{"usenet posting identity", protocol.CodeUsenetPosting, protocol.CodeIdentity, 32},
+		{"btih-v2 in codec", protocol.CodeBTIHv2, protocol.CodeSHA2_256, 32},
+		{"btih-v2 in codec, identity", protocol.CodeBTIHv2, protocol.CodeIdentity, 32},
+		{"btih-v2 in multihash", protocol.CodeRaw, protocol.CodeBTIHv2, 32},
+		{"bt per-file v2 in codec", protocol.CodeBTFileV2, protocol.CodeSHA2_256, 32},
+		{"bt per-file v2 in multihash", protocol.CodeRaw, protocol.CodeBTFileV2, 32},
+		{"bt per-file v1 in codec", protocol.CodeBTFileV1, protocol.CodeSHA1, 20},
+		{"bt per-file v1 in codec, identity", protocol.CodeBTFileV1, protocol.CodeIdentity, 20},
+		{"bt per-file v1 in multihash", protocol.CodeRaw, protocol.CodeBTFileV1, 20},
+		{"midhash codec 0x1000", protocol.CodeMidhash256, protocol.CodeMidhash256, 32},
+		{"midhash raw codec", protocol.CodeRaw, protocol.CodeMidhash256, 32},
+	}
+	for _, tt := range tests {
+		for _, n := range []int{0, 1, tt.right - 1, tt.right + 1, 2 * tt.right} {
+			t.Run(fmt.Sprintf("%s/%d bytes", tt.name, n), func(t *testing.T) {
+				in := mustCID(t, tt.codec, tt.code, n, 1)
+				if got := protocol.Rank(in); got != 0 {
+					t.Errorf("Rank(%q) = %d, want 0", in, got)
+				}
+			})
+		}
+		t.Run(fmt.Sprintf("%s/%d bytes ranks", tt.name, tt.right), func(t *testing.T) {
+			in := mustCID(t, tt.codec, tt.code, tt.right, 1)
+			if got := protocol.Rank(in); got == 0 {
+				t.Errorf("Rank(%q) = 0 at the right length", in)
+			}
+		})
+	}
+	t.Run("bt per-file v1 codec with a 32-byte sha2-256", func(t *testing.T) {
+		in := mustCID(t, protocol.CodeBTFileV1, protocol.CodeSHA2_256, 32, 1)
+		if got := protocol.Rank(in); got != 0 {
+			t.Errorf("Rank(%q) = %d, want 0", in, got)
+		}
+	})
+}
+
 func TestCanonical(t *testing.T) {
 	ipfs := mustCID(t, protocol.CodeDagPB, protocol.CodeSHA2_256, 32, 9)
 	shaA := mustCID(t, protocol.CodeRaw, protocol.CodeSHA2_256, 32, 1)
 	shaB := mustCID(t, protocol.CodeRaw, protocol.CodeSHA3_256, 32, 2)
 	mid := mustCID(t, protocol.CodeMidhash256, protocol.CodeMidhash256, 32, 3)
+	usenet := mustCID(t, protocol.CodeUsenetPosting, protocol.CodeSHA2_256, 32, 4)
+	btv2 := mustCID(t, protocol.CodeBTIHv2, protocol.CodeSHA2_256, 32, 5)
+	url := mustCID(t, protocol.CodeURL, protocol.CodeIdentity, 20, 'u')
+	short := mustCID(t, protocol.CodeRaw, protocol.CodeSHA2_256, 16, 6)
 	lo, hi := shaA, shaB
 	if hi < lo {
 		lo, hi = hi, lo
@@ -94,6 +164,10 @@ func TestCanonical(t *testing.T) {
 		{"tie goes to smaller string", []string{hi, lo}, lo},
 		{"tie is order independent", []string{lo, hi}, lo},
 		{"garbage never beats a rank", []string{"zzz", mid, "Qm"}, mid},
+		{"digest beats usenet posting", []string{usenet, shaA}, shaA},
+		{"usenet posting beats bittorrent v2", []string{btv2, usenet}, usenet},
+		{"midhash beats locator", []string{url, mid}, mid},
+		{"locator beats wrong-length digest", []string{short, url}, url},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -173,16 +247,53 @@ func TestInspect(t *testing.T) {
 	}
 }
 
+func TestInspect_Tiers(t *testing.T) {
+	tests := []struct {
+		name        string
+		in          string
+		wantCodec   string
+		wantTier    string
+		wantRank    int
+		wantProblem string
+	}{
+		{"usenet posting", mustCID(t, protocol.CodeUsenetPosting, protocol.CodeSHA2_256, 32, 1), "usenet-posting", "usenet-posting", 25, ""},
+		{"nzb-release", mustCID(t, protocol.CodeNZBRelease, protocol.CodeIdentity, 9, 'n'), "nzb-release", "opaque-locator", 5, ""},
+		{"url", mustCID(t, protocol.CodeURL, protocol.CodeIdentity, 9, 'u'), "url", "opaque-locator", 5, ""},
+		{"card", mustCID(t, protocol.CodeCard, protocol.CodeIdentity, 9, 'c'), "card", "opaque-locator", 5, ""},
+		{"yt-video", mustCID(t, protocol.CodeYTVideo, protocol.CodeIdentity, 9, 'y'), "yt-video", "opaque-locator", 5, ""},
+		{"ext-play", mustCID(t, protocol.CodeExtPlay, protocol.CodeIdentity, 9, 'e'), "ext-play", "opaque-locator", 5, ""},
+		{"provider-file", mustCID(t, protocol.CodeProviderFile, protocol.CodeIdentity, 9, 'p'), "provider-file", "opaque-locator", 5, ""},
+		{"short sha2-256", mustCID(t, protocol.CodeRaw, protocol.CodeSHA2_256, 16, 1), "raw", "other", 0, "sha2-256 digest is 16 bytes, want 32"},
+		{"short usenet posting", mustCID(t, protocol.CodeUsenetPosting, protocol.CodeIdentity, 16, 1), "usenet-posting", "other", 0, "usenet-posting codec needs a 32-byte digest, got 16"},
+		{"empty locator", mustCID(t, protocol.CodeURL, protocol.CodeIdentity, 0, 0), "url", "other", 0, "url locator has an empty digest"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := protocol.Inspect(tt.in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Codec != tt.wantCodec || got.Tier != tt.wantTier || got.Rank != tt.wantRank || got.Problem != tt.wantProblem {
+				t.Errorf("Inspect(%q) = codec %q tier %q rank %d problem %q; want %q %q %d %q", tt.in,
+					got.Codec, got.Tier, got.Rank, got.Problem, tt.wantCodec, tt.wantTier, tt.wantRank, tt.wantProblem)
+			}
+		})
+	}
+}
+
 func FuzzRank(f *testing.F) {
 	f.Add("")
 	f.Add("bafkreihdwdcefgh4dqkjv67uzcmw7ojee6xedzdetojuzjevtenxquvyku")
 	f.Add("bagacbabaecxvk4hvugaqw6xxrsxuxrykmyhq35i6ik5pshkn4wzdfdpa5a67y")
 	f.Add("QmYwAPJzv5CZsnA625s3Xf2nemtYgPpHdWEz79ojWnPbdG")
 	f.Add("zb2rhe5P4gXftAwvA4eXQ5HJwsER2owDyS9sKaQRRVQPn93bA")
+	f.Add(mustCID(f, protocol.CodeUsenetPosting, protocol.CodeSHA2_256, 32, 1))
+	f.Add(mustCID(f, protocol.CodeURL, protocol.CodeIdentity, 20, 'u'))
+	f.Add(mustCID(f, protocol.CodeRaw, protocol.CodeSHA2_256, 16, 1))
 	f.Fuzz(func(t *testing.T, s string) {
 		r := protocol.Rank(s)
 		switch r {
-		case 0, 10, 20, 22, 30, 40:
+		case 0, 5, 10, 20, 22, 25, 30, 40:
 		default:
 			t.Fatalf("Rank(%q) = %d, not a tier", s, r)
 		}
