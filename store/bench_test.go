@@ -135,8 +135,8 @@ func benchLoad(ctx context.Context, s *Store, from, to int) error {
 			size, mtime := strconv.Itoa(1_000_000+i), strconv.Itoa(1_700_000_000_000_000_000+i)
 			root := string(NewRootID())
 			roots = append(roots, root)
-			luaArrive.EvalSha(ctx, pipe, nil, root, p, size, mtime, h.Midhash, s.evMax, time.Now().UnixMilli())
-			luaConfirm.EvalSha(ctx, pipe, nil, p, size, mtime, h.Midhash, h.SHA256, h.IPFS, string(NewRootID()))
+			luaArrive.EvalSha(ctx, pipe, nil, root, p, size, mtime, "", "", "", h.Midhash, s.evMax, time.Now().UnixMilli())
+			luaConfirm.EvalSha(ctx, pipe, nil, p, size, mtime, "", "", "", h.Midhash, h.SHA256, h.IPFS, string(NewRootID()), string(NewRootID()), s.evMax, time.Now().UnixMilli())
 			args := []any{root}
 			for _, kv := range [][2]string{
 				{"fileType", "video"}, {"mimeType", "video/x-matroska"}, {"titles/eng", "Some Movie Title"},
@@ -150,7 +150,7 @@ func benchLoad(ctx context.Context, s *Store, from, to int) error {
 			} {
 				args = append(args, kv[0], kv[1])
 			}
-			luaSetFields.EvalSha(ctx, pipe, nil, args...)
+			luaSetFields.EvalSha(ctx, pipe, nil, append(args, s.evArgs()...)...)
 		}
 		if _, err := pipe.Exec(ctx); err != nil {
 			return fmt.Errorf("bench load: %w", err)

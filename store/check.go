@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/ipfs/go-cid"
+	"github.com/multiformats/go-multihash"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/metamesh/node/protocol"
@@ -28,7 +30,14 @@ func (v Violation) String() string { return v.Key + ": " + v.Problem }
 //     listed in cidalt:X (an ambiguous midhash);
 //   - every index member has keys, and every field it lists exists;
 //   - every file:<root>/… key belongs to an indexed root and is listed;
-//   - the path index agrees with filePath and duplicates, both ways.
+//   - the path index agrees with filePath and duplicates, both ways;
+//   - a local root's own digests (own:<root>) are in its key-set, and
+//     among the members it computed from its own bytes (every member not
+//     in supplied:<root>) it holds at most one sha2-256 and at most one
+//     dag-pb CID, which are exactly its own digests; a root whose primary
+//     is confirmed has them;
+//   - own:, supplied: and inode: keys belong to indexed roots and known
+//     paths.
 func (s *Store) Check(ctx context.Context) ([]Violation, error) {
 	c := &checker{s: s, ctx: ctx}
 	roots, err := s.rdb.SMembers(ctx, keyIndex).Result()
@@ -53,6 +62,9 @@ func (s *Store) Check(ctx context.Context) ([]Violation, error) {
 		{"path:*", c.path},
 		{"file:*", c.fileKey},
 		{"fields:*", c.fieldsSet},
+		{"own:*", c.rootKey},
+		{"supplied:*", c.rootKey},
+		{"inode:*", c.inode},
 	} {
 		if err := c.scan(step.pattern, step.fn); err != nil {
 			return nil, err
@@ -150,6 +162,9 @@ func (c *checker) root(r RootID) error {
 	}
 	if hasFP {
 		if err := c.pathOwner(fp, r, fieldKey(r, "filePath")); err != nil {
+			return err
+		}
+		if err := c.own(r, fp, fields); err != nil {
 			return err
 		}
 	}
@@ -284,6 +299,102 @@ func (c *checker) fileKey(key string) error {
 func (c *checker) fieldsSet(key string) error {
 	if r := strings.TrimPrefix(key, "fields:"); !c.index[r] {
 		c.bad(key, "belongs to no indexed root")
+	}
+	return nil
+}
+
+// own checks a local root's digests against the members it computed from
+// its own bytes.
+func (c *checker) own(r RootID, fp string, fields []string) error {
+	rdb, ctx := c.s.rdb, c.ctx
+	own, err := rdb.HGetAll(ctx, ownKey(r)).Result()
+	if err != nil {
+		return err
+	}
+	supplied, err := rdb.SMembers(ctx, suppliedKey(r)).Result()
+	if err != nil {
+		return err
+	}
+	sup := map[string]bool{}
+	for _, m := range supplied {
+		sup[m] = true
+	}
+	inSet := map[string]bool{}
+	for _, f := range fields {
+		if m, ok := strings.CutPrefix(f, "cids/"); ok {
+			inSet[m] = true
+		}
+	}
+	for _, k := range []string{"mid", "sha", "ipfs"} {
+		if m := own[k]; m != "" && !inSet[m] {
+			c.bad(ownKey(r), "own %s %s is not in the key-set", k, m)
+		}
+	}
+	for m := range sup {
+		if !inSet[m] {
+			c.bad(suppliedKey(r), "lists %s, which is not in the key-set", m)
+		}
+	}
+	var shas, dagpbs []string
+	for m := range inSet {
+		if sup[m] || protocol.Rank(m) < protocol.StrongRank {
+			continue
+		}
+		if m != own["sha"] && m != own["ipfs"] {
+			c.bad(fieldKey(r, "cids/"+m), "strong member is neither supplied nor a digest of the root's own bytes")
+		}
+		id, err := cid.Decode(m)
+		if err != nil {
+			continue
+		}
+		switch {
+		case id.Prefix().Codec == cid.DagProtobuf:
+			dagpbs = append(dagpbs, m)
+		case id.Prefix().MhType == multihash.SHA2_256:
+			shas = append(shas, m)
+		}
+	}
+	if len(shas) > 1 || len(dagpbs) > 1 {
+		sort.Strings(shas)
+		sort.Strings(dagpbs)
+		c.bad(string(r), "computed from its own bytes it holds %d sha2-256 %v and %d dag-pb %v; want at most one of each", len(shas), shas, len(dagpbs), dagpbs)
+	}
+	hashed, err := rdb.HGet(ctx, pathKey(fp), "hashed").Result()
+	if err != nil && err != redis.Nil {
+		return err
+	}
+	if hashed == "1" && own["sha"] == "" {
+		c.bad(ownKey(r), "the primary %q is confirmed but the root has no own sha2-256", fp)
+	}
+	return nil
+}
+
+// rootKey checks that an own: or supplied: key belongs to an indexed root.
+func (c *checker) rootKey(key string) error {
+	_, r, _ := strings.Cut(key, ":")
+	if !c.index[r] {
+		c.bad(key, "belongs to no indexed root")
+	}
+	return nil
+}
+
+// inode checks that every path of an inode: set is known with that
+// device and inode.
+func (c *checker) inode(key string) error {
+	rest := strings.TrimPrefix(key, "inode:")
+	dev, ino, _ := strings.Cut(rest, ":")
+	paths, err := c.s.rdb.SMembers(c.ctx, key).Result()
+	if err != nil {
+		return err
+	}
+	for _, p := range paths {
+		st, err := c.s.rdb.HMGet(c.ctx, pathKey(p), "dev", "ino").Result()
+		if err != nil {
+			return err
+		}
+		if st[0] != dev || st[1] != ino {
+			c.bad(key, "lists %q, which is not known with this device and inode", p)
+		}
 	}
 	return nil
 }

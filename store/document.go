@@ -12,15 +12,25 @@ import (
 	"github.com/metamesh/node/protocol"
 )
 
+// MaxDuplicates bounds the duplicates a document lists; DuplicateCount
+// says how many there are in all.
+const MaxDuplicates = 100
+
 // Document is one root's metadata, read in O(fields of the root).
 type Document struct {
+	// Root is the root the document was read from (never shown to peers
+	// or API clients).
+	Root RootID
 	// Fields are the flat properties, schema fields (filePath, sizeByte,
 	// mtime) included and the CID key-set excluded.
 	Fields map[string]string
 	// CIDs is the key-set, sorted.
 	CIDs []string
-	// Duplicates are other local paths with the same content, sorted.
+	// Duplicates are other local paths with the same content: the
+	// MaxDuplicates smallest, sorted.
 	Duplicates []string
+	// DuplicateCount is the number of duplicates, listed or not.
+	DuplicateCount int64
 }
 
 // CanonicalCID is derived on every read, never stored: the best key-set
@@ -31,27 +41,49 @@ func (d Document) CanonicalCID() string { return protocol.Canonical(d.CIDs) }
 func (d Document) FilePath() string { return d.Fields["filePath"] }
 
 // Nested is the JSON shape of the document: nested metadata plus "cids",
-// "canonical_cid" and "duplicates".
+// "canonical_cid", "duplicates" and "duplicateCount".
 func (d Document) Nested() map[string]any {
 	m := Unflatten(d.Fields)
 	m["cids"] = append([]string{}, d.CIDs...)
 	m["canonical_cid"] = d.CanonicalCID()
 	m["duplicates"] = append([]string{}, d.Duplicates...)
+	m["duplicateCount"] = d.DuplicateCount
 	return m
 }
 
 // Document reads a root's document with one server round trip.
 func (s *Store) Document(ctx context.Context, root RootID) (Document, error) {
-	v, err := luaDocument.Run(ctx, s.rdb, nil, string(root)).Slice()
+	v, err := luaDocument.Run(ctx, s.rdb, nil, string(root), MaxDuplicates).Slice()
 	if errors.Is(err, redis.Nil) {
 		return Document{}, fmt.Errorf("store: root %s: %w", root, ErrNotFound)
 	}
 	if err != nil {
 		return Document{}, fmt.Errorf("store: read document: %w", err)
 	}
+	return readDocument(root, v), nil
+}
+
+// DocumentByCID resolves cid (canonical form) and reads its document in
+// one script, so a concurrent delete or alias hand-over is never seen
+// half-way.
+func (s *Store) DocumentByCID(ctx context.Context, cid string) (Document, error) {
+	v, err := luaDocumentByCID.Run(ctx, s.rdb, nil, cid, MaxDuplicates).Slice()
+	if errors.Is(err, redis.Nil) {
+		return Document{}, fmt.Errorf("store: cid %s: %w", cid, ErrNotFound)
+	}
+	if err != nil {
+		return Document{}, fmt.Errorf("store: read document: %w", err)
+	}
+	root, _ := v[0].(string)
+	return readDocument(RootID(root), v[1:]), nil
+}
+
+// readDocument decodes docfor's answer.
+func readDocument(root RootID, v []any) Document {
 	pairs, _ := v[0].([]any)
 	dups, _ := v[1].([]any)
-	d := Document{Fields: make(map[string]string, len(pairs)/2)}
+	n, _ := v[2].(int64)
+	d := Document{Root: root, Fields: make(map[string]string, len(pairs)/2), DuplicateCount: n}
 	for i := 0; i+1 < len(pairs); i += 2 {
 		f, _ := pairs[i].(string)
 		val, _ := pairs[i+1].(string)
@@ -68,14 +100,5 @@ func (s *Store) Document(ctx context.Context, root RootID) (Document, error) {
 	}
 	sort.Strings(d.CIDs)
 	sort.Strings(d.Duplicates)
-	return d, nil
-}
-
-// DocumentByCID resolves cid (canonical form) and reads its document.
-func (s *Store) DocumentByCID(ctx context.Context, cid string) (Document, error) {
-	root, err := s.GetByCID(ctx, cid)
-	if err != nil {
-		return Document{}, err
-	}
-	return s.Document(ctx, root)
+	return d
 }

@@ -37,3 +37,12 @@ func (s *Store) DebugConfigGet(ctx context.Context, k string) (string, error) {
 	m, err := s.rdb.ConfigGet(ctx, k).Result()
 	return m[k], err
 }
+
+// DebugHSet and DebugSAdd write raw hash fields and set members; tests only.
+func (s *Store) DebugHSet(ctx context.Context, key, field, val string) error {
+	return s.rdb.HSet(ctx, key, field, val).Err()
+}
+
+func (s *Store) DebugSAdd(ctx context.Context, key, member string) error {
+	return s.rdb.SAdd(ctx, key, member).Err()
+}

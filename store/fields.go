@@ -43,7 +43,7 @@ func (s *Store) SetFields(ctx context.Context, root RootID, fields map[string]st
 	for _, f := range names {
 		args = append(args, f, fields[f])
 	}
-	n, err := luaSetFields.Run(ctx, s.rdb, nil, args...).Int()
+	n, err := luaSetFields.Run(ctx, s.rdb, nil, append(args, s.evArgs()...)...).Int()
 	if err != nil {
 		return 0, fmt.Errorf("store: set fields: %w", err)
 	}

@@ -6,27 +6,85 @@ import "github.com/redis/go-redis/v9"
 // atomically inside Redis, so no reader ever sees a half-done mint, merge,
 // delete or promote. Keys are built inside the scripts (the node talks to a
 // single, non-clustered Redis).
+//
+// Every script ends by appending one key-set event per root whose key-set
+// or local paths it changed (ksflush), so the feed misses nothing. The rank
+// ladder is not known here: which members are a root's own strong digests
+// is recorded in own:<root>, never derived in Lua.
 const luaPrelude = `
-local EVMAX, EVTS
+local EVMAX = ARGV[#ARGV - 1]
+local EVTS = ARGV[#ARGV]
 local IDX = 'file:__index__'
 local PATHS = 'path:__index__'
 local function fk(r, f) return 'file:' .. r .. '/' .. f end
 local function fieldsk(r) return 'fields:' .. r end
+local function ownk(r) return 'own:' .. r end
+local function supk(r) return 'supplied:' .. r end
 local function pk(p) return 'path:' .. p end
+local function inok(dev, ino) return 'inode:' .. dev .. ':' .. ino end
 local function setf(r, f, v)
   if redis.call('GET', fk(r, f)) ~= v then redis.call('SET', fk(r, f), v) end
   redis.call('SADD', fieldsk(r), f)
 end
-local function emit(typ, p, mid, old)
-  if EVMAX == nil then return end
-  redis.call('XADD', 'meta:events', 'MAXLEN', '~', EVMAX, '*',
-    'type', typ, 'path', p, 'midhash256', mid or '', 'oldPath', old or '', 'timestamp', EVTS)
+local function xadd(typ, fields)
+  redis.call('XADD', 'meta:events', 'MAXLEN', '~', EVMAX, '*', 'type', typ, unpack(fields))
 end
-local function indexpath(p, r, size, mtime, mid)
-  redis.call('HSET', pk(p), 'root', r, 'size', size, 'mtime', mtime, 'mid', mid, 'hashed', '0')
+-- emit appends a path lifecycle event.
+local function emit(typ, p, mid, old)
+  xadd(typ, {'path', p, 'midhash256', mid or '', 'oldPath', old or '', 'timestamp', EVTS})
+end
+
+-- Key-set changes are collected per root while a script runs and appended
+-- by ksflush at its end, net of members added and removed again.
+local KS, KSO = {}, {}
+local function kst(r)
+  local t = KS[r]
+  if not t then
+    t = {typ = 'alias', add = {}, rem = {}, path = '', into = ''}
+    KS[r] = t
+    KSO[#KSO + 1] = r
+  end
+  return t
+end
+local function ksadd(r, c)
+  local t = kst(r)
+  if t.rem[c] then t.rem[c] = nil else t.add[c] = true end
+end
+local function ksrem(r, c)
+  local t = kst(r)
+  if t.add[c] then t.add[c] = nil else t.rem[c] = true end
+end
+local function kswhy(r, typ, p, into)
+  local t = kst(r)
+  if t.typ ~= 'mint' or typ == 'purge' then t.typ = typ end
+  if p then t.path = p end
+  if into then t.into = into end
+end
+local function joined(set)
+  local out = {}
+  for c in pairs(set) do out[#out + 1] = c end
+  table.sort(out)
+  return table.concat(out, ' ')
+end
+local function ksflush()
+  for _, r in ipairs(KSO) do
+    local t = KS[r]
+    local a, d = joined(t.add), joined(t.rem)
+    if a ~= '' or d ~= '' or t.typ == 'purge' or t.typ == 'promote' or t.typ == 'merge' then
+      xadd(t.typ, {'root', r, 'added', a, 'removed', d, 'path', t.path, 'into', t.into, 'timestamp', EVTS})
+    end
+  end
+end
+
+local function indexpath(p, r, size, mtime, mid, dev, ino, link)
+  redis.call('HSET', pk(p), 'root', r, 'size', size, 'mtime', mtime, 'mid', mid, 'hashed', '0',
+    'dev', dev, 'ino', ino, 'link', link)
   redis.call('ZADD', PATHS, 0, p)
+  if dev ~= '' and ino ~= '' then redis.call('SADD', inok(dev, ino), p) end
 end
 local function unindexpath(p)
+  local st = redis.call('HMGET', pk(p), 'dev', 'ino')
+  if st[1] and st[2] and st[1] ~= '' then redis.call('SREM', inok(st[1], st[2]), p) end
   redis.call('DEL', pk(p))
   redis.call('ZREM', PATHS, p)
 end
@@ -34,7 +92,11 @@ end
 -- free; an alias held by another root is never repointed (r is recorded as
 -- an alternative holder). Returns the alias holder.
 local function member(r, c)
-  setf(r, 'cids/' .. c, 'true')
+  if redis.call('EXISTS', fk(r, 'cids/' .. c)) == 0 then
+    redis.call('SET', fk(r, 'cids/' .. c), 'true')
+    ksadd(r, c)
+  end
+  redis.call('SADD', fieldsk(r), 'cids/' .. c)
   local h = redis.call('GET', 'cid:' .. c)
   if not h then
     redis.call('SET', 'cid:' .. c, r)
@@ -46,8 +108,9 @@ end
 -- dropmember takes c out of r's key-set; an alias r held passes to an
 -- alternative holder, if there is one.
 local function dropmember(r, c)
-  redis.call('DEL', fk(r, 'cids/' .. c))
+  if redis.call('DEL', fk(r, 'cids/' .. c)) == 1 then ksrem(r, c) end
   redis.call('SREM', fieldsk(r), 'cids/' .. c)
+  redis.call('SREM', supk(r), c)
   if redis.call('GET', 'cid:' .. c) == r then
     local nxt = redis.call('SPOP', 'cidalt:' .. c)
     if nxt then redis.call('SET', 'cid:' .. c, nxt) else redis.call('DEL', 'cid:' .. c) end
@@ -60,10 +123,6 @@ local function setprimary(r, p)
   setf(r, 'filePath', p)
   setf(r, 'sizeByte', st[1] or '0')
   setf(r, 'mtime', st[2] or '0')
-end
-local function mint(r, p)
-  redis.call('SADD', IDX, r)
-  setprimary(r, p)
 end
 -- attach adds local path p to root q: primary when q has none, else a
 -- duplicate.
@@ -83,12 +142,13 @@ local function deleteroot(r)
     if string.sub(f, 1, 5) == 'cids/' then dropmember(r, string.sub(f, 6)) end
     redis.call('DEL', fk(r, f))
   end
-  redis.call('DEL', fieldsk(r))
+  redis.call('DEL', fieldsk(r), ownk(r), supk(r))
   redis.call('SREM', IDX, r)
+  kswhy(r, 'purge')
 end
 -- merge folds root r into q (they share a strong digest): paths, key-set
 -- members and aliases move to q; q keeps its own value where both have a
--- field.
+-- field, and its own digests when it has them.
 local function merge(r, q)
   local paths = redis.call('SMEMBERS', fk(r, 'duplicates'))
   table.sort(paths)
@@ -99,7 +159,13 @@ local function merge(r, q)
   for _, f in ipairs(redis.call('SMEMBERS', fieldsk(r))) do
     if string.sub(f, 1, 5) == 'cids/' then
       local c = string.sub(f, 6)
-      setf(q, f, 'true')
+      ksrem(r, c)
+      if redis.call('EXISTS', fk(q, f)) == 0 then
+        redis.call('SET', fk(q, f), 'true')
+        redis.call('SADD', fieldsk(q), f)
+        ksadd(q, c)
+        if redis.call('SISMEMBER', supk(r), c) == 1 then redis.call('SADD', supk(q), c) end
+      end
       if redis.call('GET', 'cid:' .. c) == r then
         redis.call('SET', 'cid:' .. c, q)
         redis.call('SREM', 'cidalt:' .. c, q)
@@ -112,28 +178,47 @@ local function merge(r, q)
     end
     redis.call('DEL', fk(r, f))
   end
-  redis.call('DEL', fieldsk(r))
+  if redis.call('EXISTS', ownk(q)) == 0 and redis.call('EXISTS', ownk(r)) == 1 then
+    redis.call('HSET', ownk(q), unpack(redis.call('HGETALL', ownk(r))))
+  end
+  redis.call('DEL', fieldsk(r), ownk(r), supk(r))
   redis.call('SREM', IDX, r)
+  kswhy(r, 'merge', nil, q)
+  kswhy(q, 'merge')
 end
--- arrive: a new local path with midhash mid joins the root that holds
--- the midhash (as a duplicate pending confirmation), or mints root nr.
-local function arrive(nr, p, size, mtime, mid)
+-- arrive: a new local path with midhash mid joins the local root that
+-- holds the midhash (as a duplicate pending confirmation), or mints root nr.
+local function arrive(nr, p, size, mtime, mid, dev, ino, link)
   local cur = redis.call('HGET', pk(p), 'root')
   if cur then return {'exists', cur} end
   local h = redis.call('GET', 'cid:' .. mid)
   if h and redis.call('EXISTS', fk(h, 'filePath')) == 1 then
-    indexpath(p, h, size, mtime, mid)
+    indexpath(p, h, size, mtime, mid, dev, ino, link)
     redis.call('SADD', fk(h, 'duplicates'), p)
     return {'duplicate', h}
   end
-  indexpath(p, nr, size, mtime, mid)
-  mint(nr, p)
+  indexpath(p, nr, size, mtime, mid, dev, ino, link)
+  redis.call('SADD', IDX, nr)
+  setprimary(nr, p)
+  redis.call('HSET', ownk(nr), 'mid', mid)
   member(nr, mid)
+  kswhy(nr, 'mint', p)
   return {'minted', nr}
 end
+-- better reports whether duplicate a makes a better primary than b: a
+-- confirmed path before an unconfirmed one, a real file before a symlink,
+-- then the smaller path.
+local function better(a, b)
+  local sa = redis.call('HMGET', pk(a), 'hashed', 'link')
+  local sb = redis.call('HMGET', pk(b), 'hashed', 'link')
+  if (sa[1] == '1') ~= (sb[1] == '1') then return sa[1] == '1' end
+  if (sa[2] == '1') ~= (sb[2] == '1') then return sb[2] == '1' end
+  return a < b
+end
 -- remove detaches local path p: a duplicate leaves its set; a primary is
--- replaced by a duplicate (a confirmed one first, then the smallest path),
--- or, with none left, the root is deleted.
+-- replaced by the best duplicate, or, with none left, the root is deleted.
+-- A promoted duplicate whose bytes are not confirmed yet takes none of the
+-- old primary's digests: they leave the key-set until it is confirmed.
 local function remove(p)
   local r = redis.call('HGET', pk(p), 'root')
   if not r then return {'gone', ''} end
@@ -147,117 +232,179 @@ local function remove(p)
     deleteroot(r)
     return {'deleted', r}
   end
-  table.sort(dups)
   local pick = dups[1]
-  for _, d in ipairs(dups) do
-    if redis.call('HGET', pk(d), 'hashed') == '1' then pick = d; break end
+  for i = 2, #dups do
+    if better(dups[i], pick) then pick = dups[i] end
   end
   redis.call('SREM', fk(r, 'duplicates'), pick)
   setprimary(r, pick)
+  if redis.call('HGET', pk(pick), 'hashed') ~= '1' then
+    local own = redis.call('HMGET', ownk(r), 'sha', 'ipfs')
+    for _, c in ipairs({own[1], own[2]}) do
+      if c and redis.call('SISMEMBER', supk(r), c) == 0 then dropmember(r, c) end
+    end
+    redis.call('HDEL', ownk(r), 'sha', 'ipfs')
+  end
+  kswhy(r, 'promote', pick)
   return {'promoted', r, pick}
 end
+local confirm
+-- rearrive handles a path whose confirmed bytes disagree with its root:
+-- it leaves the root and arrives again, as a new file would.
+local function rearrive(p, size, mtime, mid, dev, ino, link, sha, ipfs, nr, nr2)
+  remove(p)
+  arrive(nr2, p, size, mtime, mid, dev, ino, link)
+  return confirm(p, size, mtime, mid, sha, ipfs, nr, nil)
+end
 -- confirm applies a full hash pass of path p. A primary gains its strong
--- digests (merging into a root that already holds one of them); a
--- duplicate is confirmed by an equal sha2-256, or split off to the root
--- holding its sha2-256, or to a new root nr (a midhash collision).
-local function confirm(p, size, mtime, mid, sha, ipfs, nr)
-  local st = redis.call('HMGET', pk(p), 'root', 'size', 'mtime', 'mid')
+-- digests (merging into a root whose own bytes have them); a duplicate is
+-- confirmed by an equal sha2-256 of the root's own bytes, or split off to
+-- the root holding its sha2-256, or to a new root nr (a midhash
+-- collision). A primary whose bytes disagree with the root's confirmed
+-- duplicates leaves the root (nr2).
+confirm = function(p, size, mtime, mid, sha, ipfs, nr, nr2)
+  local st = redis.call('HMGET', pk(p), 'root', 'size', 'mtime', 'mid', 'dev', 'ino', 'link')
   local r = st[1]
   if not r then return {'gone', ''} end
   if st[2] ~= size or st[3] ~= mtime or st[4] ~= mid then return {'stale', r} end
   local strong = {sha}
   if ipfs ~= sha then table.insert(strong, ipfs) end
-  if redis.call('GET', fk(r, 'filePath')) == p then
+  local own = redis.call('HGET', ownk(r), 'sha')
+  local fp = redis.call('GET', fk(r, 'filePath'))
+  if fp == p then
+    if own and own ~= sha and nr2 then
+      return rearrive(p, size, mtime, mid, st[5] or '', st[6] or '', st[7] or '', sha, ipfs, nr, nr2)
+    end
     local kind = 'confirmed'
     for _, c in ipairs(strong) do
       local h = redis.call('GET', 'cid:' .. c)
       if h and h ~= r then
-        merge(r, h)
-        r, kind = h, 'merged'
-        break
+        local hown = redis.call('HGET', ownk(h), 'sha')
+        if not hown or hown == sha then
+          merge(r, h)
+          r, kind = h, 'merged'
+          break
+        end
       end
     end
     for _, c in ipairs(strong) do member(r, c) end
+    redis.call('HSET', ownk(r), 'mid', mid, 'sha', sha, 'ipfs', ipfs)
     redis.call('HSET', pk(p), 'hashed', '1')
+    if kind == 'confirmed' then kswhy(r, 'confirm', p) end
     return {kind, r}
   end
-  if redis.call('EXISTS', fk(r, 'cids/' .. sha)) == 1 then
+  if own == sha then
     redis.call('HSET', pk(p), 'hashed', '1')
+    -- A real file is preferred as primary over a symlink.
+    if st[7] ~= '1' and fp and redis.call('HGET', pk(fp), 'link') == '1' then
+      redis.call('SREM', fk(r, 'duplicates'), p)
+      redis.call('SADD', fk(r, 'duplicates'), fp)
+      setprimary(r, p)
+      kswhy(r, 'promote', p)
+    end
     return {'confirmed', r}
   end
-  local fp = redis.call('GET', fk(r, 'filePath'))
-  if not fp or redis.call('HGET', pk(fp), 'hashed') ~= '1' then return {'unknown', r} end
+  if not own then return {'unknown', r} end
   redis.call('SREM', fk(r, 'duplicates'), p)
   local q = redis.call('GET', 'cid:' .. sha)
+  if q then
+    local qown = redis.call('HGET', ownk(q), 'sha')
+    if qown and qown ~= sha then q = nil end
+  end
   if not q then
     q = nr
     redis.call('SADD', IDX, q)
   end
   attach(q, p)
   redis.call('HSET', pk(p), 'hashed', '1')
+  if redis.call('HEXISTS', ownk(q), 'sha') == 0 then
+    redis.call('HSET', ownk(q), 'mid', mid, 'sha', sha, 'ipfs', ipfs)
+  end
   member(q, mid)
   for _, c in ipairs(strong) do member(q, c) end
+  kswhy(q, 'split', p)
   return {'split', q}
+end
+-- docfor returns root r's document: {{field, value, …}, {duplicate, …},
+-- duplicate count}, at most dmax duplicates (the smallest paths).
+local function docfor(r, dmax)
+  if redis.call('SISMEMBER', IDX, r) == 0 then return nil end
+  local out = {}
+  for _, f in ipairs(redis.call('SMEMBERS', fieldsk(r))) do
+    local v = redis.call('GET', fk(r, f))
+    if v then out[#out + 1] = f; out[#out + 1] = v end
+  end
+  local n = redis.call('SCARD', fk(r, 'duplicates'))
+  local dups = {}
+  if n > 0 then dups = redis.call('SORT', fk(r, 'duplicates'), 'ALPHA', 'LIMIT', 0, dmax) end
+  return {out, dups, n}
 end
 `
 
-func script(body string) *redis.Script { return redis.NewScript(luaPrelude + body) }
-
-// evArgs reads the event cap and timestamp from the two last ARGV.
-const evArgs = `
-EVMAX = ARGV[#ARGV - 1]
-EVTS = ARGV[#ARGV]
-`
+// script wraps a body (the statements of a function returning the
+// script's result) with the prelude and the key-set event flush. Every
+// script takes the event cap and timestamp as its two last ARGV.
+func script(body string) *redis.Script {
+	return redis.NewScript(luaPrelude + "local function main()\n" + body + "\nend\nlocal res = main()\nksflush()\nreturn res\n")
+}
 
 var (
-	// ARGV: newRoot, path, size, mtime, midhash, evmax, ts
-	luaArrive = script(evArgs + `
-local res = arrive(ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5])
-if res[1] ~= 'exists' then emit('add', ARGV[2], ARGV[5], '') end
+	// ARGV: newRoot, path, size, mtime, dev, ino, link, midhash, evmax, ts
+	luaArrive = script(`
+local res = arrive(ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[8], ARGV[5], ARGV[6], ARGV[7])
+if res[1] ~= 'exists' then emit('add', ARGV[2], ARGV[8], '') end
 return res`)
 
-	// ARGV: path, size, mtime, midhash, sha, ipfs, newRoot
+	// ARGV: path, size, mtime, dev, ino, link, midhash, sha, ipfs, newRoot1, newRoot2, evmax, ts
 	luaConfirm = script(`
-return confirm(ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7])`)
+return confirm(ARGV[1], ARGV[2], ARGV[3], ARGV[7], ARGV[8], ARGV[9], ARGV[10], ARGV[11])`)
 
-	// ARGV: path, size, mtime, midhash, sha, ipfs, newRoot1, newRoot2, evmax, ts
-	// A changed file: same content (sha2-256 already in its root's key-set)
+	// ARGV: path, size, mtime, dev, ino, link, midhash, sha, ipfs, newRoot1, newRoot2, newRoot3, evmax, ts
+	// A changed file: same content (the sha2-256 of its root's own bytes)
 	// only updates size and mtime; new content moves the path to the root
 	// that content belongs to, dropping the old root if it became empty.
-	luaChange = script(evArgs + `
-local p, size, mtime, mid, sha = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
+	luaChange = script(`
+local p, size, mtime, dev, ino, link, mid, sha = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8]
 local r = redis.call('HGET', pk(p), 'root')
 if not r then return {'gone', ''} end
-if redis.call('EXISTS', fk(r, 'cids/' .. sha)) == 1 then
-  redis.call('HSET', pk(p), 'size', size, 'mtime', mtime, 'mid', mid, 'hashed', '1')
+if redis.call('HGET', ownk(r), 'sha') == sha then
+  redis.call('HSET', pk(p), 'size', size, 'mtime', mtime, 'mid', mid, 'hashed', '1', 'dev', dev, 'ino', ino, 'link', link)
   if redis.call('GET', fk(r, 'filePath')) == p then setprimary(r, p) end
   emit('change', p, mid, '')
   return {'same', r}
 end
 remove(p)
-arrive(ARGV[7], p, size, mtime, mid)
-local res = confirm(p, size, mtime, mid, sha, ARGV[6], ARGV[8])
+arrive(ARGV[10], p, size, mtime, mid, dev, ino, link)
+local res = confirm(p, size, mtime, mid, sha, ARGV[9], ARGV[11], ARGV[12])
 emit('change', p, mid, '')
 return res`)
 
 	// ARGV: path, eventType ('' for none), evmax, ts
-	luaRemove = script(evArgs + `
+	luaRemove = script(`
 local mid = redis.call('HGET', pk(ARGV[1]), 'mid')
 local res = remove(ARGV[1])
 if res[1] ~= 'gone' and ARGV[2] ~= '' then emit(ARGV[2], ARGV[1], mid, '') end
 return res`)
 
-	// ARGV: oldPath, newPath, evmax, ts
-	luaRename = script(evArgs + `
+	// ARGV: oldPath, newPath, replace ('1' releases a known target), evmax, ts
+	luaRename = script(`
 local old, new = ARGV[1], ARGV[2]
-local st = redis.call('HMGET', pk(old), 'root', 'mid')
+local st = redis.call('HMGET', pk(old), 'root', 'mid', 'dev', 'ino')
 local r = st[1]
 if not r then return {'gone', ''} end
 if old == new then return {'renamed', r} end
-if redis.call('EXISTS', pk(new)) == 1 then return {'exists', redis.call('HGET', pk(new), 'root')} end
+if redis.call('EXISTS', pk(new)) == 1 then
+  if ARGV[3] ~= '1' then return {'exists', redis.call('HGET', pk(new), 'root')} end
+  remove(new)
+  r = redis.call('HGET', pk(old), 'root')
+end
 redis.call('RENAME', pk(old), pk(new))
 redis.call('ZREM', PATHS, old)
 redis.call('ZADD', PATHS, 0, new)
+if st[3] and st[3] ~= '' then
+  redis.call('SREM', inok(st[3], st[4]), old)
+  redis.call('SADD', inok(st[3], st[4]), new)
+end
 if redis.call('GET', fk(r, 'filePath')) == old then
   setf(r, 'filePath', new)
 else
@@ -267,81 +414,91 @@ end
 emit('rename', new, st[2], old)
 return {'renamed', r}`)
 
-	// ARGV: root, path, size, mtime
+	// ARGV: root, path, size, mtime, evmax, ts
 	luaMint = script(`
 local r, p = ARGV[1], ARGV[2]
 local cur = redis.call('HGET', pk(p), 'root')
 if cur then return {'exists', cur} end
-indexpath(p, r, ARGV[3], ARGV[4], '')
-mint(r, p)
+indexpath(p, r, ARGV[3], ARGV[4], '', '', '', '')
+redis.call('SADD', IDX, r)
+setprimary(r, p)
+kswhy(r, 'mint', p)
 return {'minted', r}`)
 
-	// ARGV: root, path, size, mtime, midhash
+	// ARGV: root, path, size, mtime, midhash, evmax, ts
 	luaAddDuplicate = script(`
 local r, p = ARGV[1], ARGV[2]
 if redis.call('SISMEMBER', IDX, r) == 0 then return {'gone', ''} end
 local cur = redis.call('HGET', pk(p), 'root')
 if cur then return {'exists', cur} end
-indexpath(p, r, ARGV[3], ARGV[4], ARGV[5])
+indexpath(p, r, ARGV[3], ARGV[4], ARGV[5], '', '', '')
 attach(r, p)
 return {'duplicate', r}`)
 
-	// ARGV: root, cid
+	// ARGV: root, cid, evmax, ts. The member is recorded as supplied (not
+	// computed from this node's bytes) unless the root already had it.
 	luaAddAlias = script(`
 local r, c = ARGV[1], ARGV[2]
 if redis.call('SISMEMBER', IDX, r) == 0 then return {'gone', ''} end
 local had = redis.call('EXISTS', fk(r, 'cids/' .. c))
+if had == 0 then redis.call('SADD', supk(r), c) end
 local h = member(r, c)
 if h ~= r then return {'conflict', h} end
 if had == 1 then return {'exists', r} end
 return {'added', r}`)
 
-	// ARGV: newRoot, cid
+	// ARGV: newRoot, cid, evmax, ts
 	luaMergeIf = script(`
 local r, c = ARGV[1], ARGV[2]
 if redis.call('SISMEMBER', IDX, r) == 0 then return {'gone', ''} end
 local h = redis.call('GET', 'cid:' .. c)
 if not h or h == r or redis.call('SISMEMBER', IDX, h) == 0 then
+  if redis.call('EXISTS', fk(r, 'cids/' .. c)) == 0 then redis.call('SADD', supk(r), c) end
   member(r, c)
   return {'kept', r}
 end
 merge(r, h)
+if redis.call('EXISTS', fk(h, 'cids/' .. c)) == 0 then redis.call('SADD', supk(h), c) end
 member(h, c)
 return {'merged', h}`)
 
-	// ARGV: root
+	// ARGV: root, evmax, ts
 	luaDeleteRoot = script(`
 if redis.call('SISMEMBER', IDX, ARGV[1]) == 0 then return {'gone', ''} end
 deleteroot(ARGV[1])
 return {'deleted', ARGV[1]}`)
 
-	// ARGV: root, field1, value1, …  Returns the number of fields written.
+	// ARGV: root, field1, value1, …, evmax, ts. Returns the number of
+	// fields written.
 	luaSetFields = script(`
 local r = ARGV[1]
 if redis.call('SISMEMBER', IDX, r) == 0 then return -1 end
 local n = 0
-for i = 2, #ARGV, 2 do
+for i = 2, #ARGV - 2, 2 do
   if redis.call('GET', fk(r, ARGV[i])) ~= ARGV[i + 1] then n = n + 1 end
   setf(r, ARGV[i], ARGV[i + 1])
 end
 return n`)
 
-	// ARGV: path. Returns {root, size, mtime, mid, hashed, primary} or nil.
+	// ARGV: path, evmax, ts. Returns {root, size, mtime, mid, hashed,
+	// primary, dev, ino, link} or nil.
 	luaPath = script(`
-local st = redis.call('HMGET', pk(ARGV[1]), 'root', 'size', 'mtime', 'mid', 'hashed')
+local st = redis.call('HMGET', pk(ARGV[1]), 'root', 'size', 'mtime', 'mid', 'hashed', 'dev', 'ino', 'link')
 if not st[1] then return nil end
 local primary = '0'
 if redis.call('GET', fk(st[1], 'filePath')) == ARGV[1] then primary = '1' end
-return {st[1], st[2] or '', st[3] or '', st[4] or '', st[5] or '', primary}`)
+return {st[1], st[2] or '', st[3] or '', st[4] or '', st[5] or '', primary, st[6] or '', st[7] or '', st[8] or ''}`)
 
-	// ARGV: root. Returns {{field, value, …}, {duplicate, …}} or nil.
-	luaDocument = script(`
-local r = ARGV[1]
-if redis.call('SISMEMBER', IDX, r) == 0 then return nil end
-local out = {}
-for _, f in ipairs(redis.call('SMEMBERS', fieldsk(r))) do
-  local v = redis.call('GET', fk(r, f))
-  if v then out[#out + 1] = f; out[#out + 1] = v end
-end
-return {out, redis.call('SMEMBERS', fk(r, 'duplicates'))}`)
+	// ARGV: root, maxDuplicates, evmax, ts. See docfor.
+	luaDocument = script(`return docfor(ARGV[1], ARGV[2])`)
+
+	// ARGV: cid, maxDuplicates, evmax, ts. docfor of the root holding cid,
+	// with the root prepended; nil when no root holds it.
+	luaDocumentByCID = script(`
+local r = redis.call('GET', 'cid:' .. ARGV[1])
+if not r then return nil end
+local d = docfor(r, ARGV[2])
+if not d then return nil end
+table.insert(d, 1, r)
+return d`)
 )

@@ -17,6 +17,12 @@ type FileStat struct {
 	Path    string
 	Size    int64
 	MtimeNs int64
+	// Dev and Ino identify the file (its hard links share them); zero
+	// when unknown.
+	Dev, Ino uint64
+	// Link is true when Path is a symbolic link to the file: a real file
+	// is preferred as a root's primary path.
+	Link bool
 }
 
 // Hashes are the CIDs of one full pass over a file, in canonical form.
@@ -58,8 +64,10 @@ type Outcome struct {
 	Path string
 }
 
+// run runs a lifecycle script; the event cap and timestamp are appended
+// to args.
 func (s *Store) run(ctx context.Context, sc *redis.Script, args ...any) (Outcome, error) {
-	v, err := sc.Run(ctx, s.rdb, nil, args...).StringSlice()
+	v, err := sc.Run(ctx, s.rdb, nil, append(args, s.evArgs()...)...).StringSlice()
 	if err != nil {
 		return Outcome{}, fmt.Errorf("store: %w", err)
 	}
@@ -73,8 +81,17 @@ func (s *Store) run(ctx context.Context, sc *redis.Script, args ...any) (Outcome
 	return o, nil
 }
 
+// statArgs are a path's script arguments: path, size, mtime, dev, ino,
+// link.
 func statArgs(f FileStat) []any {
-	return []any{f.Path, strconv.FormatInt(f.Size, 10), strconv.FormatInt(f.MtimeNs, 10)}
+	dev, ino, link := "", "", ""
+	if f.Dev != 0 || f.Ino != 0 {
+		dev, ino = strconv.FormatUint(f.Dev, 10), strconv.FormatUint(f.Ino, 10)
+	}
+	if f.Link {
+		link = "1"
+	}
+	return []any{f.Path, strconv.FormatInt(f.Size, 10), strconv.FormatInt(f.MtimeNs, 10), dev, ino, link}
 }
 
 // Arrive records a newly seen local path with its midhash. If a root
@@ -88,8 +105,7 @@ func (s *Store) Arrive(ctx context.Context, f FileStat, midhash string) (Outcome
 		return Outcome{}, err
 	}
 	args := append([]any{string(NewRootID())}, statArgs(f)...)
-	args = append(args, midhash)
-	return s.run(ctx, luaArrive, append(args, s.evArgs()...)...)
+	return s.run(ctx, luaArrive, append(args, midhash)...)
 }
 
 // Confirm applies a full hash pass of a path already recorded by Arrive.
@@ -101,7 +117,7 @@ func (s *Store) Confirm(ctx context.Context, f FileStat, h Hashes) (Outcome, err
 	if err := checkHashes(h); err != nil {
 		return Outcome{}, err
 	}
-	args := append(statArgs(f), h.Midhash, h.SHA256, h.IPFS, string(NewRootID()))
+	args := append(statArgs(f), h.Midhash, h.SHA256, h.IPFS, string(NewRootID()), string(NewRootID()))
 	return s.run(ctx, luaConfirm, args...)
 }
 
@@ -114,21 +130,33 @@ func (s *Store) Change(ctx context.Context, f FileStat, h Hashes) (Outcome, erro
 	if err := checkHashes(h); err != nil {
 		return Outcome{}, err
 	}
-	args := append(statArgs(f), h.Midhash, h.SHA256, h.IPFS, string(NewRootID()), string(NewRootID()))
-	return s.run(ctx, luaChange, append(args, s.evArgs()...)...)
+	args := append(statArgs(f), h.Midhash, h.SHA256, h.IPFS, string(NewRootID()), string(NewRootID()), string(NewRootID()))
+	return s.run(ctx, luaChange, args...)
 }
 
 // RemovePath handles a deleted local path: a duplicate is removed, a
 // primary is replaced by a duplicate (KindPromoted), or the root is
 // deleted with every alias (KindDeleted). Emits "delete".
 func (s *Store) RemovePath(ctx context.Context, path string) (Outcome, error) {
-	return s.run(ctx, luaRemove, append([]any{path, "delete"}, s.evArgs()...)...)
+	return s.run(ctx, luaRemove, path, "delete")
 }
 
 // Rename moves a local path, keeping its root, and emits "rename" with
 // oldPath. Renaming onto a known path returns ErrPathExists.
 func (s *Store) Rename(ctx context.Context, oldPath, newPath string) (Outcome, error) {
-	o, err := s.run(ctx, luaRename, append([]any{oldPath, newPath}, s.evArgs()...)...)
+	return s.rename(ctx, oldPath, newPath, "")
+}
+
+// Replace is Rename onto a path that may be known (an atomic replace,
+// "mv new.tmp file"): the target's previous root lets go of it (a
+// duplicate is promoted or the root is deleted) and oldPath's root takes
+// its place, all in one step with one "rename" event.
+func (s *Store) Replace(ctx context.Context, oldPath, newPath string) (Outcome, error) {
+	return s.rename(ctx, oldPath, newPath, "1")
+}
+
+func (s *Store) rename(ctx context.Context, oldPath, newPath, replace string) (Outcome, error) {
+	o, err := s.run(ctx, luaRename, oldPath, newPath, replace)
 	if err == nil && o.Kind == KindExists {
 		return o, fmt.Errorf("store: rename %q to %q: %w", oldPath, newPath, ErrPathExists)
 	}
@@ -138,7 +166,7 @@ func (s *Store) Rename(ctx context.Context, oldPath, newPath string) (Outcome, e
 // Mint creates a root for a local path with no aliases yet and returns
 // it. A path that is already known returns its root and ErrPathExists.
 func (s *Store) Mint(ctx context.Context, f FileStat) (RootID, error) {
-	o, err := s.run(ctx, luaMint, append([]any{string(NewRootID())}, statArgs(f)...)...)
+	o, err := s.run(ctx, luaMint, string(NewRootID()), f.Path, strconv.FormatInt(f.Size, 10), strconv.FormatInt(f.MtimeNs, 10))
 	if err != nil {
 		return "", err
 	}
@@ -150,7 +178,7 @@ func (s *Store) Mint(ctx context.Context, f FileStat) (RootID, error) {
 
 // AddDuplicate records another local path with the same content as root.
 func (s *Store) AddDuplicate(ctx context.Context, root RootID, f FileStat, midhash string) error {
-	o, err := s.run(ctx, luaAddDuplicate, append(append([]any{string(root)}, statArgs(f)...), midhash)...)
+	o, err := s.run(ctx, luaAddDuplicate, string(root), f.Path, strconv.FormatInt(f.Size, 10), strconv.FormatInt(f.MtimeNs, 10), midhash)
 	switch {
 	case err != nil:
 		return err
@@ -194,6 +222,20 @@ func (e *AliasConflictError) Error() string {
 
 // Unwrap returns ErrAliasConflict.
 func (e *AliasConflictError) Unwrap() error { return ErrAliasConflict }
+
+// RootIDs lists every root in file:__index__ (O(roots): for sweeps and
+// fsck, never a request path).
+func (s *Store) RootIDs(ctx context.Context) ([]RootID, error) {
+	v, err := s.rdb.SMembers(ctx, keyIndex).Result()
+	if err != nil {
+		return nil, fmt.Errorf("store: %w", err)
+	}
+	out := make([]RootID, len(v))
+	for i, r := range v {
+		out[i] = RootID(r)
+	}
+	return out, nil
+}
 
 // GetByCID resolves a CID (canonical form) to its root in O(1).
 func (s *Store) GetByCID(ctx context.Context, cid string) (RootID, error) {

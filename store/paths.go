@@ -20,6 +20,10 @@ type PathState struct {
 	Hashed bool
 	// Primary is true when the path is its root's filePath.
 	Primary bool
+	// Dev and Ino as recorded when the path arrived (zero when unknown);
+	// Link is true for a symbolic link.
+	Dev, Ino uint64
+	Link     bool
 }
 
 // Path looks up a local path in the path index (O(1), one round trip).
@@ -31,10 +35,31 @@ func (s *Store) Path(ctx context.Context, path string) (PathState, error) {
 	if err != nil {
 		return PathState{}, fmt.Errorf("store: %w", err)
 	}
-	st := PathState{Root: RootID(v[0]), Midhash: v[3], Hashed: v[4] == "1", Primary: v[5] == "1"}
+	return pathState(v), nil
+}
+
+// pathState reads luaPath's answer.
+func pathState(v []string) PathState {
+	st := PathState{Root: RootID(v[0]), Midhash: v[3], Hashed: v[4] == "1", Primary: v[5] == "1", Link: v[8] == "1"}
 	st.Size, _ = strconv.ParseInt(v[1], 10, 64)
 	st.MtimeNs, _ = strconv.ParseInt(v[2], 10, 64)
-	return st, nil
+	st.Dev, _ = strconv.ParseUint(v[6], 10, 64)
+	st.Ino, _ = strconv.ParseUint(v[7], 10, 64)
+	return st
+}
+
+// PathsOfInode lists the known local paths recorded with device dev and
+// inode ino: the hard links of one file.
+func (s *Store) PathsOfInode(ctx context.Context, dev, ino uint64) ([]string, error) {
+	v, err := s.rdb.SMembers(ctx, inodeKey(dev, ino)).Result()
+	if err != nil {
+		return nil, fmt.Errorf("store: %w", err)
+	}
+	return v, nil
+}
+
+func inodeKey(dev, ino uint64) string {
+	return "inode:" + strconv.FormatUint(dev, 10) + ":" + strconv.FormatUint(ino, 10)
 }
 
 // PathsAfter lists known local paths in byte order, strictly after
@@ -72,3 +97,6 @@ func (s *Store) HasField(ctx context.Context, root RootID, f string) (bool, erro
 	}
 	return n == 1, nil
 }
+
+func ownKey(r RootID) string      { return "own:" + string(r) }
+func suppliedKey(r RootID) string { return "supplied:" + string(r) }

@@ -74,6 +74,7 @@ func TestStore_RandomOperations(t *testing.T) {
 				}
 				checkModel(t, s, lib, step, op)
 			}
+			checkReplay(t, s)
 		})
 	}
 }
