@@ -6,11 +6,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"sync"
 	"syscall"
 	"time"
@@ -18,13 +17,26 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
+// SocketName is the file name of the managed redis-server's unix socket
+// inside ServerConfig.Dir. It is short on purpose: see MaxSocketPath.
+const SocketName = "r.sock"
+
+// MaxSocketPath is the longest unix socket path the kernel accepts: the
+// 108 bytes of sun_path less the terminating NUL.
+const MaxSocketPath = 107
+
 // ServerConfig configures a managed redis-server child process.
 type ServerConfig struct {
-	// Dir holds the append-only files and redis.log. Required.
+	// Dir holds the append-only files, redis.log and the unix socket
+	// (SocketName). It is created, or narrowed, to mode 0700. Required;
+	// Dir/SocketName must fit in MaxSocketPath bytes once made absolute.
 	Dir string
 	// Binary is the redis-server executable. Default "redis-server" on PATH.
 	Binary string
-	// Port to listen on (127.0.0.1 only). Default 0: a free port is chosen.
+	// Port is ignored: the server listens on its unix socket only, never
+	// on TCP.
+	//
+	// Deprecated: kept so existing callers compile; it has no effect.
 	Port int
 	// Logger receives lifecycle lines. Default slog.Default().
 	Logger *slog.Logger
@@ -37,13 +49,14 @@ type ServerConfig struct {
 }
 
 // Server is a supervised redis-server child process with append-only
-// persistence (appendonly yes, appendfsync everysec). If the process dies
-// it is restarted on the same port with the same data, after a short
-// backoff, until Close is called.
+// persistence (appendonly yes, appendfsync everysec). It listens on a unix
+// socket in its directory (mode 0700, no TCP port), so only the node's
+// user can reach it. If the process dies it is restarted on the same
+// socket with the same data, after a short backoff, until Close is called.
 type Server struct {
-	cfg  ServerConfig
-	log  *slog.Logger
-	port int
+	cfg    ServerConfig
+	log    *slog.Logger
+	socket string // absolute path of the unix socket
 
 	lock *os.File // flock on Dir/metamesh.lock: one server per data dir
 
@@ -80,36 +93,33 @@ func StartServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 		return nil, fmt.Errorf("%w: %q not found on PATH; install it with `sudo apt-get install redis-server` (Debian/Ubuntu) or pass --redis-url to use a running server", ErrRedisNotInstalled, cfg.Binary)
 	}
 	cfg.Binary = bin
+	if cfg.Dir, err = filepath.Abs(cfg.Dir); err != nil {
+		return nil, fmt.Errorf("store: redis dir: %w", err)
+	}
+	socket := filepath.Join(cfg.Dir, SocketName)
+	if len(socket) > MaxSocketPath {
+		return nil, fmt.Errorf("store: the redis socket path %s is %d bytes long, over the %d bytes a unix socket path may have; use a data directory with a shorter path", socket, len(socket), MaxSocketPath)
+	}
 	if err := os.MkdirAll(cfg.Dir, 0o700); err != nil {
 		return nil, fmt.Errorf("store: create redis dir: %w", err)
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger.With("component", "redis-server"), done: make(chan struct{})}
+	// The socket has no password: the directory is what keeps other
+	// users out, so narrow one that was created wider.
+	if err := os.Chmod(cfg.Dir, 0o700); err != nil {
+		return nil, fmt.Errorf("store: redis dir: %w", err)
+	}
+	s := &Server{cfg: cfg, log: cfg.Logger.With("component", "redis-server"), socket: socket, done: make(chan struct{})}
 	if s.lock, err = lockDir(cfg.Dir, cfg.LockWait); err != nil {
 		return nil, err
 	}
-
-	// A free port can be taken by someone else between probing and binding;
-	// retry with a fresh one when redis-server exits at start-up.
-	var lastErr error
-	for attempt := 0; attempt < 5; attempt++ {
-		s.port = cfg.Port
-		if s.port == 0 {
-			if s.port, err = freePort(); err != nil {
-				return nil, err
-			}
-		}
-		if lastErr = s.launch(ctx); lastErr == nil {
-			s.wg.Add(1)
-			go s.supervise()
-			s.log.Info("redis-server ready", "addr", s.Addr(), "dir", cfg.Dir)
-			return s, nil
-		}
-		if cfg.Port != 0 {
-			break
-		}
+	if err := s.launch(ctx); err != nil {
+		s.lock.Close()
+		return nil, err
 	}
-	s.lock.Close()
-	return nil, lastErr
+	s.wg.Add(1)
+	go s.supervise()
+	s.log.Info("redis-server ready", "socket", s.Addr(), "dir", cfg.Dir)
+	return s, nil
 }
 
 // lockDir takes an exclusive lock on dir, so two processes never run a
@@ -141,11 +151,12 @@ func lockDir(dir string, wait time.Duration) (*os.File, error) {
 	return f, nil
 }
 
-// Addr is host:port of the server.
-func (s *Server) Addr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(s.port)) }
+// Addr is the absolute path of the server's unix socket (redis-cli -s).
+func (s *Server) Addr() string { return s.socket }
 
-// URL is a redis:// URL for the server.
-func (s *Server) URL() string { return "redis://" + s.Addr() + "/0" }
+// URL is a unix:// URL of the server's socket, as Options.URL and
+// go-redis's ParseURL take it.
+func (s *Server) URL() string { return (&url.URL{Scheme: "unix", Path: s.socket}).String() }
 
 // Pid returns the current process id, or 0 when none is running.
 func (s *Server) Pid() int {
@@ -163,15 +174,16 @@ func (s *Server) launch(ctx context.Context) error {
 		return fmt.Errorf("store: open redis log: %w", err)
 	}
 	cmd := exec.Command(s.cfg.Binary,
-		"--port", strconv.Itoa(s.port),
-		"--bind", "127.0.0.1",
+		"--port", "0", // no TCP listener at all
+		"--unixsocket", s.socket,
+		"--unixsocketperm", "700",
 		"--protected-mode", "yes",
 		"--dir", s.cfg.Dir,
 		"--appendonly", "yes",
 		"--appendfsync", "everysec",
 		"--save", "",
 		"--daemonize", "no",
-		"--notify-keyspace-events", "K$",
+		"--notify-keyspace-events", notifyClasses,
 		"--logfile", "",
 	)
 	cmd.Stdout, cmd.Stderr = logf, logf
@@ -179,7 +191,7 @@ func (s *Server) launch(ctx context.Context) error {
 	// either process does.
 	cmd.ExtraFiles = []*os.File{s.lock}
 	// The server dies with the node even on kill -9, so a restart never
-	// finds a stale server holding the port or the data files.
+	// finds a stale server holding the socket or the data files.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM, Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		logf.Close()
@@ -197,7 +209,7 @@ func (s *Server) launch(ctx context.Context) error {
 
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.StartTimeout)
 	defer cancel()
-	c := redis.NewClient(&redis.Options{Addr: s.Addr(), MaxRetries: -1, DialTimeout: time.Second})
+	c := redis.NewClient(&redis.Options{Network: "unix", Addr: s.socket, MaxRetries: -1, DialTimeout: time.Second})
 	defer c.Close()
 	for {
 		if err := c.Ping(ctx).Err(); err == nil {
@@ -209,7 +221,7 @@ func (s *Server) launch(ctx context.Context) error {
 		case <-ctx.Done():
 			_ = cmd.Process.Kill()
 			<-exited
-			return fmt.Errorf("store: redis-server did not answer PING on %s: %w", s.Addr(), ctx.Err())
+			return fmt.Errorf("store: redis-server did not answer PING on %s: %w", s.socket, ctx.Err())
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
@@ -234,7 +246,7 @@ func (s *Server) supervise() {
 		if closing {
 			return
 		}
-		s.log.Warn("redis-server exited; restarting", "addr", s.Addr(), "backoff", backoff)
+		s.log.Warn("redis-server exited; restarting", "socket", s.socket, "backoff", backoff)
 		select {
 		case <-s.done:
 			return
@@ -245,7 +257,7 @@ func (s *Server) supervise() {
 			backoff = min(backoff*2, 5*time.Second)
 			continue
 		}
-		s.log.Info("redis-server restarted", "addr", s.Addr())
+		s.log.Info("redis-server restarted", "socket", s.socket)
 		backoff = 100 * time.Millisecond
 	}
 }
@@ -274,15 +286,6 @@ func (s *Server) Close() error {
 		}
 	})
 	return s.err
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("store: find a free port: %w", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 var _ io.Closer = (*Server)(nil)

@@ -2,41 +2,158 @@ package store_test
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/metamesh/node/store"
 	"github.com/metamesh/node/store/storetest"
 )
 
 func TestStartServer_MissingBinary(t *testing.T) {
-	_, err := store.StartServer(ctx, store.ServerConfig{Dir: t.TempDir(), Binary: "redis-server-not-installed"})
+	_, err := store.StartServer(ctx, store.ServerConfig{Dir: storetest.Dir(t), Binary: "redis-server-not-installed"})
 	if !errors.Is(err, store.ErrRedisNotInstalled) || !strings.Contains(err.Error(), "apt-get install redis-server") {
 		t.Fatalf("err = %v, want ErrRedisNotInstalled with an install hint", err)
 	}
 }
 
-func TestOpen_KeepsNotifyClassesAndAddsKeyspace(t *testing.T) {
-	srv := storetest.Server(t)
-	raw := must[*store.Store](t)(store.Open(ctx, store.Options{URL: srv.URL()}))
-	defer raw.Close()
-	if err := raw.DebugConfigSet(ctx, "notify-keyspace-events", "Ex"); err != nil {
+// rawClient is a plain go-redis client on srv, for what the Store does
+// not offer (CONFIG, INFO).
+func rawClient(t *testing.T, srv *store.Server) *redis.Client {
+	t.Helper()
+	o, err := redis.ParseURL(srv.URL())
+	if err != nil {
 		t.Fatal(err)
 	}
-	s := must[*store.Store](t)(store.Open(ctx, store.Options{URL: srv.URL()}))
-	defer s.Close()
-	got := must[string](t)(s.DebugConfigGet(ctx, "notify-keyspace-events"))
-	for _, c := range []string{"K", "E", "x", "$"} {
-		if !strings.Contains(got, c) {
-			t.Errorf("notify-keyspace-events = %q, missing %q", got, c)
+	c := redis.NewClient(o)
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// notifyClasses expands notify-keyspace-events flags into their classes
+// ("A" is g$lshzxet plus module events).
+func notifyClasses(flags string) map[rune]bool {
+	out := map[rune]bool{}
+	for _, c := range strings.ReplaceAll(flags, "A", "g$lshzxet") {
+		out[c] = true
+	}
+	return out
+}
+
+func TestOpen_NotifyKeyspaceEvents(t *testing.T) {
+	srv := storetest.Server(t)
+	raw := rawClient(t, srv)
+	tests := []struct {
+		preset     string
+		wantChange bool // whether Open has to CONFIG SET
+	}{
+		{"", true},
+		{"Ex", true},
+		{"Elm", true},
+		{"Kg", true},
+		{"AE", true},   // A covers $, g and x; only K is missing
+		{"AKE", false}, // everything is there
+		{"K$gx", false},
+		{"KEA", false},
+	}
+	for _, tt := range tests {
+		t.Run("preset "+strconv.Quote(tt.preset), func(t *testing.T) {
+			if err := raw.ConfigSet(ctx, "notify-keyspace-events", tt.preset).Err(); err != nil {
+				t.Fatal(err)
+			}
+			before := raw.ConfigGet(ctx, "notify-keyspace-events").Val()["notify-keyspace-events"]
+			if err := raw.ConfigResetStat(ctx).Err(); err != nil {
+				t.Fatal(err)
+			}
+			s := must[*store.Store](t)(store.Open(ctx, store.Options{URL: srv.URL(), Logger: storetest.Logger(t)}))
+			defer s.Close()
+			got := must[string](t)(s.DebugConfigGet(ctx, "notify-keyspace-events"))
+			have := notifyClasses(got)
+			for c := range notifyClasses(before) {
+				if !have[c] {
+					t.Errorf("notify-keyspace-events %q → %q: class %q removed", before, got, c)
+				}
+			}
+			for _, c := range "K$gx" {
+				if !have[c] {
+					t.Errorf("notify-keyspace-events %q → %q: class %q missing", before, got, c)
+				}
+			}
+			stats := raw.Info(ctx, "commandstats").Val()
+			if changed := strings.Contains(stats, "cmdstat_config|set:"); changed != tt.wantChange {
+				t.Errorf("CONFIG SET called = %v, want %v (%q → %q)", changed, tt.wantChange, before, got)
+			}
+		})
+	}
+}
+
+// TestServer_UnixSocketOnly: the managed server has no TCP listener, and
+// its socket and directory are closed to other users.
+func TestServer_UnixSocketOnly(t *testing.T) {
+	srv := storetest.Server(t)
+	raw := rawClient(t, srv)
+	if got := raw.ConfigGet(ctx, "port").Val()["port"]; got != "0" {
+		t.Errorf("CONFIG GET port = %q, want 0 (no TCP)", got)
+	}
+	if !strings.HasPrefix(srv.URL(), "unix://") {
+		t.Errorf("URL = %q, want unix://", srv.URL())
+	}
+	for _, p := range []string{srv.Addr(), filepath.Dir(srv.Addr())} {
+		fi, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
 		}
+		if perm := fi.Mode().Perm(); perm&0o077 != 0 {
+			t.Errorf("%s has mode %v, open to group or others", p, perm)
+		}
+	}
+	if fi, _ := os.Stat(srv.Addr()); fi.Mode().Type() != os.ModeSocket {
+		t.Errorf("%s is not a socket: %v", srv.Addr(), fi.Mode())
+	}
+}
+
+// TestServer_NarrowsWideDir: a redis dir created wider than 0700 (by hand,
+// or by an older version) is narrowed before the server starts.
+func TestServer_NarrowsWideDir(t *testing.T) {
+	dir := filepath.Join(storetest.Dir(t), "redis")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	srv := must[*store.Server](t)(store.StartServer(ctx, store.ServerConfig{Dir: dir, Logger: storetest.Logger(t)}))
+	defer srv.Close()
+	if fi, _ := os.Stat(dir); fi.Mode().Perm() != 0o700 {
+		t.Errorf("redis dir mode %v, want 0700", fi.Mode().Perm())
+	}
+}
+
+// TestOpen_DataDirTooDeep: a socket path over the kernel's limit is a
+// clear error naming the path, its length and the limit, not a silently
+// truncated socket name.
+func TestOpen_DataDirTooDeep(t *testing.T) {
+	data := filepath.Join(storetest.Dir(t), strings.Repeat("d", 100))
+	_, err := store.Open(ctx, store.Options{DataDir: data, Logger: storetest.Logger(t)})
+	socket := filepath.Join(data, "redis", store.SocketName)
+	if err == nil {
+		t.Fatal("Open with a too-deep data directory succeeded")
+	}
+	for _, want := range []string{socket, strconv.Itoa(len(socket)), strconv.Itoa(store.MaxSocketPath)} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not name %q", err, want)
+		}
+	}
+	if _, err := os.Stat(data); !os.IsNotExist(err) {
+		t.Errorf("the too-deep data directory was created: %v", err)
 	}
 }
 
 func TestServer_RestartsAfterCrash(t *testing.T) {
-	dir := t.TempDir()
+	dir := storetest.Dir(t)
 	srv := must[*store.Server](t)(store.StartServer(ctx, store.ServerConfig{Dir: dir, Logger: storetest.Logger(t)}))
 	defer srv.Close()
 	s := must[*store.Store](t)(store.Open(ctx, store.Options{URL: srv.URL()}))
@@ -63,7 +180,7 @@ func TestServer_RestartsAfterCrash(t *testing.T) {
 }
 
 func TestServer_DataSurvivesCleanRestart(t *testing.T) {
-	dir := t.TempDir()
+	dir := storetest.Dir(t)
 	srv := must[*store.Server](t)(store.StartServer(ctx, store.ServerConfig{Dir: dir, Logger: storetest.Logger(t)}))
 	s := must[*store.Store](t)(store.Open(ctx, store.Options{URL: srv.URL()}))
 	a := ingest(t, s, stat("/a", 1), content{1, 1})
@@ -84,7 +201,7 @@ func TestServer_DataSurvivesCleanRestart(t *testing.T) {
 }
 
 func TestOpen_ManagedServer(t *testing.T) {
-	data := t.TempDir()
+	data := storetest.Dir(t)
 	s := must[*store.Store](t)(store.Open(ctx, store.Options{DataDir: data, Logger: storetest.Logger(t)}))
 	defer s.Close()
 	if s.Server() == nil {
@@ -97,7 +214,7 @@ func TestOpen_ManagedServer(t *testing.T) {
 }
 
 func TestStartServer_OneServerPerDataDir(t *testing.T) {
-	dir := t.TempDir()
+	dir := storetest.Dir(t)
 	srv := must[*store.Server](t)(store.StartServer(ctx, store.ServerConfig{Dir: dir, Logger: storetest.Logger(t)}))
 	if _, err := store.StartServer(ctx, store.ServerConfig{Dir: dir, LockWait: 100 * time.Millisecond, Logger: storetest.Logger(t)}); !errors.Is(err, store.ErrDataDirInUse) {
 		t.Fatalf("second server on one data dir: %v, want ErrDataDirInUse", err)

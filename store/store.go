@@ -15,7 +15,8 @@ import (
 
 // Options configures Open.
 type Options struct {
-	// URL of a running Redis ("redis://host:port/db"). When empty, Open
+	// URL of a running Redis ("redis://host:port/db", or
+	// "unix:///path/to/redis.sock?db=N" for a unix socket). When empty, Open
 	// starts and supervises its own redis-server under DataDir/redis.
 	URL string
 	// DataDir is the node's data directory; needed when URL is empty.
@@ -82,21 +83,20 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	return s, nil
 }
 
-// ensureNotify adds K and $ to notify-keyspace-events, never removing a
-// class that is already set.
+// notifyClasses are the keyspace notification classes the node needs:
+// K (keyspace channel), $ (strings), g (generic: DEL, RENAME, …) and x
+// (expiries), so outside writers' SETs, DELs and expiries are seen.
+const notifyClasses = "K$gx"
+
+// ensureNotify adds every class of notifyClasses to
+// notify-keyspace-events, never removing a class that is already set.
 func ensureNotify(ctx context.Context, cn *redis.Conn) error {
 	cur, err := cn.ConfigGet(ctx, "notify-keyspace-events").Result()
 	if err != nil {
 		return fmt.Errorf("store: read notify-keyspace-events: %w", err)
 	}
 	flags := cur["notify-keyspace-events"]
-	want := flags
-	for _, c := range []string{"K", "$"} {
-		// "A" is an alias for every class, "$" included.
-		if !strings.Contains(want, c) && !(c == "$" && strings.Contains(want, "A")) {
-			want += c
-		}
-	}
+	want := withNotifyClasses(flags)
 	if want == flags {
 		return nil
 	}
@@ -104,6 +104,19 @@ func ensureNotify(ctx context.Context, cn *redis.Conn) error {
 		return fmt.Errorf("store: set notify-keyspace-events %q: %w", want, err)
 	}
 	return nil
+}
+
+// withNotifyClasses returns flags plus the classes of notifyClasses it
+// lacks. "A" stands for every type class (g$lshzxetd), so with it only K
+// can be missing.
+func withNotifyClasses(flags string) string {
+	for _, c := range notifyClasses {
+		if strings.ContainsRune(flags, c) || (c != 'K' && strings.ContainsRune(flags, 'A')) {
+			continue
+		}
+		flags += string(c)
+	}
+	return flags
 }
 
 // Close closes the connection pool and stops a managed redis-server.

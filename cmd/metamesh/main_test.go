@@ -114,7 +114,7 @@ func TestFsck(t *testing.T) {
 		t.Fatalf("fsck on a clean store: %d %q", code, out)
 	}
 	// Corrupt it as a stray writer would: an alias pointing at no root.
-	if out, err := exec.Command("redis-cli", "-u", srv.URL(), "SET", "cid:bafkreihdwdcefgh4dqkjv67uzcmw7ojee6xedzdetojuzjevtenxquvyku", "01M8NG8YD8EF2TYVWGQQHWQ8MP").CombinedOutput(); err != nil {
+	if out, err := exec.Command("redis-cli", "-s", srv.Addr(), "SET", "cid:bafkreihdwdcefgh4dqkjv67uzcmw7ojee6xedzdetojuzjevtenxquvyku", "01M8NG8YD8EF2TYVWGQQHWQ8MP").CombinedOutput(); err != nil {
 		t.Fatalf("redis-cli: %v %s", err, out)
 	}
 	out, _, code = metamesh(t, nil, "fsck", "--redis-url", srv.URL(), "--json")
@@ -156,7 +156,7 @@ func status(addr string) (statusDoc, error) {
 // every file is present with its full hashes.
 func TestRun_KillMidIngest(t *testing.T) {
 	lib, _ := filepath.EvalSymlinks(t.TempDir())
-	data := t.TempDir()
+	data := storetest.Dir(t)
 	const files = 120
 	buf := make([]byte, 4<<20)
 	for i := 0; i < files; i++ {

@@ -1,17 +1,32 @@
 // Package storetest starts throwaway Redis servers for tests, with the same
 // managed-process code the node uses. Each call gets its own redis-server
-// on a free port and data directory, stopped by t.Cleanup.
+// on its own unix socket and data directory, stopped by t.Cleanup.
 package storetest
 
 import (
 	"context"
 	"io"
 	"log/slog"
+	"os"
 	"os/exec"
 	"testing"
 
 	"github.com/metamesh/node/store"
 )
+
+// Dir returns a new, short temporary directory removed by tb.Cleanup. A
+// managed redis-server puts its unix socket in its directory, and a socket
+// path must fit in store.MaxSocketPath bytes, which the paths of
+// tb.TempDir (named after the test) can exceed.
+func Dir(tb testing.TB) string {
+	tb.Helper()
+	dir, err := os.MkdirTemp("", "mm")
+	if err != nil {
+		tb.Fatalf("temp dir: %v", err)
+	}
+	tb.Cleanup(func() { _ = os.RemoveAll(dir) })
+	return dir
+}
 
 // Server starts a redis-server for tb and returns it. A missing
 // redis-server fails the test: the suite never silently skips.
@@ -20,7 +35,7 @@ func Server(tb testing.TB) *store.Server {
 	if _, err := exec.LookPath("redis-server"); err != nil {
 		tb.Fatalf("redis-server is not installed (sudo apt-get install redis-server): %v", err)
 	}
-	srv, err := store.StartServer(context.Background(), store.ServerConfig{Dir: tb.TempDir(), Logger: Logger(tb)})
+	srv, err := store.StartServer(context.Background(), store.ServerConfig{Dir: Dir(tb), Logger: Logger(tb)})
 	if err != nil {
 		tb.Fatalf("start redis-server: %v", err)
 	}
