@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -177,5 +178,44 @@ func TestNode_RedisDown(t *testing.T) {
 	code, m := get(t, n, "GET", "/api/status")
 	if code != 200 || m["redis"].(map[string]any)["ok"] != false {
 		t.Errorf("status with Redis down: %d %v", code, m["redis"])
+	}
+}
+
+// TestNode_RedisStopped: a Redis that is alive but does not answer (here
+// SIGSTOP'ed) makes the request paths answer 503 with a JSON error
+// within the request timeout, not after every retry's read timeout.
+func TestNode_RedisStopped(t *testing.T) {
+	lib, _ := filepath.EvalSymlinks(t.TempDir())
+	os.WriteFile(filepath.Join(lib, "a.bin"), []byte("abc"), 0o644)
+	n, srv := startNode(t, lib)
+	h, _ := ingest.HashFile(context.Background(), filepath.Join(lib, "a.bin"))
+	if code, _ := get(t, n, "GET", "/api/meta/"+h.SHA256); code != 200 {
+		t.Fatalf("before the stop: %d", code)
+	}
+	pid := srv.Pid()
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	// Registered after the server's own cleanup, so it runs first: a
+	// stopped server would not stop on SIGTERM.
+	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGCONT) })
+
+	for _, path := range []string{"/api/meta/" + h.SHA256, "/ready"} {
+		code, m := get(t, n, "GET", path)
+		msg, _ := m["error"].(string)
+		if code != 503 || !strings.Contains(msg, "redis is not answering") {
+			t.Errorf("%s with Redis stopped: %d %v, want 503 and an error saying Redis is not answering", path, code, m)
+		}
+	}
+	code, m := get(t, n, "GET", "/api/status")
+	if redis, _ := m["redis"].(map[string]any); code != 200 || redis["ok"] != false || !strings.Contains(fmt.Sprint(redis["error"]), "not answering") {
+		t.Errorf("status with Redis stopped: %d %v", code, m["redis"])
+	}
+
+	if err := syscall.Kill(pid, syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	if code, m := get(t, n, "GET", "/api/meta/"+h.SHA256); code != 200 {
+		t.Errorf("after SIGCONT: %d %v", code, m)
 	}
 }

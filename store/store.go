@@ -37,8 +37,14 @@ type Store struct {
 
 // Open connects to Redis, starting a managed redis-server first when
 // opts.URL is empty. Every new connection makes sure keyspace
-// notifications include "K$", keeping any classes already set, so the
-// setting survives a Redis restart.
+// notifications include notifyClasses, keeping any classes already set,
+// so the setting survives a Redis restart.
+//
+// Every call honours its context's deadline down to the socket
+// (go-redis ContextTimeoutEnabled), retries included: a caller that must
+// answer fast, like an HTTP request, bounds its Redis calls with
+// context.WithTimeout. Calls without a deadline use go-redis's read and
+// write timeouts and up to 3 retries.
 func Open(ctx context.Context, opts Options) (*Store, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
@@ -75,6 +81,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		return nil
 	}
 	ro.MaxRetries = 3
+	ro.ContextTimeoutEnabled = true
 	s.rdb = redis.NewClient(ro)
 	if err := s.rdb.Ping(ctx).Err(); err != nil {
 		s.Close()
