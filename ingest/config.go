@@ -26,6 +26,13 @@ type Config struct {
 	ProgressInterval time.Duration
 	// Watch turns on fsnotify watching. Run sets it; Scan ignores it.
 	Watch bool
+	// ReleaseOutside makes every full scan release stored paths that lie
+	// under no configured library (the node's library set changed), so the
+	// store never serves files it no longer watches. A running node sets
+	// it; a one-off scan of a subset of the libraries leaves it off. The
+	// stored paths of a configured library that is completely empty are
+	// kept either way (an unmounted drive).
+	ReleaseOutside bool
 	// Extractors; nil means DefaultExtractors.
 	Extractors []Extractor
 	// Logger; default slog.Default().
@@ -65,13 +72,17 @@ func (c *Config) Validate() error {
 }
 
 // Libraries checks that every dir exists and is a directory, and returns
-// them absolute with symlinks resolved: the form stored paths take. The
-// error names the bad entry.
+// them absolute with symlinks resolved (the form stored paths take),
+// without repeats: a directory given twice, under two spellings
+// ("lib", "lib/", a symlink to it), or inside another library is
+// returned once, as part of the outermost one, so nothing is scanned or
+// counted twice. The order is that of first appearance. The error names
+// the bad entry.
 func Libraries(dirs []string) ([]string, error) {
 	if len(dirs) == 0 {
 		return nil, fmt.Errorf("ingest: Libraries: at least one library directory is required")
 	}
-	out := make([]string, len(dirs))
+	resolved := make([]string, len(dirs))
 	for i, lib := range dirs {
 		abs, err := filepath.Abs(lib)
 		if err != nil {
@@ -87,7 +98,20 @@ func Libraries(dirs []string) ([]string, error) {
 		if !fi.IsDir() {
 			return nil, fmt.Errorf("ingest: Libraries[%d] %q: not a directory", i, lib)
 		}
-		out[i] = abs
+		resolved[i] = abs
+	}
+	var out []string
+	for i, lib := range resolved {
+		covered := false
+		for j, other := range resolved {
+			if (other == lib && j < i) || (other != lib && within(other, lib)) {
+				covered = true
+				break
+			}
+		}
+		if !covered {
+			out = append(out, lib)
+		}
 	}
 	return out, nil
 }

@@ -39,9 +39,11 @@ func New(cfg Config) (*Node, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if err := cfg.absolute(); err != nil {
+	dropped, err := cfg.absolute()
+	if err != nil {
 		return nil, err
 	}
+	logDropped(cfg.Logger, dropped, cfg.Libraries)
 	return &Node{cfg: cfg, log: cfg.Logger}, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -133,28 +134,76 @@ func TestNode_API(t *testing.T) {
 }
 
 func TestConfig_Validate(t *testing.T) {
-	dir := t.TempDir()
+	dir, _ := filepath.EvalSymlinks(t.TempDir())
 	file := filepath.Join(dir, "f")
 	os.WriteFile(file, nil, 0o644)
+	lib := filepath.Join(dir, "lib")
+	os.MkdirAll(filepath.Join(lib, "sub"), 0o755)
+	link := filepath.Join(dir, "link-to-lib")
+	os.Symlink(lib, link)
+	other := filepath.Join(dir, "other")
+	os.Mkdir(other, 0o755)
 	tests := []struct {
 		name string
 		cfg  node.Config
-		want string
+		want []string // what the error names; nil: valid
 	}{
-		{"no library", node.Config{DataDir: dir}, "Libraries"},
-		{"missing library", node.Config{Libraries: []string{filepath.Join(dir, "nope")}, DataDir: dir}, "Libraries"},
-		{"library is a file", node.Config{Libraries: []string{file}, DataDir: dir}, "not a directory"},
-		{"bad api", node.Config{Libraries: []string{dir}, DataDir: dir, APIAddr: "nonsense"}, "APIAddr"},
-		{"negative workers", node.Config{Libraries: []string{dir}, DataDir: dir, Workers: -1}, "Workers"},
+		{"no library", node.Config{DataDir: dir}, []string{"Libraries"}},
+		{"missing library", node.Config{Libraries: []string{filepath.Join(dir, "nope")}, DataDir: dir}, []string{"Libraries"}},
+		{"library is a file", node.Config{Libraries: []string{file}, DataDir: dir}, []string{"not a directory"}},
+		{"bad api", node.Config{Libraries: []string{dir}, DataDir: dir + "-data", APIAddr: "nonsense"}, []string{"APIAddr"}},
+		{"negative workers", node.Config{Libraries: []string{dir}, DataDir: dir + "-data", Workers: -1}, []string{"Workers"}},
+		{"data inside the library", node.Config{Libraries: []string{lib}, DataDir: filepath.Join(lib, "mmdata")}, []string{"DataDir", lib, filepath.Join(lib, "mmdata")}},
+		{"data deep inside, not created yet", node.Config{Libraries: []string{lib}, DataDir: filepath.Join(lib, "sub", "a", "b")}, []string{"DataDir", lib, filepath.Join(lib, "sub", "a", "b")}},
+		{"data is the library", node.Config{Libraries: []string{lib}, DataDir: lib}, []string{"DataDir", lib}},
+		{"data inside the library through a symlink", node.Config{Libraries: []string{lib}, DataDir: filepath.Join(link, "mmdata")}, []string{"DataDir", lib, filepath.Join(lib, "mmdata")}},
+		{"data inside the second library", node.Config{Libraries: []string{other, lib}, DataDir: filepath.Join(lib, "sub", "data")}, []string{"DataDir", lib}},
+		{"data inside, with --redis-url", node.Config{Libraries: []string{lib}, DataDir: filepath.Join(lib, "mmdata"), RedisURL: "redis://127.0.0.1:1"}, []string{"DataDir", lib}},
+		{"data hidden inside the library", node.Config{Libraries: []string{lib}, DataDir: filepath.Join(lib, ".metamesh")}, nil},
+		{"data under a hidden dir of the library", node.Config{Libraries: []string{lib}, DataDir: filepath.Join(lib, ".local", "share", "metamesh")}, nil},
+		{"data next to the library", node.Config{Libraries: []string{lib}, DataDir: lib + "data"}, nil},
+		{"library inside the data dir", node.Config{Libraries: []string{filepath.Join(lib, "sub")}, DataDir: lib}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.cfg.SetDefaults()
 			err := tt.cfg.Validate()
-			if err == nil || !strings.Contains(err.Error(), tt.want) {
-				t.Errorf("Validate = %v, want an error naming %q", err, tt.want)
+			if tt.want == nil {
+				if err != nil {
+					t.Errorf("Validate = %v, want nil", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("Validate = nil, want an error naming %q", tt.want)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("Validate = %v, want an error naming %q", err, w)
+				}
 			}
 		})
+	}
+}
+
+// TestNew_RepeatedLibraries: a library given twice, or inside another,
+// is scanned once and the log says which were dropped.
+func TestNew_RepeatedLibraries(t *testing.T) {
+	dir, _ := filepath.EvalSymlinks(t.TempDir())
+	lib := filepath.Join(dir, "lib")
+	os.MkdirAll(filepath.Join(lib, "sub"), 0o755)
+	var logs strings.Builder
+	n, err := node.New(node.Config{
+		Libraries: []string{lib, lib + "/", filepath.Join(lib, "sub")},
+		RedisURL:  "redis://127.0.0.1:1", Logger: slog.New(slog.NewTextHandler(&logs, nil)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = n
+	out := logs.String()
+	if strings.Count(out, "\n") != 1 || !strings.Contains(out, "scanned once") || !strings.Contains(out, filepath.Join(lib, "sub")) {
+		t.Errorf("log = %q, want one line naming the dropped libraries", out)
 	}
 }
 

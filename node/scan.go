@@ -16,6 +16,11 @@ func Scan(ctx context.Context, cfg Config, interval time.Duration, onProgress fu
 	if err := cfg.Validate(); err != nil {
 		return ingest.Progress{}, err
 	}
+	dropped, err := cfg.absolute()
+	if err != nil {
+		return ingest.Progress{}, err
+	}
+	logDropped(cfg.Logger, dropped, cfg.Libraries)
 	st, err := store.Open(ctx, store.Options{URL: cfg.RedisURL, DataDir: cfg.DataDir, Logger: cfg.Logger})
 	if err != nil {
 		return ingest.Progress{}, err
