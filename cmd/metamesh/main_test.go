@@ -123,6 +123,58 @@ func TestFsck(t *testing.T) {
 	}
 }
 
+// TestDataInsideLibrary: run and scan refuse a data directory inside a
+// library, naming both, before anything is written there.
+func TestDataInsideLibrary(t *testing.T) {
+	lib, _ := filepath.EvalSymlinks(t.TempDir())
+	data := filepath.Join(lib, "mmdata")
+	for _, args := range [][]string{
+		{"run", "--library", lib, "--data", data, "--api", "127.0.0.1:0"},
+		{"scan", "--library", lib, "--data", data},
+	} {
+		t.Run(args[0], func(t *testing.T) {
+			_, errOut, code := metamesh(t, nil, args...)
+			if code == 0 || !strings.Contains(errOut, "data directory "+data+" is inside the library "+lib) {
+				t.Errorf("%v: exit %d, stderr %q; want a failure naming both paths", args, code, errOut)
+			}
+			if _, err := os.Stat(data); !os.IsNotExist(err) {
+				t.Errorf("%v created %s: %v", args, data, err)
+			}
+		})
+	}
+}
+
+// TestScan_SubsetLeavesOtherLibraries: scan of one library is a one-off
+// that leaves the stored paths of the others alone, as its help says.
+func TestScan_SubsetLeavesOtherLibraries(t *testing.T) {
+	srv := storetest.Server(t)
+	a, _ := filepath.EvalSymlinks(t.TempDir())
+	b, _ := filepath.EvalSymlinks(t.TempDir())
+	os.WriteFile(filepath.Join(a, "a.bin"), []byte("aaaa"), 0o644)
+	os.WriteFile(filepath.Join(b, "b.bin"), []byte("bbbb"), 0o644)
+	if _, errOut, code := metamesh(t, nil, "scan", "--library", a, "--library", b, "--redis-url", srv.URL()); code != 0 {
+		t.Fatalf("scan of both: %d %s", code, errOut)
+	}
+	os.WriteFile(filepath.Join(a, "a2.bin"), []byte("aaaa2"), 0o644)
+	if _, errOut, code := metamesh(t, nil, "scan", "--library", a, "--redis-url", srv.URL()); code != 0 {
+		t.Fatalf("scan of one: %d %s", code, errOut)
+	}
+	st, err := store.Open(context.Background(), store.Options{URL: srv.URL(), Logger: storetest.Logger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	for _, p := range []string{filepath.Join(a, "a.bin"), filepath.Join(a, "a2.bin"), filepath.Join(b, "b.bin")} {
+		if ps, err := st.Path(context.Background(), p); err != nil || !ps.Hashed {
+			t.Errorf("%s after a scan of %s alone: %+v %v", p, a, ps, err)
+		}
+	}
+	help, _, _ := metamesh(t, nil, "scan", "--help")
+	if !strings.Contains(help, "leaves the stored paths of every other library alone") {
+		t.Errorf("scan --help does not say a subset scan leaves other libraries alone:\n%s", help)
+	}
+}
+
 func freeAddr(t *testing.T) string {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

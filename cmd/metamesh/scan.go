@@ -21,7 +21,15 @@ func newScanCmd() *cobra.Command {
 		Short: "Ingest the libraries once and exit",
 		Long: `Bring the store in line with the libraries once (new and changed files are
 hashed, missing ones deleted, unchanged ones skipped) and exit. Shows a progress
-bar on a terminal and plain progress lines otherwise.`,
+bar on a terminal and plain progress lines otherwise.
+
+Only the libraries given are looked at: a scan of some libraries is a one-off
+that leaves the stored paths of every other library alone, so scanning one
+drive does not drop what the node knows of the others.
+
+With --data it starts the managed redis-server of that directory, so stop a
+node running on it first, or give its Redis with --redis-url. The data
+directory may not lie inside a library.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := nodeConfig(cmd)
