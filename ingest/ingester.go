@@ -27,6 +27,7 @@ type Ingester struct {
 	log   *slog.Logger
 	queue *queue
 	prog  progress
+	errs  errSet
 
 	watcher  *fsnotify.Watcher
 	addWatch func(string) error // fsnotify Add; replaceable in tests
@@ -56,8 +57,12 @@ type mark struct {
 }
 
 type result struct {
-	job   job
-	retry bool // look at the path again once it settles
+	job    job
+	retry  bool     // look at the path again once it settles
+	next   []job    // jobs a settle batch paired
+	hold   []string // vanished paths of a settle batch that wait for a partner
+	touch  []string // paths to look at again
+	rescan bool     // the store could not say what is under a removed directory
 }
 
 // New makes an Ingester; it starts nothing until Start.
@@ -112,8 +117,13 @@ func (in *Ingester) Start(ctx context.Context) error {
 	return nil
 }
 
-// Progress returns the progress of the current or last full scan.
-func (in *Ingester) Progress() Progress { return in.prog.get() }
+// Progress returns the progress of the current or last full scan; Errors
+// counts the paths that failed and are not fixed yet.
+func (in *Ingester) Progress() Progress {
+	p := in.prog.get()
+	p.Errors = in.errs.len()
+	return p
+}
 
 // QueueLen is the number of jobs waiting for a worker.
 func (in *Ingester) QueueLen() int { return in.queue.len() }

@@ -10,8 +10,6 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
-
-	"github.com/metamesh/node/store"
 )
 
 // pend is a path waiting to settle.
@@ -79,7 +77,7 @@ func (in *Ingester) loop(ctx context.Context, ls *loopState, watching bool) {
 				events = nil
 				break
 			}
-			in.onEvent(ctx, ls, ev)
+			in.onEvent(ls, ev)
 		case err, ok := <-errs:
 			if !ok {
 				errs = nil
@@ -124,17 +122,9 @@ func (in *Ingester) loop(ctx context.Context, ls *loopState, watching bool) {
 				in.touch(ls, m.path, now, m.scan, m.size)
 			}
 		case r := <-in.finished:
-			for _, p := range r.job.paths() {
-				delete(ls.inflight, p)
-			}
-			if r.job.fromScan {
-				ls.scanOpen--
-			}
-			if r.retry {
-				in.touch(ls, r.job.path, time.Now(), false, 0)
-			}
+			in.finish(ls, r, time.Now())
 		case <-tick.C:
-			in.flush(ctx, ls, time.Now())
+			in.flush(ls, time.Now())
 		case ch := <-in.idleReq:
 			ls.idleWait = append(ls.idleWait, ch)
 		}
@@ -147,7 +137,7 @@ func (in *Ingester) loop(ctx context.Context, ls *loopState, watching bool) {
 				}
 			})
 			if finished {
-				p := in.prog.get()
+				p := in.Progress()
 				in.log.Info("scan finished", "files", p.FilesDone, "bytes", p.BytesDone, "hashed", p.Hashed,
 					"errors", p.Errors, "took", p.FinishedAt.Sub(p.StartedAt).Round(time.Millisecond), "state", p.State)
 			}
@@ -181,12 +171,59 @@ func (in *Ingester) dispatch(ls *loopState, j job) {
 	in.queue.push(j)
 }
 
+// finish takes a worker's result back: the job's paths are free again,
+// and whatever the job found to do next is queued or left to settle.
+func (in *Ingester) finish(ls *loopState, r result, now time.Time) {
+	for _, p := range r.job.paths() {
+		delete(ls.inflight, p)
+	}
+	if r.job.fromScan {
+		ls.scanOpen--
+	}
+	if r.retry {
+		in.touch(ls, r.job.path, now, false, 0)
+	}
+	for _, p := range r.touch {
+		in.touch(ls, p, now, false, 0)
+	}
+	if b := r.job.batch; b != nil {
+		for _, p := range r.hold {
+			pd := b.pends[p]
+			if cur, ok := ls.pending[p]; ok { // touched again meanwhile
+				if pd.scan && !cur.scan {
+					cur.scan, cur.scanSize = true, pd.scanSize
+				} else if pd.scan {
+					ls.scanOpen--
+				}
+				continue
+			}
+			pd.lastEvent = now
+			ls.pending[p] = pd
+		}
+		for _, j := range r.next {
+			if j.kind == jobRename {
+				// A paired move is no scan job: its scan marks are done.
+				for _, p := range j.paths() {
+					if pd := b.pends[p]; pd != nil && pd.scan {
+						ls.scanOpen--
+					}
+				}
+			}
+			in.dispatch(ls, j)
+		}
+	}
+	if r.rescan {
+		in.requestRescan()
+	}
+}
+
 // flush hands settled paths to the workers. A path is settled when no
 // event touched it for Settle and its size and mtime did not move between
-// two looks at least Settle apart. Moves are paired first: a vanished
-// known path and a new path with the same size, mtime and midhash are one
-// rename.
-func (in *Ingester) flush(ctx context.Context, ls *loopState, now time.Time) {
+// two looks at least Settle apart. Vanished paths that may be one end of
+// a move go to a worker together with the arrived paths (and the sizes of
+// paths still settling) for pairing: the loop itself never asks the store
+// or reads a file.
+func (in *Ingester) flush(ls *loopState, now time.Time) {
 	var gone, arrived []string
 	for p, pd := range ls.pending {
 		if ls.inflight[p] || now.Sub(pd.lastEvent) < in.cfg.Settle {
@@ -210,68 +247,38 @@ func (in *Ingester) flush(ctx context.Context, ls *loopState, now time.Time) {
 			pd.goneSince = now
 		}
 	}
-	goneStates := in.goneStates(ctx, gone)
-	gone = in.holdForPartners(ls, gone, goneStates, arrived, now)
-	for _, j := range in.pairMoves(ctx, goneStates, arrived) {
-		for _, p := range j.paths() {
-			if pd := ls.pending[p]; pd != nil && pd.scan {
-				ls.scanOpen--
+	single := func(p string) {
+		pd := ls.pending[p]
+		delete(ls.pending, p)
+		in.dispatch(ls, job{kind: jobFile, path: p, fromScan: pd.scan, size: pd.scanSize})
+	}
+	settling := map[sizeKey]bool{}
+	if len(gone) > 0 {
+		ready := map[string]bool{}
+		for _, p := range append(append([]string(nil), gone...), arrived...) {
+			ready[p] = true
+		}
+		for p, pd := range ls.pending {
+			if pd.observed && pd.exists && !ready[p] && !ls.inflight[p] {
+				settling[sizeKey{pd.size, pd.mtime}] = true
 			}
-			delete(ls.pending, p)
-		}
-		in.dispatch(ls, j)
-	}
-	for _, list := range [][]string{gone, arrived} {
-		for _, p := range list {
-			pd, ok := ls.pending[p]
-			if !ok {
-				continue // paired as a move
-			}
-			delete(ls.pending, p)
-			in.dispatch(ls, job{kind: jobFile, path: p, fromScan: pd.scan, size: pd.scanSize})
 		}
 	}
-}
-
-// goneStates reads what the store knows of vanished paths (unknown ones
-// are left out: they have nothing to pair).
-func (in *Ingester) goneStates(ctx context.Context, gone []string) map[string]store.PathState {
-	out := map[string]store.PathState{}
-	for _, g := range gone {
-		if st, err := in.st.Path(ctx, g); err == nil {
-			out[g] = st
+	if len(gone) == 0 || (len(arrived) == 0 && len(settling) == 0) {
+		for _, p := range gone {
+			single(p)
 		}
-	}
-	return out
-}
-
-// holdForPartners keeps a vanished known path pending while a path with
-// its size and mtime is still settling (the two ends of a move whose
-// events fell on either side of a tick), for at most four Settle periods.
-func (in *Ingester) holdForPartners(ls *loopState, gone []string, states map[string]store.PathState, arrived []string, now time.Time) []string {
-	if len(states) == 0 {
-		return gone
-	}
-	type key struct{ size, mtime int64 }
-	ready := map[string]bool{}
-	for _, a := range arrived {
-		ready[a] = true
-	}
-	settling := map[key]bool{}
-	for p, pd := range ls.pending {
-		if pd.observed && pd.exists && !ready[p] && !ls.inflight[p] {
-			settling[key{pd.size, pd.mtime}] = true
+		for _, p := range arrived {
+			single(p)
 		}
+		return
 	}
-	out := gone[:0]
-	for _, g := range gone {
-		st, known := states[g]
-		if known && settling[key{st.Size, st.MtimeNs}] && now.Sub(ls.pending[g].goneSince) < 4*in.cfg.Settle {
-			continue // wait for its partner
-		}
-		out = append(out, g)
+	b := &settleBatch{gone: gone, arrived: arrived, pends: map[string]*pend{}, settling: settling, now: now}
+	for _, p := range append(append([]string(nil), gone...), arrived...) {
+		b.pends[p] = ls.pending[p]
+		delete(ls.pending, p)
 	}
-	return out
+	in.dispatch(ls, job{kind: jobSettle, batch: b})
 }
 
 // statPath returns whether p is a file (or a link to one) and its size and
@@ -285,19 +292,22 @@ func statPath(p string) (exists bool, size, mtime int64) {
 }
 
 // onEvent turns one fsnotify event into pending paths and watches.
-func (in *Ingester) onEvent(ctx context.Context, ls *loopState, ev fsnotify.Event) {
+func (in *Ingester) onEvent(ls *loopState, ev fsnotify.Event) {
 	p := filepath.Clean(ev.Name)
 	if Skipped(p) {
 		return
 	}
 	now := time.Now()
-	if ev.Has(fsnotify.Create) {
+	if ev.Has(fsnotify.Create) || ev.Has(fsnotify.Chmod) {
 		if fi, err := os.Lstat(p); err == nil && fi.IsDir() {
-			// A new or moved-in directory: watch it and everything under
-			// it, then look at every file it holds.
+			// A new or moved-in directory, or one that may have become
+			// readable: watch it and everything under it, then look at
+			// every file it holds.
+			in.errs.clear(p)
 			in.watchTree(ls, p)
 			_ = filepath.WalkDir(p, func(q string, d fs.DirEntry, err error) error {
 				if err != nil {
+					in.errs.add(q)
 					return nil
 				}
 				if q != p && Skipped(q) {
@@ -321,12 +331,8 @@ func (in *Ingester) onEvent(ctx context.Context, ls *loopState, ev fsnotify.Even
 		if ls.watched[p] {
 			in.unwatchTree(ls, p)
 		}
-		known, err := in.st.PathsUnder(ctx, p)
-		if err != nil {
-			in.log.Warn("list paths under a removed directory", "dir", p, "err", err)
-		}
-		for _, q := range known {
-			in.touch(ls, q, now, false, 0)
+		if !ls.inflight[p] {
+			in.dispatch(ls, job{kind: jobGone, path: p})
 		}
 	}
 	in.touch(ls, p, now, false, 0)

@@ -21,7 +21,7 @@ func (in *Ingester) worker(ctx context.Context) {
 		if !ok {
 			return
 		}
-		retry := in.run(ctx, j)
+		r := in.run(ctx, j)
 		if j.fromScan {
 			in.prog.update(func(p *Progress) {
 				p.FilesDone++
@@ -29,107 +29,169 @@ func (in *Ingester) worker(ctx context.Context) {
 			})
 		}
 		select {
-		case in.finished <- result{job: j, retry: retry}:
+		case in.finished <- r:
 		case <-ctx.Done():
 			return
 		}
 	}
 }
 
-// run does one job and reports whether the path should be looked at again
-// once it settles (it changed while being hashed).
-func (in *Ingester) run(ctx context.Context, j job) bool {
-	if j.fromScan {
-		ctx = context.WithValue(ctx, quietKey{}, true)
-	}
+// run does one job. Its result says what the loop should look at again:
+// the path itself once it settles (it changed while being hashed), the
+// jobs a settle batch paired, paths under a removed directory, the other
+// hard links of a changed file.
+func (in *Ingester) run(ctx context.Context, j job) result {
+	res := result{job: j}
 	var err error
 	switch j.kind {
+	case jobSettle:
+		res.next, res.hold, err = in.settle(ctx, j.batch)
+		if err != nil && ctx.Err() == nil {
+			// The store gave a final answer other than "not found":
+			// look at every path on its own instead.
+			in.log.Warn("cannot pair moves; handling each path on its own", "err", err)
+			res.touch = j.paths()
+		}
+		return res
+	case jobGone:
+		res.touch, err = in.gone(ctx, j.path)
+		if err != nil && ctx.Err() == nil {
+			in.log.Warn("cannot list the stored paths under a removed directory; rescanning", "dir", j.path, "err", err)
+			res.rescan = true
+		}
+		return res
 	case jobRename:
 		err = in.rename(ctx, j.oldPath, j.path)
 	default:
-		err = in.file(ctx, j.path)
+		err = in.file(ctx, j.path, j.fromScan)
+		if err == nil && !j.fromScan {
+			res.touch = in.hardLinks(ctx, j.path)
+		}
 	}
 	switch {
-	case err == nil, ctx.Err() != nil:
-		return false
+	case err == nil:
+		in.errs.clear(j.path)
+	case ctx.Err() != nil:
 	case errors.Is(err, ErrChangedWhileHashing):
 		in.log.Debug("file changed while hashing; will retry once it settles", "path", j.path)
-		return true
+		res.retry = true
 	default:
-		in.prog.update(func(p *Progress) { p.Errors++ })
+		in.errs.add(j.path)
 		in.log.Warn("skipped file", "path", j.path, "err", err)
-		return false
 	}
+	return res
 }
 
-func (in *Ingester) rename(ctx context.Context, oldPath, newPath string) error {
-	o, err := retryGet(ctx, in, "rename", func() (store.Outcome, error) { return in.st.Rename(ctx, oldPath, newPath) })
-	if err == nil && o.Kind == store.KindRenamed {
-		in.note(ctx, "renamed", "from", oldPath, "to", newPath)
+// hardLinks returns the other stored paths of the file at p when it has
+// several hard links and their records no longer match it: a change seen
+// through one name is a change of all.
+func (in *Ingester) hardLinks(ctx context.Context, p string) []string {
+	fi, err := os.Stat(p)
+	if err != nil || nlink(fi) < 2 {
 		return nil
 	}
-	// The store moved on (target known, source gone): handle both ends
-	// on their own.
-	if err := in.file(ctx, oldPath); err != nil {
-		return err
+	f := statOf(p, fi, false)
+	paths, err := retryGet(ctx, in, "list hard links", func() ([]string, error) { return in.st.PathsOfInode(ctx, f.Dev, f.Ino) })
+	if err != nil || len(paths) < 2 {
+		return nil
 	}
-	return in.file(ctx, newPath)
+	states, err := retryGet(ctx, in, "read paths", func() (map[string]store.PathState, error) { return in.st.Paths(ctx, paths) })
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for q, st := range states {
+		if q != p && (st.Size != f.Size || st.MtimeNs != f.MtimeNs) {
+			out = append(out, q)
+		}
+	}
+	return out
 }
 
-// file brings the store in line with what is at path now.
-func (in *Ingester) file(ctx context.Context, path string) error {
-	fi, ok := in.fileInfo(path, nil)
-	if !ok || Skipped(path) {
-		return in.remove(ctx, path)
+// rename applies a paired move; onto a known path it is an atomic
+// replace, and the path's old root lets go of it.
+func (in *Ingester) rename(ctx context.Context, oldPath, newPath string) error {
+	o, err := retryGet(ctx, in, "rename", func() (store.Outcome, error) { return in.st.Replace(ctx, oldPath, newPath) })
+	if err == nil && o.Kind == store.KindRenamed {
+		in.log.Info("renamed", "from", oldPath, "to", newPath)
+		// The new name may carry different metadata (a release name).
+		return in.file(ctx, newPath, false)
 	}
-	cur := store.FileStat{Path: path, Size: fi.Size(), MtimeNs: fi.ModTime().UnixNano()}
-	st, err := retryGet(ctx, in, "read path", func() (store.PathState, error) { return in.st.Path(ctx, path) })
-	known := err == nil
-	if err != nil && !errors.Is(err, store.ErrNotFound) {
+	// The store moved on (source gone): handle both ends on their own.
+	if err := in.file(ctx, oldPath, false); err != nil {
 		return err
 	}
+	return in.file(ctx, newPath, false)
+}
+
+// file brings the store in line with what is at path now. quiet puts its
+// per-file log lines at Debug (a full scan logs progress instead).
+func (in *Ingester) file(ctx context.Context, path string, quiet bool) error {
+	cur, ok := in.fileStat(path, nil)
+	if !ok || Skipped(path) || (in.cfg.ReleaseOutside && !in.inLibrary(path)) {
+		return in.remove(ctx, path, quiet)
+	}
+	st, err := retryGet(ctx, in, "read path", func() (store.PathState, error) { return in.st.Path(ctx, path) })
+	if errors.Is(err, store.ErrNotFound) {
+		return in.arrive(ctx, cur, quiet)
+	}
+	if err != nil {
+		return err
+	}
+	return in.known(ctx, cur, st, quiet)
+}
+
+// known handles a path the store knows, with its state at hand.
+func (in *Ingester) known(ctx context.Context, cur store.FileStat, st store.PathState, quiet bool) error {
+	same := st.Size == cur.Size && st.MtimeNs == cur.MtimeNs
 	switch {
-	case known && st.Size == cur.Size && st.MtimeNs == cur.MtimeNs && st.Hashed:
+	case same && st.Hashed:
 		// Unchanged since the last pass: no hashing, only make sure the
-		// metadata was extracted (a restart may have cut it short).
-		return in.extract(ctx, st, path, cur.Size)
-	case known && st.Size == cur.Size && st.MtimeNs == cur.MtimeNs:
+		// metadata was extracted by the current extractors (a restart may
+		// have cut it short, or a newer parser reads names better).
+		return in.extract(ctx, st, cur.Path, cur.Size)
+	case same:
 		// Arrived but the full pass never finished (restart): resume,
 		// unless the bytes changed under an unchanged mtime.
-		h, err := in.hash(ctx, path, cur)
+		h, err := in.hash(ctx, cur.Path, cur)
 		if err != nil {
-			return in.fail(ctx, path, err)
+			return in.fail(ctx, cur.Path, err, quiet)
 		}
 		if h.Midhash == st.Midhash {
-			return in.confirm(ctx, cur, h, false)
+			return in.ingest(ctx, cur, h, quiet)
 		}
-		return in.change(ctx, cur, h)
-	case known:
-		h, err := in.hash(ctx, path, cur)
-		if err != nil {
-			return in.fail(ctx, path, err)
-		}
-		return in.change(ctx, cur, h)
+		return in.change(ctx, cur, h, quiet)
 	}
-	return in.arrive(ctx, cur)
+	h, err := in.hash(ctx, cur.Path, cur)
+	if err != nil {
+		return in.fail(ctx, cur.Path, err, quiet)
+	}
+	return in.change(ctx, cur, h, quiet)
 }
 
 // change applies new bytes at a known path.
-func (in *Ingester) change(ctx context.Context, cur store.FileStat, h FileHashes) error {
+func (in *Ingester) change(ctx context.Context, cur store.FileStat, h FileHashes, quiet bool) error {
 	o, err := retryGet(ctx, in, "change", func() (store.Outcome, error) { return in.st.Change(ctx, cur, h.Store()) })
 	if err != nil {
 		return err
 	}
-	in.note(ctx, "changed", "path", cur.Path, "result", o.Kind, "cid", h.Canonical)
+	in.note(quiet, "changed", "path", cur.Path, "result", o.Kind, "cid", h.Canonical)
 	if o.Kind == store.KindUnknown || o.Kind == store.KindStale {
-		return in.confirm(ctx, cur, h, false)
+		return in.ingest(ctx, cur, h, quiet)
 	}
-	return in.extractIfMissing(ctx, cur.Path, cur.Size)
+	st, err := retryGet(ctx, in, "read path", func() (store.PathState, error) { return in.st.Path(ctx, cur.Path) })
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return in.extract(ctx, st, cur.Path, cur.Size)
 }
 
 // arrive ingests a path the store does not know: the midhash makes it
 // addressable at once; the full pass follows.
-func (in *Ingester) arrive(ctx context.Context, cur store.FileStat) error {
+func (in *Ingester) arrive(ctx context.Context, cur store.FileStat, quiet bool) error {
 	path := cur.Path
 	f, err := in.open(path)
 	if err != nil {
@@ -138,33 +200,38 @@ func (in *Ingester) arrive(ctx context.Context, cur store.FileStat) error {
 	mid, err := MidhashFile(f, cur.Size)
 	f.Close()
 	if err != nil {
-		return in.fail(ctx, path, err)
+		return in.fail(ctx, path, err, quiet)
 	}
 	o, err := retryGet(ctx, in, "arrive", func() (store.Outcome, error) { return in.st.Arrive(ctx, cur, mid) })
 	if err != nil {
 		return err
 	}
 	if o.Kind == store.KindExists {
-		return in.file(ctx, path) // raced with another job: look again
+		return in.file(ctx, path, quiet) // raced with another job: look again
 	}
 	in.beforeFullPass(path)
 	h, err := in.hash(ctx, path, cur)
 	if err != nil {
-		return in.fail(ctx, path, err)
+		return in.fail(ctx, path, err, quiet)
 	}
 	if h.Midhash != mid {
-		return in.fail(ctx, path, ErrChangedWhileHashing)
+		return in.fail(ctx, path, ErrChangedWhileHashing, quiet)
 	}
 	in.log.Debug("arrived", "path", path, "result", o.Kind, "midhash256", mid)
-	return in.confirm(ctx, cur, h, true)
+	return in.ingest(ctx, cur, h, quiet)
 }
 
-// confirm applies the full pass. A duplicate whose root's primary has not
-// been confirmed yet has the primary hashed first, so duplicates are
-// always judged against a known sha2-256.
-func (in *Ingester) confirm(ctx context.Context, cur store.FileStat, h FileHashes, fresh bool) error {
+// ingest applies the full pass together with the extracted metadata. A
+// duplicate whose root's primary has not been confirmed yet has the
+// primary hashed first, so duplicates are always judged against a known
+// sha2-256.
+func (in *Ingester) ingest(ctx context.Context, cur store.FileStat, h FileHashes, quiet bool) error {
+	meta := in.meta(ctx, cur.Path, cur.Size)
 	for attempt := 0; attempt < 3; attempt++ {
-		o, err := retryGet(ctx, in, "confirm", func() (store.Outcome, error) { return in.st.Confirm(ctx, cur, h.Store()) })
+		o, err := retryGet(ctx, in, "confirm", func() (store.Outcome, error) {
+			o, _, err := in.st.Ingest(ctx, cur, h.Store(), meta)
+			return o, err
+		})
 		if err != nil {
 			return err
 		}
@@ -174,44 +241,44 @@ func (in *Ingester) confirm(ctx context.Context, cur store.FileStat, h FileHashe
 		case store.KindStale:
 			return ErrChangedWhileHashing
 		case store.KindUnknown:
-			if err := in.confirmPrimary(ctx, o.Root); err != nil {
+			if err := in.confirmPrimary(ctx, o.Root, quiet); err != nil {
 				return err
 			}
 			continue
 		}
-		if fresh {
-			in.note(ctx, "ingested", "path", cur.Path, "result", o.Kind, "cid", h.Canonical)
-		}
-		return in.extractIfMissing(ctx, cur.Path, cur.Size)
+		in.note(quiet, "ingested", "path", cur.Path, "result", o.Kind, "cid", h.Canonical)
+		return nil
 	}
 	return fmt.Errorf("confirm %s: the root's primary could not be confirmed", cur.Path)
 }
 
 // confirmPrimary runs the full pass of a root's primary path.
-func (in *Ingester) confirmPrimary(ctx context.Context, root store.RootID) error {
+func (in *Ingester) confirmPrimary(ctx context.Context, root store.RootID, quiet bool) error {
 	doc, err := retryGet(ctx, in, "read document", func() (store.Document, error) { return in.st.Document(ctx, root) })
 	if err != nil {
 		return err
 	}
 	p := doc.FilePath()
-	fi, ok := in.fileInfo(p, nil)
+	cur, ok := in.fileStat(p, nil)
 	if !ok {
-		return in.remove(ctx, p) // gone: a duplicate is promoted
+		return in.remove(ctx, p, quiet) // gone: a duplicate is promoted
 	}
-	cur := store.FileStat{Path: p, Size: fi.Size(), MtimeNs: fi.ModTime().UnixNano()}
-	st, err := in.st.Path(ctx, p)
+	st, err := retryGet(ctx, in, "read path", func() (store.PathState, error) { return in.st.Path(ctx, p) })
 	if err != nil {
 		return err
 	}
 	if st.Size != cur.Size || st.MtimeNs != cur.MtimeNs {
-		return in.file(ctx, p) // the primary changed: handle it as such
+		return in.file(ctx, p, quiet) // the primary changed: handle it as such
 	}
 	h, err := in.hash(ctx, p, cur)
 	if err != nil {
-		return in.fail(ctx, p, err)
+		return in.fail(ctx, p, err, quiet)
 	}
-	_, err = in.st.Confirm(ctx, cur, h.Store())
-	return err
+	meta := in.meta(ctx, p, cur.Size)
+	return in.retry(ctx, "confirm", func() error {
+		_, _, err := in.st.Ingest(ctx, cur, h.Store(), meta)
+		return err
+	})
 }
 
 // hash runs the full pass and makes sure the file did not change under
@@ -243,9 +310,9 @@ func (in *Ingester) hash(ctx context.Context, path string, cur store.FileStat) (
 // fail handles a hash failure: a file that vanished leaves the store
 // (no root or CID for bytes that are gone); one that changed is retried
 // once it settles; an unreadable one is logged and retried when it changes.
-func (in *Ingester) fail(ctx context.Context, path string, err error) error {
+func (in *Ingester) fail(ctx context.Context, path string, err error, quiet bool) error {
 	if errors.Is(err, fs.ErrNotExist) {
-		return in.remove(ctx, path)
+		return in.remove(ctx, path, quiet)
 	}
 	if errors.Is(err, ErrChangedWhileHashing) || errors.Is(err, io.ErrUnexpectedEOF) {
 		return ErrChangedWhileHashing
@@ -253,39 +320,43 @@ func (in *Ingester) fail(ctx context.Context, path string, err error) error {
 	return err
 }
 
-func (in *Ingester) remove(ctx context.Context, path string) error {
+func (in *Ingester) remove(ctx context.Context, path string, quiet bool) error {
 	o, err := retryGet(ctx, in, "remove", func() (store.Outcome, error) { return in.st.RemovePath(ctx, path) })
 	if err != nil {
 		return err
 	}
 	if o.Kind != store.KindGone {
-		in.note(ctx, "removed", "path", path, "result", o.Kind)
+		in.note(quiet, "removed", "path", path, "result", o.Kind)
 	}
 	return nil
 }
 
-// extractIfMissing runs the extractors when path is its root's primary
-// and the root has no extracted metadata yet.
-func (in *Ingester) extractIfMissing(ctx context.Context, path string, size int64) error {
-	st, err := retryGet(ctx, in, "read path", func() (store.PathState, error) { return in.st.Path(ctx, path) })
-	if errors.Is(err, store.ErrNotFound) {
+// extract writes the metadata of a primary path whose last extraction is
+// older than the current extractors.
+func (in *Ingester) extract(ctx context.Context, st store.PathState, path string, size int64) error {
+	if !st.Primary || st.Extracted >= extractVersion {
 		return nil
 	}
-	if err != nil {
+	meta := in.meta(ctx, path, size)
+	return in.retry(ctx, "write metadata", func() error {
+		_, _, err := in.st.SetExtracted(ctx, path, meta)
 		return err
-	}
-	return in.extract(ctx, st, path, size)
+	})
 }
 
-// extract is extractIfMissing for a path whose state is at hand.
-func (in *Ingester) extract(ctx context.Context, st store.PathState, path string, size int64) error {
-	if !st.Primary {
-		return nil
-	}
-	has, err := retryGet(ctx, in, "read field", func() (bool, error) { return in.st.HasField(ctx, st.Root, "mimeType") })
-	if err != nil || has {
-		return err
-	}
+// extractVersion is the version of what the extractors write; a primary
+// path extracted with an older one is extracted again on the next scan
+// (no re-hashing). Bump it whenever an extractor changes its output.
+const extractVersion = 1
+
+// extractedFields are the field names and prefixes the default
+// extractors write: a re-extraction drops what they no longer find, and
+// leaves every other field alone.
+var extractedFields = []string{"mimeType", "fileType", "titles", "originalTitle", "movieYear", "season", "episode",
+	"episodeTitle", "videoType", "release", "episodes", "fileinfo"}
+
+// meta runs the extractors on a local file.
+func (in *Ingester) meta(ctx context.Context, path string, size int64) store.Meta {
 	subj := &Subject{Path: path, Size: size}
 	fields := map[string]string{}
 	for _, ex := range in.cfg.Extractors {
@@ -300,13 +371,7 @@ func (in *Ingester) extract(ctx context.Context, st store.PathState, path string
 			}
 		}
 	}
-	return in.retry(ctx, "write metadata", func() error {
-		_, err := in.st.SetFields(ctx, st.Root, fields)
-		if errors.Is(err, store.ErrNotFound) {
-			return nil // the root went away meanwhile
-		}
-		return err
-	})
+	return store.Meta{Version: extractVersion, Owned: extractedFields, Fields: fields}
 }
 
 // retry runs fn until it succeeds, fails for good, or ctx ends. While
@@ -346,62 +411,12 @@ func retryGet[T any](ctx context.Context, in *Ingester, what string, fn func() (
 	return v, err
 }
 
-// pairMoves finds renames among settled paths: a vanished stored path and
-// a new unknown path with the same size and mtime (a move keeps both) and
-// the same midhash.
-func (in *Ingester) pairMoves(ctx context.Context, gone map[string]store.PathState, arrived []string) []job {
-	if len(gone) == 0 || len(arrived) == 0 {
-		return nil
-	}
-	type key struct{ size, mtime int64 }
-	type cand struct {
-		path string
-		mid  string
-		used bool
-	}
-	cands := map[key][]*cand{}
-	for g, st := range gone {
-		k := key{st.Size, st.MtimeNs}
-		cands[k] = append(cands[k], &cand{path: g, mid: st.Midhash})
-	}
-	var jobs []job
-	for _, a := range arrived {
-		exists, size, mtime := statPath(a)
-		list := cands[key{size, mtime}]
-		if !exists || len(list) == 0 {
-			continue
-		}
-		if _, err := in.st.Path(ctx, a); err == nil {
-			continue // a known path: a change, not a move target
-		}
-		f, err := os.Open(a)
-		if err != nil {
-			continue
-		}
-		mid, err := MidhashFile(f, size)
-		f.Close()
-		if err != nil {
-			continue
-		}
-		for _, c := range list {
-			if !c.used && c.mid == mid {
-				c.used = true
-				jobs = append(jobs, job{kind: jobRename, oldPath: c.path, path: a})
-				break
-			}
-		}
-	}
-	return jobs
-}
-
-// quietKey marks work of a full scan: its per-file lines go to Debug (the
-// scan logs its progress instead); changes seen while watching are Info.
-type quietKey struct{}
-
-func (in *Ingester) note(ctx context.Context, msg string, args ...any) {
+// note logs a per-file line: at Info for changes seen while watching, at
+// Debug during a full scan (which logs its progress instead).
+func (in *Ingester) note(quiet bool, msg string, args ...any) {
 	lvl := slog.LevelInfo
-	if q, _ := ctx.Value(quietKey{}).(bool); q {
+	if quiet {
 		lvl = slog.LevelDebug
 	}
-	in.log.Log(ctx, lvl, msg, args...)
+	in.log.Log(context.Background(), lvl, msg, args...)
 }

@@ -3,6 +3,7 @@ package ingest
 import (
 	"context"
 	"sync"
+	"time"
 )
 
 // jobKind says what a worker does with a path.
@@ -10,21 +11,39 @@ type jobKind int
 
 const (
 	jobFile   jobKind = iota // stat the path: arrive, change, resume or remove
-	jobRename                // a settled move: oldPath → path
+	jobRename                // a settled move: oldPath → path (replacing a known path)
+	jobSettle                // pair the settled paths of one flush into moves
+	jobGone                  // a directory went: look at every stored path under it
 )
 
 type job struct {
 	kind     jobKind
 	path     string
 	oldPath  string
-	fromScan bool  // counts towards scan progress
-	size     int64 // as walked, for progress
+	fromScan bool         // counts towards scan progress
+	size     int64        // as walked, for progress
+	batch    *settleBatch // jobSettle
 }
+
+// settleBatch is what one flush hands a worker to pair: vanished and
+// arrived paths that settled together, their pending state (the loop no
+// longer owns it), and the size and mtime of paths still settling.
+type settleBatch struct {
+	gone, arrived []string
+	pends         map[string]*pend
+	settling      map[sizeKey]bool
+	now           time.Time
+}
+
+type sizeKey struct{ size, mtime int64 }
 
 // paths a job occupies while it runs: no other job for them starts.
 func (j job) paths() []string {
-	if j.kind == jobRename {
+	switch j.kind {
+	case jobRename:
 		return []string{j.oldPath, j.path}
+	case jobSettle:
+		return append(append([]string(nil), j.batch.gone...), j.batch.arrived...)
 	}
 	return []string{j.path}
 }

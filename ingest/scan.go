@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/metamesh/node/store"
@@ -12,12 +13,14 @@ import (
 
 // scan walks every library and hands each file to the loop, then marks
 // every stored path of a library that the walk did not find (it will be
-// deleted). The worker decides per file: an unchanged path, size and
+// deleted), and, with Config.ReleaseOutside, every stored path under no
+// configured library. The worker decides per file: an unchanged path, size and
 // mtime whose full pass is done is not hashed again.
 func (in *Ingester) scan(ctx context.Context) {
 	in.prog.update(func(p *Progress) {
 		*p = Progress{State: StateScanning, StartedAt: time.Now()}
 	})
+	in.errs.reset()
 	if err := in.retry(ctx, "append reset event", func() error {
 		return in.st.AppendEvent(ctx, store.Event{Type: store.EventReset})
 	}); err != nil {
@@ -43,6 +46,7 @@ func (in *Ingester) scan(ctx context.Context) {
 		err := filepath.WalkDir(lib, func(p string, d fs.DirEntry, err error) error {
 			if err != nil {
 				in.log.Warn("cannot read", "path", p, "err", err)
+				in.errs.add(p)
 				return nil
 			}
 			if p != lib && Skipped(p) {
@@ -54,7 +58,7 @@ func (in *Ingester) scan(ctx context.Context) {
 			if d.IsDir() {
 				return nil
 			}
-			fi, ok := in.fileInfo(p, d)
+			fs, ok := in.fileStat(p, d)
 			if !ok {
 				return nil
 			}
@@ -62,9 +66,9 @@ func (in *Ingester) scan(ctx context.Context) {
 			found[lib]++
 			in.prog.update(func(pr *Progress) {
 				pr.FilesTotal++
-				pr.BytesTotal += fi.Size()
+				pr.BytesTotal += fs.Size
 			})
-			batch = append(batch, mark{path: p, settled: fi.ModTime().Before(settleBefore), scan: true, size: fi.Size()})
+			batch = append(batch, mark{path: p, settled: fs.MtimeNs < settleBefore.UnixNano(), scan: true, size: fs.Size})
 			if !send(false) {
 				return ctx.Err()
 			}
@@ -98,8 +102,11 @@ func (in *Ingester) scan(ctx context.Context) {
 			lib := in.libraryOf(p)
 			switch {
 			case seen[p]:
+			case lib == "" && !in.cfg.ReleaseOutside:
+				outside++
 			case lib == "":
 				outside++
+				batch = append(batch, mark{path: p, settled: true})
 			case found[lib] == 0:
 				kept[lib]++
 			default:
@@ -110,8 +117,11 @@ func (in *Ingester) scan(ctx context.Context) {
 			return
 		}
 	}
-	if outside > 0 {
-		in.log.Info("stored paths outside the configured libraries are left alone", "count", outside)
+	switch {
+	case outside > 0 && in.cfg.ReleaseOutside:
+		in.log.Info("releasing stored paths under no configured library (a library was removed or changed)", "count", outside)
+	case outside > 0:
+		in.log.Info("stored paths outside the libraries of this scan are left alone", "count", outside)
 	}
 	for lib, n := range kept {
 		in.log.Warn("library is empty but the store knows files in it; not deleting them (is the drive mounted?)",
@@ -119,32 +129,49 @@ func (in *Ingester) scan(ctx context.Context) {
 	}
 }
 
-// fileInfo returns the info of a regular file to ingest. A symlink counts
-// only when it resolves to a regular file inside a library root: the node
-// never follows a link out of its libraries.
-func (in *Ingester) fileInfo(p string, d fs.DirEntry) (fs.FileInfo, bool) {
+// fileStat returns what the store records of a file to ingest: a regular
+// file with at least one byte (an empty file carries no content to
+// address), or a symlink that resolves to one inside a library root (the
+// node never follows a link out of its libraries).
+func (in *Ingester) fileStat(p string, d fs.DirEntry) (store.FileStat, bool) {
 	if d != nil && d.Type()&fs.ModeSymlink == 0 && !d.Type().IsRegular() {
-		return nil, false
+		return store.FileStat{}, false
 	}
-	lfi, err := os.Lstat(p)
+	fi, err := os.Lstat(p)
 	if err != nil {
-		return nil, false
+		return store.FileStat{}, false
 	}
-	if lfi.Mode()&fs.ModeSymlink != 0 {
+	link := fi.Mode()&fs.ModeSymlink != 0
+	if link {
 		target, err := filepath.EvalSymlinks(p)
 		if err != nil || !in.inLibrary(target) {
-			return nil, false
+			return store.FileStat{}, false
 		}
-		fi, err := os.Stat(target)
-		if err != nil || !fi.Mode().IsRegular() {
-			return nil, false
+		if fi, err = os.Stat(target); err != nil {
+			return store.FileStat{}, false
 		}
-		return fi, true
 	}
-	if !lfi.Mode().IsRegular() {
-		return nil, false
+	if !fi.Mode().IsRegular() || fi.Size() == 0 {
+		return store.FileStat{}, false
 	}
-	return lfi, true
+	return statOf(p, fi, link), true
+}
+
+// statOf is the store's view of fi, found at path p.
+func statOf(p string, fi fs.FileInfo, link bool) store.FileStat {
+	f := store.FileStat{Path: p, Size: fi.Size(), MtimeNs: fi.ModTime().UnixNano(), Link: link}
+	if sys, ok := fi.Sys().(*syscall.Stat_t); ok {
+		f.Dev, f.Ino = uint64(sys.Dev), sys.Ino
+	}
+	return f
+}
+
+// nlink is the number of hard links of fi's file (1 when unknown).
+func nlink(fi fs.FileInfo) uint64 {
+	if sys, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return uint64(sys.Nlink)
+	}
+	return 1
 }
 
 func (in *Ingester) inLibrary(p string) bool { return in.libraryOf(p) != "" }

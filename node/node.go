@@ -67,7 +67,10 @@ func (n *Node) Start(ctx context.Context) error {
 		Workers:   n.cfg.Workers,
 		Settle:    n.cfg.Settle,
 		Watch:     true,
-		Logger:    n.log,
+		// A running node serves its configured libraries only: paths
+		// stored under a library it no longer has are released.
+		ReleaseOutside: true,
+		Logger:         n.log,
 	})
 	if err != nil {
 		return errors.Join(err, n.Close())

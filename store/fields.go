@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"github.com/redis/go-redis/v9"
 	"sort"
 	"strings"
 )
@@ -56,4 +57,147 @@ func (s *Store) SetFields(ctx context.Context, root RootID, fields map[string]st
 // SetNested flattens v (see Flatten) under prefix and writes it.
 func (s *Store) SetNested(ctx context.Context, root RootID, prefix string, v any) (int, error) {
 	return s.SetFields(ctx, root, Flatten(prefix, v))
+}
+
+// Meta is the metadata extracted from a local file, written when the file
+// is its root's primary.
+type Meta struct {
+	// Version of the extractors that produced Fields. A path whose last
+	// extraction has this version or a newer one is not written again.
+	Version int
+	// Owned are the field names and prefixes (a name owns everything
+	// under "name/") the extractors write: on re-extraction a field under
+	// them that Fields lacks is dropped. Fields outside them (other
+	// writers') are never touched.
+	Owned  []string
+	Fields map[string]string
+}
+
+// args are the extracted-metadata script arguments.
+func (m Meta) args() ([]any, error) {
+	names := make([]string, 0, len(m.Fields))
+	for f := range m.Fields {
+		if err := ValidField(f); err != nil {
+			return nil, err
+		}
+		names = append(names, f)
+	}
+	sort.Strings(names)
+	args := []any{m.Version, len(m.Owned)}
+	for _, o := range m.Owned {
+		args = append(args, o)
+	}
+	for _, f := range names {
+		args = append(args, f, m.Fields[f])
+	}
+	return args, nil
+}
+
+// SetExtracted writes metadata extracted from path when path is its
+// root's primary and its last extraction is older than m.Version. Returns
+// how many fields changed; KindGone when path is not a primary.
+func (s *Store) SetExtracted(ctx context.Context, path string, m Meta) (Outcome, int, error) {
+	args, err := m.args()
+	if err != nil {
+		return Outcome{}, 0, err
+	}
+	return s.runCounted(ctx, luaExtracted, append([]any{path}, args...)...)
+}
+
+// Ingest applies a whole file at once: it arrives (when new), is
+// confirmed with its full hashes and, when it ends up its root's primary,
+// gets its extracted metadata. It is Arrive, Confirm and SetExtracted in
+// one round trip, for files small enough to read whole before the store
+// hears of them. KindUnknown (a duplicate of a root whose primary is not
+// confirmed yet) and KindStale (the store knows other bytes at the path)
+// leave the rest to the caller.
+func (s *Store) Ingest(ctx context.Context, f FileStat, h Hashes, m Meta) (Outcome, int, error) {
+	if err := checkHashes(h); err != nil {
+		return Outcome{}, 0, err
+	}
+	args, err := m.args()
+	if err != nil {
+		return Outcome{}, 0, err
+	}
+	head := []any{string(NewRootID()), string(NewRootID()), string(NewRootID())}
+	head = append(append(head, statArgs(f)...), h.Midhash, h.SHA256, h.IPFS)
+	return s.runCounted(ctx, luaIngest, append(head, args...)...)
+}
+
+func (s *Store) runCounted(ctx context.Context, sc *redis.Script, args ...any) (Outcome, int, error) {
+	v, err := sc.Run(ctx, s.rdb, nil, append(args, s.evArgs()...)...).Slice()
+	if err != nil {
+		return Outcome{}, 0, fmt.Errorf("store: %w", err)
+	}
+	kind, _ := v[0].(string)
+	root, _ := v[1].(string)
+	n, _ := v[2].(int64)
+	return Outcome{Kind: Kind(kind), Root: RootID(root)}, int(n), nil
+}
+
+// IngestItem is one file of IngestBatch.
+type IngestItem struct {
+	File   FileStat
+	Hashes Hashes
+	Meta   Meta
+}
+
+// IngestResult is what Ingest did with one item of IngestBatch.
+type IngestResult struct {
+	Outcome
+	Written int   // metadata fields written
+	Err     error // a final error for this item alone
+}
+
+// IngestBatch is Ingest for many files in one round trip (a pipeline, in
+// order). The error is for the batch as a whole (Redis unreachable);
+// per-item errors are in the results.
+func (s *Store) IngestBatch(ctx context.Context, items []IngestItem) ([]IngestResult, error) {
+	out := make([]IngestResult, len(items))
+	cmds := make([]*redis.Cmd, len(items))
+	run := func() error {
+		pipe := s.rdb.Pipeline()
+		for i, it := range items {
+			if out[i].Err = checkHashes(it.Hashes); out[i].Err != nil {
+				continue
+			}
+			args, err := it.Meta.args()
+			if out[i].Err = err; err != nil {
+				continue
+			}
+			head := []any{string(NewRootID()), string(NewRootID()), string(NewRootID())}
+			head = append(append(head, statArgs(it.File)...), it.Hashes.Midhash, it.Hashes.SHA256, it.Hashes.IPFS)
+			cmds[i] = luaIngest.EvalSha(ctx, pipe, nil, append(append(head, args...), s.evArgs()...)...)
+		}
+		_, err := pipe.Exec(ctx)
+		return err
+	}
+	err := run()
+	if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
+		if err := luaIngest.Load(ctx, s.rdb).Err(); err != nil {
+			return nil, fmt.Errorf("store: %w", err)
+		}
+		err = run()
+	}
+	for i, c := range cmds {
+		if c == nil {
+			continue
+		}
+		v, cerr := c.Slice()
+		if cerr != nil {
+			if IsUnavailable(cerr) {
+				return nil, fmt.Errorf("store: %w", cerr)
+			}
+			out[i].Err = fmt.Errorf("store: %w", cerr)
+			continue
+		}
+		kind, _ := v[0].(string)
+		root, _ := v[1].(string)
+		n, _ := v[2].(int64)
+		out[i].Outcome, out[i].Written = Outcome{Kind: Kind(kind), Root: RootID(root)}, int(n)
+	}
+	if err != nil && IsUnavailable(err) {
+		return nil, fmt.Errorf("store: %w", err)
+	}
+	return out, nil
 }

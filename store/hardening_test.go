@@ -364,3 +364,45 @@ func TestFeed_ResumeAndTrim(t *testing.T) {
 		t.Errorf("Next after a new file = %v %v", evs, err)
 	}
 }
+
+// A newer extraction rewrites a primary's metadata, drops what the
+// extractors no longer find, and leaves other writers' fields alone; an
+// equal or older one writes nothing.
+func TestSetExtracted_Versions(t *testing.T) {
+	s := storetest.New(t)
+	r := ingest(t, s, stat("/l/a", 10), content{1, 1}).Root
+	owned := []string{"titles", "movieYear", "release"}
+	v1 := store.Meta{Version: 1, Owned: owned, Fields: map[string]string{"titles/eng": "Wrong Title", "movieYear": "2010", "release/group": "GRP"}}
+	if _, n, err := s.SetExtracted(ctx, "/l/a", v1); err != nil || n != 3 {
+		t.Fatalf("first extraction wrote %d: %v", n, err)
+	}
+	if _, err := s.SetFields(ctx, r, map[string]string{"tmdb/id": "27205"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, n, _ := s.SetExtracted(ctx, "/l/a", v1); n != 0 {
+		t.Errorf("the same version wrote %d fields again", n)
+	}
+	v2 := store.Meta{Version: 2, Owned: owned, Fields: map[string]string{"titles/eng": "Right Title", "movieYear": "2010"}}
+	if _, n, err := s.SetExtracted(ctx, "/l/a", v2); err != nil || n != 2 {
+		t.Fatalf("newer extraction wrote %d: %v", n, err)
+	}
+	doc := must[store.Document](t)(s.Document(ctx, r))
+	want := map[string]string{"titles/eng": "Right Title", "movieYear": "2010", "tmdb/id": "27205"}
+	for k, v := range want {
+		if doc.Fields[k] != v {
+			t.Errorf("%s = %q, want %q", k, doc.Fields[k], v)
+		}
+	}
+	if _, ok := doc.Fields["release/group"]; ok {
+		t.Error("a field the newer extraction lacks survived")
+	}
+	if st := must[store.PathState](t)(s.Path(ctx, "/l/a")); st.Extracted != 2 {
+		t.Errorf("extracted version = %d", st.Extracted)
+	}
+	// A duplicate is no primary: nothing is written for it.
+	ingest(t, s, stat("/l/b", 10), content{1, 1})
+	if o, _, _ := s.SetExtracted(ctx, "/l/b", v2); o.Kind != store.KindGone {
+		t.Errorf("SetExtracted(duplicate) = %v, want gone", o.Kind)
+	}
+	mustCheck(t, s)
+}

@@ -325,6 +325,41 @@ confirm = function(p, size, mtime, mid, sha, ipfs, nr, nr2)
   kswhy(q, 'split', p)
   return {'split', q}
 end
+-- extracted writes the fields extracted from primary path p of root r
+-- (ARGV from index i: version, the number of owned prefixes, the
+-- prefixes, then field/value pairs up to the two event arguments) unless
+-- p's recorded extraction is at least that version. A field under an
+-- owned prefix that the new extraction lacks is dropped (a newer parser
+-- no longer finds it). Returns the number of fields written.
+local function extracted(r, p, i)
+  local xv = tonumber(ARGV[i])
+  if tonumber(redis.call('HGET', pk(p), 'xv') or '-1') >= xv then return 0 end
+  local np = tonumber(ARGV[i + 1])
+  local prefixes = {}
+  for j = 1, np do prefixes[j] = ARGV[i + 1 + j] end
+  local new, n = {}, 0
+  for j = i + 2 + np, #ARGV - 2, 2 do
+    new[ARGV[j]] = true
+    if redis.call('GET', fk(r, ARGV[j])) ~= ARGV[j + 1] then n = n + 1 end
+    setf(r, ARGV[j], ARGV[j + 1])
+  end
+  if redis.call('HEXISTS', pk(p), 'xv') == 1 and np > 0 then
+    for _, f in ipairs(redis.call('SMEMBERS', fieldsk(r))) do
+      if not new[f] then
+        for _, pre in ipairs(prefixes) do
+          if f == pre or string.sub(f, 1, #pre + 1) == pre .. '/' then
+            redis.call('DEL', fk(r, f))
+            redis.call('SREM', fieldsk(r), f)
+            n = n + 1
+            break
+          end
+        end
+      end
+    end
+  end
+  redis.call('HSET', pk(p), 'xv', ARGV[i])
+  return n
+end
 -- docfor returns root r's document: {{field, value, …}, {duplicate, …},
 -- duplicate count}, at most dmax duplicates (the smallest paths).
 local function docfor(r, dmax)
@@ -379,6 +414,36 @@ local res = confirm(p, size, mtime, mid, sha, ARGV[9], ARGV[11], ARGV[12])
 emit('change', p, mid, '')
 return res`)
 
+	// ARGV: newRoot1, newRoot2, newRoot3, path, size, mtime, dev, ino, link,
+	// midhash, sha, ipfs, then extracted's arguments (from 13), evmax, ts.
+	// A whole small file in one step: arrive when the path is new, confirm,
+	// and write its extracted metadata when it ends up a primary. Returns
+	// {kind, root, fields written}.
+	luaIngest = script(`
+local p, size, mtime, dev, ino, link, mid = ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9], ARGV[10]
+local cur = redis.call('HMGET', pk(p), 'root', 'size', 'mtime', 'mid')
+if not cur[1] then
+  arrive(ARGV[1], p, size, mtime, mid, dev, ino, link)
+  emit('add', p, mid, '')
+elseif cur[2] ~= size or cur[3] ~= mtime or cur[4] ~= mid then
+  return {'stale', cur[1], 0}
+end
+local res = confirm(p, size, mtime, mid, ARGV[11], ARGV[12], ARGV[2], ARGV[3])
+local n = 0
+if res[1] == 'confirmed' or res[1] == 'merged' or res[1] == 'split' then
+  if redis.call('GET', fk(res[2], 'filePath')) == p then n = extracted(res[2], p, 13) end
+end
+return {res[1], res[2], n}`)
+
+	// ARGV: path, then extracted's arguments (from 2), evmax, ts. Writes
+	// the metadata extracted from a primary path. Returns {kind, root,
+	// fields written}; kind 'gone' when the path is not a primary.
+	luaExtracted = script(`
+local p = ARGV[1]
+local r = redis.call('HGET', pk(p), 'root')
+if not r or redis.call('GET', fk(r, 'filePath')) ~= p then return {'gone', '', 0} end
+return {'confirmed', r, extracted(r, p, 2)}`)
+
 	// ARGV: path, eventType ('' for none), evmax, ts
 	luaRemove = script(`
 local mid = redis.call('HGET', pk(ARGV[1]), 'mid')
@@ -399,6 +464,7 @@ if redis.call('EXISTS', pk(new)) == 1 then
   r = redis.call('HGET', pk(old), 'root')
 end
 redis.call('RENAME', pk(old), pk(new))
+redis.call('HDEL', pk(new), 'xv')
 redis.call('ZREM', PATHS, old)
 redis.call('ZADD', PATHS, 0, new)
 if st[3] and st[3] ~= '' then
@@ -481,13 +547,13 @@ end
 return n`)
 
 	// ARGV: path, evmax, ts. Returns {root, size, mtime, mid, hashed,
-	// primary, dev, ino, link} or nil.
+	// primary, dev, ino, link, xv} or nil.
 	luaPath = script(`
-local st = redis.call('HMGET', pk(ARGV[1]), 'root', 'size', 'mtime', 'mid', 'hashed', 'dev', 'ino', 'link')
+local st = redis.call('HMGET', pk(ARGV[1]), 'root', 'size', 'mtime', 'mid', 'hashed', 'dev', 'ino', 'link', 'xv')
 if not st[1] then return nil end
 local primary = '0'
 if redis.call('GET', fk(st[1], 'filePath')) == ARGV[1] then primary = '1' end
-return {st[1], st[2] or '', st[3] or '', st[4] or '', st[5] or '', primary, st[6] or '', st[7] or '', st[8] or ''}`)
+return {st[1], st[2] or '', st[3] or '', st[4] or '', st[5] or '', primary, st[6] or '', st[7] or '', st[8] or '', st[9] or ''}`)
 
 	// ARGV: root, maxDuplicates, evmax, ts. See docfor.
 	luaDocument = script(`return docfor(ARGV[1], ARGV[2])`)

@@ -24,6 +24,9 @@ type PathState struct {
 	// Link is true for a symbolic link.
 	Dev, Ino uint64
 	Link     bool
+	// Extracted is the extraction version last applied to the path as a
+	// primary (-1 for none): a newer one re-extracts without re-hashing.
+	Extracted int
 }
 
 // Path looks up a local path in the path index (O(1), one round trip).
@@ -45,6 +48,10 @@ func pathState(v []string) PathState {
 	st.MtimeNs, _ = strconv.ParseInt(v[2], 10, 64)
 	st.Dev, _ = strconv.ParseUint(v[6], 10, 64)
 	st.Ino, _ = strconv.ParseUint(v[7], 10, 64)
+	st.Extracted = -1
+	if v[9] != "" {
+		st.Extracted, _ = strconv.Atoi(v[9])
+	}
 	return st
 }
 
@@ -100,3 +107,39 @@ func (s *Store) HasField(ctx context.Context, root RootID, f string) (bool, erro
 
 func ownKey(r RootID) string      { return "own:" + string(r) }
 func suppliedKey(r RootID) string { return "supplied:" + string(r) }
+
+// Paths looks up many local paths in one round trip (a pipeline); paths
+// the store does not know are left out of the map.
+func (s *Store) Paths(ctx context.Context, paths []string) (map[string]PathState, error) {
+	run := func() ([]*redis.Cmd, error) {
+		pipe := s.rdb.Pipeline()
+		cmds := make([]*redis.Cmd, len(paths))
+		for i, p := range paths {
+			cmds[i] = luaPath.EvalSha(ctx, pipe, nil, p)
+		}
+		_, err := pipe.Exec(ctx)
+		return cmds, err
+	}
+	cmds, err := run()
+	if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
+		if err := luaPath.Load(ctx, s.rdb).Err(); err != nil {
+			return nil, fmt.Errorf("store: %w", err)
+		}
+		cmds, err = run()
+	}
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return nil, fmt.Errorf("store: %w", err)
+	}
+	out := make(map[string]PathState, len(paths))
+	for i, c := range cmds {
+		v, err := c.StringSlice()
+		if errors.Is(err, redis.Nil) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("store: %w", err)
+		}
+		out[paths[i]] = pathState(v)
+	}
+	return out, nil
+}

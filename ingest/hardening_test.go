@@ -1,0 +1,224 @@
+package ingest_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/metamesh/node/ingest"
+	"github.com/metamesh/node/store"
+	"github.com/metamesh/node/store/storetest"
+)
+
+// A directory moved out of the library while Redis is down leaves the
+// store once Redis answers again: the loop hands the lookup to a worker
+// that retries, instead of logging the error and forgetting the paths.
+func TestWatch_DirectoryMovedOutDuringOutage(t *testing.T) {
+	dataDir := storetest.Dir(t)
+	srv, err := store.StartServer(bg, store.ServerConfig{Dir: dataDir, Logger: storetest.Logger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := store.Open(bg, store.Options{URL: srv.URL(), Logger: storetest.Logger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	l := newLib(t)
+	a := l.write("show/a.bin", randBytes(t, 3000))
+	b := l.write("show/sub/b.bin", randBytes(t, 4000))
+	watch(t, s, l)
+	if !known(s, a) || !known(s, b) {
+		t.Fatal("not ingested before the outage")
+	}
+
+	if err := srv.Close(); err != nil {
+		t.Fatal(err)
+	}
+	outside := filepath.Join(t.TempDir(), "show")
+	if err := os.Rename(l.path("show"), outside); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2 * time.Second) // the outage lasts a while
+	srv2, err := store.StartServer(bg, store.ServerConfig{Dir: dataDir, Logger: storetest.Logger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv2.Close()
+	waitFor(t, "the moved-out paths to leave the store", func() bool { return !known(s, a) && !known(s, b) })
+	if n, err := s.Roots(bg); err != nil || n != 0 {
+		t.Errorf("roots left: %d %v", n, err)
+	}
+	mustCheck(t, s)
+}
+
+// Editing a file through one hard link updates the record of the other.
+func TestWatch_HardLinkEdit(t *testing.T) {
+	s := storetest.New(t)
+	l := newLib(t)
+	a := l.write("a.bin", randBytes(t, 5000))
+	b := l.path("b.bin")
+	if err := os.Link(a, b); err != nil {
+		t.Fatal(err)
+	}
+	in := watch(t, s, l)
+	stA, _ := docOf(t, s, a)
+	stB, _ := docOf(t, s, b)
+	if stA.Root != stB.Root {
+		t.Fatalf("hard links on two roots: %s %s", stA.Root, stB.Root)
+	}
+	f, err := os.OpenFile(a, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Write(randBytes(t, 1000)); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	fi, _ := os.Stat(b)
+	waitFor(t, "the other link's record to follow", func() bool {
+		st, err := s.Path(bg, b)
+		return err == nil && st.Hashed && st.Size == fi.Size() && st.MtimeNs == fi.ModTime().UnixNano()
+	})
+	idle(t, in)
+	stA, docA := docOf(t, s, a)
+	stB, _ = docOf(t, s, b)
+	if stA.Root != stB.Root || stA.Root == stB.Root && docA.Fields["sizeByte"] != "6000" {
+		t.Errorf("after the edit: roots %s %s, size %s", stA.Root, stB.Root, docA.Fields["sizeByte"])
+	}
+	mustCheck(t, s)
+}
+
+// "mv known.tmp known.mkv" is one rename: the temp file's root keeps the
+// path, the target's previous root lets go.
+func TestWatch_AtomicReplaceByKnownTemp(t *testing.T) {
+	s := storetest.New(t)
+	l := newLib(t)
+	target := l.write("film.mkv", randBytes(t, 3000))
+	tmp := l.write("film.mkv.tmp", randBytes(t, 5000))
+	in := watch(t, s, l)
+	tmpSt, _ := docOf(t, s, tmp)
+	oldSt, _ := docOf(t, s, target)
+	last := events(t, s)
+	if err := os.Rename(tmp, target); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the replace", func() bool { return !known(s, tmp) })
+	idle(t, in)
+	st, _ := docOf(t, s, target)
+	if st.Root != tmpSt.Root {
+		t.Errorf("film.mkv is on root %s, want the temp file's %s", st.Root, tmpSt.Root)
+	}
+	if _, err := s.Document(bg, oldSt.Root); err == nil {
+		t.Errorf("the target's previous root %s survived", oldSt.Root)
+	}
+	var got []store.Event
+	for _, e := range events(t, s)[len(last):] {
+		if !e.KeySet() {
+			got = append(got, e)
+		}
+	}
+	if len(got) != 1 || got[0].Type != store.EventRename || got[0].OldPath != tmp || got[0].Path != target {
+		t.Errorf("lifecycle events = %+v, want one rename", got)
+	}
+	mustCheck(t, s)
+}
+
+// A running node releases stored paths under no configured library; a
+// one-off scan of a subset leaves them alone.
+func TestScan_ReleaseOutside(t *testing.T) {
+	s := storetest.New(t)
+	old, cur := newLib(t), newLib(t)
+	o := old.write("old.bin", randBytes(t, 1000))
+	c := cur.write("cur.bin", randBytes(t, 1000))
+	cfg := testConfig(old)
+	cfg.Libraries = []string{old.dir, cur.dir}
+	if _, err := ingest.Scan(bg, s, cfg, time.Second, nil); err != nil {
+		t.Fatal(err)
+	}
+	scan(t, s, cur) // a subset: the other library's paths stay
+	if !known(s, o) || !known(s, c) {
+		t.Fatal("a subset scan released another library's paths")
+	}
+	cfg = testConfig(cur)
+	cfg.ReleaseOutside = true
+	if _, err := ingest.Scan(bg, s, cfg, time.Second, nil); err != nil {
+		t.Fatal(err)
+	}
+	if known(s, o) || !known(s, c) {
+		t.Errorf("after a scan that releases: old known %v, current known %v", known(s, o), known(s, c))
+	}
+	mustCheck(t, s)
+}
+
+// Empty files are not content: they get no root and no CID.
+func TestScan_EmptyFilesAreNotContent(t *testing.T) {
+	s := storetest.New(t)
+	l := newLib(t)
+	for i := 0; i < 5; i++ {
+		l.write(filepath.Join("empty", string(rune('a'+i))), nil)
+	}
+	full := l.write("full.bin", randBytes(t, 100))
+	scan(t, s, l)
+	if n, _ := s.Roots(bg); n != 1 || !known(s, full) {
+		t.Errorf("roots = %d, want only the non-empty file", n)
+	}
+}
+
+// A symlink never stays the primary when the real file is in the
+// library, whichever is ingested first.
+func TestScan_RealFileIsPrimaryOverSymlink(t *testing.T) {
+	s := storetest.New(t)
+	l := newLib(t)
+	real := l.write("z-real.bin", randBytes(t, 2000))
+	link := l.path("a-link.bin")
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	cfg := testConfig(l)
+	cfg.Workers = 1 // the link (first in walk order) arrives first
+	if _, err := ingest.Scan(bg, s, cfg, time.Second, nil); err != nil {
+		t.Fatal(err)
+	}
+	_, doc := docOf(t, s, real)
+	if doc.FilePath() != real || !slices.Equal(doc.Duplicates, []string{link}) {
+		t.Errorf("primary %q duplicates %v, want the real file primary", doc.FilePath(), doc.Duplicates)
+	}
+	mustCheck(t, s)
+}
+
+// Switching the library on one data directory serves only the new
+// library's files once the node runs.
+func TestWatch_SwitchedLibraryReleasesOldPaths(t *testing.T) {
+	s := storetest.New(t)
+	old, cur := newLib(t), newLib(t)
+	data := randBytes(t, 4000)
+	o := old.write("film.mkv", data)
+	scan(t, s, old)
+	c := cur.write("film.mkv", data) // the same file copied to the new library
+	cfg := testConfig(cur)
+	cfg.Watch, cfg.ReleaseOutside = true, true
+	in, err := ingest.New(s, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := in.Start(bg); err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	ctx, cancel := context.WithTimeout(bg, 30*time.Second)
+	defer cancel()
+	if err := in.WaitIdle(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if known(s, o) {
+		t.Error("the old library's path is still served")
+	}
+	if _, doc := docOf(t, s, c); doc.FilePath() != c || len(doc.Duplicates) != 0 {
+		t.Errorf("new file: primary %q duplicates %v", doc.FilePath(), doc.Duplicates)
+	}
+	mustCheck(t, s)
+}
