@@ -28,6 +28,8 @@ type Node struct {
 	http *http.Server
 	ln   net.Listener
 
+	stopFollow context.CancelFunc // ends the store's Follow
+
 	wg       sync.WaitGroup
 	once     sync.Once
 	closeErr error
@@ -62,6 +64,14 @@ func (n *Node) Start(ctx context.Context) error {
 		return errors.Join(err, n.Close())
 	}
 	n.st = st
+	// Outside writers' fields (the open schema) are indexed as they come.
+	fctx, cancel := context.WithCancel(context.Background())
+	n.stopFollow = cancel
+	n.wg.Add(1)
+	go func() {
+		defer n.wg.Done()
+		_ = st.Follow(fctx)
+	}()
 	ing, err := ingest.New(st, ingest.Config{
 		Libraries: append([]string(nil), n.cfg.Libraries...),
 		Workers:   n.cfg.Workers,
@@ -120,6 +130,9 @@ func (n *Node) Close() error {
 			cancel()
 		} else if n.ln != nil {
 			errs = append(errs, n.ln.Close())
+		}
+		if n.stopFollow != nil {
+			n.stopFollow()
 		}
 		n.wg.Wait()
 		if n.ing != nil {

@@ -29,13 +29,24 @@ func Scan(ctx context.Context, cfg Config, interval time.Duration, onProgress fu
 	return ingest.Scan(ctx, st, ingest.Config{Libraries: cfg.Libraries, Workers: cfg.Workers, Settle: cfg.Settle, Logger: cfg.Logger, ProgressInterval: time.Hour}, interval, onProgress)
 }
 
-// Fsck opens the store and checks every invariant.
-func Fsck(ctx context.Context, cfg Config) ([]store.Violation, error) {
+// Fsck opens the store and checks every invariant. With repair it first
+// rebuilds the derived indexes (store.Repair, deleting the keys of roots
+// that no longer exist) and reports what that changed.
+func Fsck(ctx context.Context, cfg Config, repair bool) ([]store.Violation, *store.RepairReport, error) {
 	cfg.SetDefaults()
 	st, err := store.Open(ctx, store.Options{URL: cfg.RedisURL, DataDir: cfg.DataDir, Logger: cfg.Logger})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer st.Close()
-	return st.Check(ctx)
+	var rep *store.RepairReport
+	if repair {
+		r, err := st.Repair(ctx, true)
+		if err != nil {
+			return nil, nil, err
+		}
+		rep = &r
+	}
+	v, err := st.Check(ctx)
+	return v, rep, err
 }

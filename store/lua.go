@@ -366,8 +366,9 @@ local function docfor(r, dmax)
   if redis.call('SISMEMBER', IDX, r) == 0 then return nil end
   local out = {}
   for _, f in ipairs(redis.call('SMEMBERS', fieldsk(r))) do
-    local v = redis.call('GET', fk(r, f))
-    if v then out[#out + 1] = f; out[#out + 1] = v end
+    -- pcall: an outside writer may have put another type under the name.
+    local v = redis.pcall('GET', fk(r, f))
+    if type(v) == 'string' then out[#out + 1] = f; out[#out + 1] = v end
   end
   local n = redis.call('SCARD', fk(r, 'duplicates'))
   local dups = {}
@@ -527,6 +528,56 @@ merge(r, h)
 if redis.call('EXISTS', fk(h, 'cids/' .. c)) == 0 then redis.call('SADD', supk(h), c) end
 member(h, c)
 return {'merged', h}`)
+
+	// ARGV: deleteOrphans ('1'), then keys file:<root>/<field>, evmax, ts.
+	// Brings the field index in step with what the keys are now: a STRING
+	// key of an indexed root is listed (a cids/<cid> one joins the key-set
+	// as a supplied member, with its alias when free), a missing one is
+	// unlisted (a key-set member leaves, its alias passes on). Keys of roots
+	// that are not indexed are left, or deleted with deleteOrphans. Other
+	// types and the duplicates set are not fields. Returns {listed,
+	// unlisted, deleted}.
+	luaTrack = script(`
+local orphans = ARGV[1] == '1'
+local listed, unlisted, deleted = 0, 0, 0
+for i = 2, #ARGV - 2 do
+  local k = ARGV[i]
+  local rest = string.sub(k, 6)
+  local slash = string.find(rest, '/', 1, true)
+  if string.sub(k, 1, 5) == 'file:' and slash and slash > 1 and slash < #rest then
+    local r, f = string.sub(rest, 1, slash - 1), string.sub(rest, slash + 1)
+    local c = nil
+    if string.sub(f, 1, 5) == 'cids/' then c = string.sub(f, 6) end
+    if f == 'duplicates' then
+    elseif redis.call('SISMEMBER', IDX, r) == 0 then
+      if orphans and redis.call('EXISTS', k) == 1 then
+        redis.call('DEL', k)
+        deleted = deleted + 1
+      end
+    else
+      local t = redis.call('TYPE', k)['ok']
+      local had = redis.call('SISMEMBER', fieldsk(r), f) == 1
+      if t == 'string' then
+        if c then
+          if not had then redis.call('SADD', supk(r), c); listed = listed + 1 end
+          member(r, c)
+        elseif not had then
+          redis.call('SADD', fieldsk(r), f)
+          listed = listed + 1
+        end
+      elseif t == 'none' and had then
+        if c then
+          ksrem(r, c)
+          dropmember(r, c)
+        else
+          redis.call('SREM', fieldsk(r), f)
+        end
+        unlisted = unlisted + 1
+      end
+    end
+  end
+end
+return {listed, unlisted, deleted}`)
 
 	// ARGV: root, evmax, ts
 	luaDeleteRoot = script(`

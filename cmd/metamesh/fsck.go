@@ -15,9 +15,14 @@ func newFsckCmd() *cobra.Command {
 		Use:   "fsck",
 		Short: "Check every store invariant; exit 1 on a violation",
 		Long: `Check every invariant of the Redis schema (aliases, key-sets, index, path
-index, field index) and print each violation. Exit status 1 when there is one.
-Uses --redis-url, or the managed redis-server of --data when no URL is given
-(stop the node first: one managed server per data directory).`,
+index, field index, own digests) and print each violation. Exit status 1 when
+there is one. With --repair, first rebuild the derived indexes from the keys
+themselves: fields other programs wrote under file:<root>/ while no node ran
+are listed, listed fields whose key is gone are dropped, file:<root>/cids/<cid>
+keys join the key-set with their alias, every path is back in the path index,
+and keys of roots that no longer exist are deleted. Uses --redis-url, or the
+managed redis-server of --data when no URL is given (stop the node first: one
+managed server per data directory).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			log, err := logger(cmd, cmd.ErrOrStderr())
@@ -27,7 +32,8 @@ Uses --redis-url, or the managed redis-server of --data when no URL is given
 			cfg := node.Config{Logger: log}
 			cfg.RedisURL, _ = cmd.Flags().GetString("redis-url")
 			cfg.DataDir, _ = cmd.Flags().GetString("data")
-			v, err := node.Fsck(cmd.Context(), cfg)
+			repair, _ := cmd.Flags().GetBool("repair")
+			v, rep, err := node.Fsck(cmd.Context(), cfg, repair)
 			if err != nil {
 				return err
 			}
@@ -35,10 +41,18 @@ Uses --redis-url, or the managed redis-server of --data when no URL is given
 				if v == nil {
 					v = []store.Violation{} // an empty list, not null
 				}
-				if err := json.NewEncoder(cmd.OutOrStdout()).Encode(map[string]any{"violations": v, "ok": len(v) == 0}); err != nil {
+				out := map[string]any{"violations": v, "ok": len(v) == 0}
+				if rep != nil {
+					out["repaired"] = rep
+				}
+				if err := json.NewEncoder(cmd.OutOrStdout()).Encode(out); err != nil {
 					return err
 				}
 			} else {
+				if rep != nil {
+					fmt.Fprintf(cmd.OutOrStdout(), "repaired: %d fields listed, %d unlisted, %d keys of deleted roots removed, %d paths re-indexed, %d invalid key-set members left\n",
+						rep.Listed, rep.Unlisted, rep.Deleted, rep.Paths, rep.Invalid)
+				}
 				for _, x := range v {
 					fmt.Fprintln(cmd.OutOrStdout(), x)
 				}
@@ -54,6 +68,7 @@ Uses --redis-url, or the managed redis-server of --data when no URL is given
 	}
 	storeFlags(c)
 	c.Flags().Bool("json", false, "print JSON")
+	c.Flags().Bool("repair", false, "rebuild the derived indexes first (see above)")
 	return c
 }
 

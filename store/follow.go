@@ -1,0 +1,234 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/metamesh/node/protocol"
+)
+
+// The open schema: any Redis client may SET, DEL or EXPIRE STRING keys
+// under file:<root>/ of an indexed root. While a node runs, Follow keeps
+// fields:<root> (and, for file:<root>/cids/<cid>, the key-set, the alias
+// and supplied:<root>) in step with such writes, from keyspace
+// notifications; Repair does the same for writes made while no node ran.
+
+// RepairReport says what Repair changed.
+type RepairReport struct {
+	Listed   int `json:"listed"`   // fields added to a field index
+	Unlisted int `json:"unlisted"` // listed fields whose key was gone
+	Deleted  int `json:"deleted"`  // keys of roots that no longer exist (deleteOrphans)
+	Paths    int `json:"paths"`    // path:<path> entries put back in path:__index__
+	Invalid  int `json:"invalid"`  // file:<root>/cids/<x> keys whose <x> is no canonical CID (left alone)
+}
+
+// Follow keeps the field index in step with outside writers until ctx
+// ends: it subscribes to the keyspace notifications of file:* (batching
+// what arrives within a few milliseconds) and tracks every key named. Our
+// own scripts' writes come through too and change nothing. After the
+// subscription is lost (a Redis restart) it subscribes again and runs a
+// Repair of the field index, since notifications sent meanwhile are gone.
+func (s *Store) Follow(ctx context.Context) error {
+	first := true
+	for ctx.Err() == nil {
+		err := s.follow(ctx, !first)
+		first = false
+		if ctx.Err() != nil {
+			return nil
+		}
+		s.log.Warn("following outside writes stopped; subscribing again", "err", err)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(time.Second):
+		}
+	}
+	return nil
+}
+
+func (s *Store) follow(ctx context.Context, repair bool) error {
+	db := s.rdb.Options().DB
+	sub := s.rdb.PSubscribe(ctx, fmt.Sprintf("__keyspace@%d__:file:*", db))
+	defer sub.Close()
+	if _, err := sub.Receive(ctx); err != nil { // the subscription confirmation
+		return err
+	}
+	if repair {
+		if rep, err := s.Repair(ctx, false); err != nil {
+			return err
+		} else if rep.Listed+rep.Unlisted > 0 {
+			s.log.Info("field index repaired after reconnecting", "listed", rep.Listed, "unlisted", rep.Unlisted)
+		}
+	}
+	prefix := fmt.Sprintf("__keyspace@%d__:", db)
+	ch := sub.Channel(redis.WithChannelHealthCheckInterval(10 * time.Second))
+	pending := map[string]bool{}
+	var flush <-chan time.Time
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case m, ok := <-ch:
+			if !ok {
+				return errors.New("subscription closed")
+			}
+			k := strings.TrimPrefix(m.Channel, prefix)
+			if k == keyIndex {
+				continue
+			}
+			pending[k] = true
+			if flush == nil {
+				flush = time.After(5 * time.Millisecond)
+			}
+			if len(pending) < 512 {
+				continue
+			}
+		case <-flush:
+		}
+		keys := make([]string, 0, len(pending))
+		for k := range pending {
+			keys = append(keys, k)
+		}
+		clear(pending)
+		flush = nil
+		if _, err := s.track(ctx, keys, false); err != nil {
+			if IsUnavailable(err) {
+				return err
+			}
+			s.log.Warn("cannot track outside writes", "err", err)
+		}
+	}
+}
+
+// track runs luaTrack over keys, leaving out key-set members that are not
+// canonical CIDs.
+func (s *Store) track(ctx context.Context, keys []string, deleteOrphans bool) (RepairReport, error) {
+	var rep RepairReport
+	args := []any{"0"}
+	if deleteOrphans {
+		args[0] = "1"
+	}
+	for _, k := range keys {
+		_, f, _ := strings.Cut(k, "/")
+		if c, ok := strings.CutPrefix(f, "cids/"); ok && !protocol.IsCanonicalForm(c) {
+			rep.Invalid++
+			continue
+		}
+		args = append(args, k)
+	}
+	if len(args) == 1 {
+		return rep, nil
+	}
+	v, err := luaTrack.Run(ctx, s.rdb, nil, append(args, s.evArgs()...)...).Int64Slice()
+	if err != nil {
+		return rep, fmt.Errorf("store: track fields: %w", err)
+	}
+	rep.Listed, rep.Unlisted, rep.Deleted = int(v[0]), int(v[1]), int(v[2])
+	return rep, nil
+}
+
+// Repair rebuilds the derived indexes from the keys themselves: every
+// file:<root>/<field> key and every field a fields:<root> set lists is
+// tracked as Follow would (listing outside writers' fields, unlisting
+// deleted ones, adding cids/ members to the key-set with their aliases),
+// and every path:<path> hash is put back in path:__index__. With
+// deleteOrphans, keys of roots that are no longer indexed (left by a write
+// after the root was deleted) are deleted. It SCANs the keyspace: for
+// fsck --repair and after a reconnect, never a request path.
+func (s *Store) Repair(ctx context.Context, deleteOrphans bool) (RepairReport, error) {
+	var total RepairReport
+	add := func(r RepairReport) {
+		total.Listed += r.Listed
+		total.Unlisted += r.Unlisted
+		total.Deleted += r.Deleted
+		total.Invalid += r.Invalid
+	}
+	var batch []string
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		r, err := s.track(ctx, batch, deleteOrphans)
+		batch = batch[:0]
+		add(r)
+		return err
+	}
+	it := s.rdb.Scan(ctx, 0, "file:*", 1000).Iterator()
+	for it.Next(ctx) {
+		if k := it.Val(); k != keyIndex {
+			batch = append(batch, k)
+		}
+		if len(batch) >= 500 {
+			if err := flush(); err != nil {
+				return total, err
+			}
+		}
+	}
+	if err := it.Err(); err != nil {
+		return total, fmt.Errorf("store: %w", err)
+	}
+	it = s.rdb.Scan(ctx, 0, "fields:*", 1000).Iterator()
+	for it.Next(ctx) {
+		r := strings.TrimPrefix(it.Val(), "fields:")
+		fields, err := s.rdb.SMembers(ctx, it.Val()).Result()
+		if err != nil {
+			return total, fmt.Errorf("store: %w", err)
+		}
+		for _, f := range fields {
+			batch = append(batch, fieldKey(RootID(r), f))
+		}
+		if len(batch) >= 500 {
+			if err := flush(); err != nil {
+				return total, err
+			}
+		}
+	}
+	if err := it.Err(); err != nil {
+		return total, fmt.Errorf("store: %w", err)
+	}
+	if err := flush(); err != nil {
+		return total, err
+	}
+	if deleteOrphans {
+		for _, pattern := range []string{"fields:*", "own:*", "supplied:*"} {
+			it = s.rdb.Scan(ctx, 0, pattern, 1000).Iterator()
+			for it.Next(ctx) {
+				_, r, _ := strings.Cut(it.Val(), ":")
+				in, err := s.rdb.SIsMember(ctx, keyIndex, r).Result()
+				if err != nil {
+					return total, fmt.Errorf("store: %w", err)
+				}
+				if !in {
+					if err := s.rdb.Del(ctx, it.Val()).Err(); err != nil {
+						return total, fmt.Errorf("store: %w", err)
+					}
+					total.Deleted++
+				}
+			}
+			if err := it.Err(); err != nil {
+				return total, fmt.Errorf("store: %w", err)
+			}
+		}
+	}
+	it = s.rdb.Scan(ctx, 0, "path:*", 1000).Iterator()
+	for it.Next(ctx) {
+		k := it.Val()
+		if k == keyPaths {
+			continue
+		}
+		n, err := s.rdb.ZAddNX(ctx, keyPaths, redis.Z{Member: strings.TrimPrefix(k, "path:")}).Result()
+		if err != nil {
+			return total, fmt.Errorf("store: %w", err)
+		}
+		total.Paths += int(n)
+	}
+	if err := it.Err(); err != nil {
+		return total, fmt.Errorf("store: %w", err)
+	}
+	return total, nil
+}
