@@ -13,6 +13,7 @@ import (
 // filled by the file-info extractor, which runs first.
 type Subject struct {
 	Path     string
+	Library  string // the library root that holds Path ("" when unknown)
 	Size     int64
 	MimeType string
 	FileType string // video, audio, image, text or other
@@ -69,19 +70,4 @@ func fileType(mime string) string {
 		return "video"
 	}
 	return "other"
-}
-
-// Filename parses release names of video files (titles/eng,
-// originalTitle, movieYear, season, episode, episodeTitle, videoType).
-type Filename struct{}
-
-// Name implements Extractor.
-func (Filename) Name() string { return "filename" }
-
-// Extract implements Extractor.
-func (Filename) Extract(_ context.Context, s *Subject) (map[string]string, error) {
-	if s.FileType != "video" {
-		return nil, nil
-	}
-	return ParseReleaseName(s.Path).Fields(), nil
 }

@@ -1,136 +1,199 @@
 package ingest
 
 import (
+	"context"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
+	"unicode"
 )
 
-// Release holds what a media file name says about its content.
+// NameParserVersion is the version of the release-name parser
+// (ParseReleaseName). Fields extracted from names with an older version
+// are extracted again on a rescan, without hashing the file again. Raise
+// it whenever the parser reads a name differently.
+const NameParserVersion = 2
+
+// Release holds what a media file's path says about its content.
 type Release struct {
 	Title        string // show or movie title
-	Year         int    // release year, 0 when absent
+	Year         int    // release year (of the show, for an episode), 0 when absent
 	Season       int    // -1 when absent
-	Episode      int    // -1 when absent
+	Episode      int    // the first episode, -1 when absent
+	Episodes     []int  // every episode of a multi-episode file (S01E01E02), nil for one
 	EpisodeTitle string
+	AirDate      string // YYYY-MM-DD of a date-based episode ("Show.2013.10.21")
 	VideoType    string // movie, episode or unknown
+
+	Source     string   // Blu-ray, WEB-DL, HDTV, DVD…
+	Resolution string   // 2160p, 1080p, 720p…
+	VideoCodec string   // H.264, H.265, XviD…
+	AudioCodec string   // DTS, AC3, AAC…
+	Languages  []string // ISO 639-2/B codes ("fre", "ger"), "mul" for multi-language
+	Edition    string   // Director's Cut, Extended, Criterion…
+	Group      string   // release group
+	Part       int      // "Part 2" of a split file, 0 when absent
+	CD         int      // "CD1", 0 when absent
 }
 
-var (
-	reSxxExx    = regexp.MustCompile(`(?i)(?:^|[\s._\-\[(])s(\d{1,2})[\s._\-]?e(\d{1,4})(?:[\s._\-]?e\d{1,4})*`)
-	reNxNN      = regexp.MustCompile(`(?i)(?:^|[\s._\-\[(])(\d{1,2})x(\d{2,3})(?:$|[\s._\-\])])`)
-	reSeasonEp  = regexp.MustCompile(`(?i)(?:^|[\s._\-])season[\s._\-]?(\d{1,2})[\s._\-]+episode[\s._\-]?(\d{1,4})`)
-	reJunkStart = regexp.MustCompile(`(?i)(?:^|[\s._\-\[(])(2160p|1080p|1080i|720p|576p|480p|4k|uhd|hdr|hdr10|dv|x264|x265|h\.?264|h\.?265|hevc|avc|xvid|divx|bluray|blu-ray|bdrip|brrip|web-?dl|web-?rip|web|hdtv|dvdrip|dvd|remux|proper|repack|extended|unrated|directors\.cut|imax|aac|ac3|dts|ddp?5\.1|atmos|10bit|multi|subbed|dubbed)(?:$|[\s._\-\])])`)
-	reBrackets  = regexp.MustCompile(`^\[[^\]]*\]\s*`)
-	reSpaces    = regexp.MustCompile(`\s+`)
-)
+// Filename reads video files' paths (relative to their library) into the
+// fields listed by Release.Fields.
+type Filename struct{}
 
-// ParseReleaseName reads title, year, season and episode from common
-// release names: "Show.Name.S01E05.1080p.WEB.x264.mkv",
-// "Movie Title (2010).mkv", "Movie.Title.2010.1080p.BluRay.x264.mkv",
-// "Show - 1x05 - Title.avi".
-func ParseReleaseName(name string) Release {
-	base := filepath.Base(name)
-	if ext := filepath.Ext(base); len(ext) > 1 && len(ext) <= 5 && !strings.ContainsAny(ext[1:], " ") {
-		if _, err := strconv.Atoi(ext[1:]); err != nil { // "Movie.2010" has no extension
-			base = strings.TrimSuffix(base, ext)
+// Name implements Extractor.
+func (Filename) Name() string { return "filename" }
+
+// Extract implements Extractor. Only video files get fields.
+func (Filename) Extract(_ context.Context, s *Subject) (map[string]string, error) {
+	if s.FileType != "video" {
+		return nil, nil
+	}
+	return ParseReleaseName(libraryRelative(s.Path, s.Library)).Fields(), nil
+}
+
+// maxFolders is how many parent folders are read when the library root
+// is unknown.
+const maxFolders = 3
+
+// libraryRelative is path relative to library, or the file and its
+// maxFolders parents when library is unknown or does not hold path.
+func libraryRelative(path, library string) string {
+	path = filepath.ToSlash(path)
+	if library != "" {
+		lib := strings.TrimSuffix(filepath.ToSlash(library), "/") + "/"
+		if rel, ok := strings.CutPrefix(path, lib); ok {
+			return rel
 		}
 	}
-	base = reBrackets.ReplaceAllString(base, "") // leading release-group tag
-	r := Release{Season: -1, Episode: -1, VideoType: "unknown"}
-
-	for _, re := range []*regexp.Regexp{reSxxExx, reSeasonEp, reNxNN} {
-		m := re.FindStringSubmatchIndex(base)
-		if m == nil {
-			continue
+	i := len(path)
+	for range maxFolders + 1 {
+		i = strings.LastIndexByte(path[:i], '/')
+		if i < 0 {
+			return path
 		}
-		r.Season, _ = strconv.Atoi(base[m[2]:m[3]])
-		r.Episode, _ = strconv.Atoi(base[m[4]:m[5]])
+	}
+	return path[i+1:]
+}
+
+// ParseReleaseName reads a media file's path, relative to its library
+// root, or a bare file name. The file name gives the title, year, season
+// and episode; the parent folders fill in what it lacks: "Show/Season
+// 2/05 - Title.mkv", "Movie (1998)/Movie.720p.mkv", a scene folder
+// holding an obfuscated file. It does no I/O.
+func ParseReleaseName(rel string) Release {
+	dirs, file := "", rel
+	if i := strings.LastIndexByte(rel, '/'); i >= 0 {
+		dirs, file = rel[:i], rel[i+1:]
+	}
+	stem := stripExtension(file)
+	ctx, title := readFolders(dirs)
+	r := Release{Season: -1, Episode: -1}
+	parseName(stem, ctx, &r)
+	mergeFolder(&r, stem, ctx, title)
+	if r.Title == "" && hasLetter(stem) {
+		sc := nameScan{s: stem}
+		r.Title = sc.clean(0, len(stem)) // nothing better: the name itself
+	}
+	switch {
+	case r.Episode >= 0 || r.AirDate != "":
 		r.VideoType = "episode"
-		head := base[:m[0]]
-		if y := lastYear(head); y.ok {
-			head = head[:y.start]
-		}
-		r.Title = clean(head)
-		r.EpisodeTitle = clean(cutJunk(base[m[1]:]))
-		return r
-	}
-
-	if y := lastYear(base); y.ok && y.start > 0 {
-		r.Year = y.year
-		r.Title = clean(base[:y.start])
+	case r.Year > 0:
 		r.VideoType = "movie"
-		return r
+	default:
+		r.VideoType = "unknown"
 	}
-	r.Title = clean(cutJunk(base))
 	return r
 }
 
-type yearMatch struct {
-	year  int
-	start int
-	ok    bool
-}
+// videoExtensions are stripped from file names; other extensions only
+// when they look like one.
+var videoExtensions = map[string]bool{"mkv": true, "mp4": true, "avi": true, "m4v": true, "mov": true, "wmv": true,
+	"mpg": true, "mpeg": true, "ts": true, "m2ts": true, "mts": true, "webm": true, "flv": true, "ogm": true, "ogv": true,
+	"divx": true, "vob": true, "iso": true, "3gp": true, "rmvb": true, "rm": true, "asf": true, "srt": true, "ass": true,
+	"sub": true, "idx": true, "nfo": true, "strm": true}
 
-// lastYear finds the last plausible year token that is not the whole
-// title ("2001.A.Space.Odyssey.1968" → 1968).
-func lastYear(s string) yearMatch {
-	sep := func(i int) bool { return i < 0 || i >= len(s) || strings.IndexByte(" ._-[]()", s[i]) >= 0 }
-	for i := len(s) - 4; i >= 0; i-- {
-		if !sep(i-1) || !sep(i+4) || !(strings.HasPrefix(s[i:], "19") || strings.HasPrefix(s[i:], "20")) {
-			continue
-		}
-		y, err := strconv.Atoi(s[i : i+4])
-		if err != nil {
-			continue
-		}
-		if strings.Trim(s[:i], " ._-[(") == "" {
-			continue // a title that is a year
-		}
-		start := i
-		if start > 0 {
-			start-- // the separator before the year
-		}
-		return yearMatch{year: y, start: start, ok: true}
+func stripExtension(file string) string {
+	i := strings.LastIndexByte(file, '.')
+	if i <= 0 || len(file)-i > 6 {
+		return file
 	}
-	return yearMatch{}
-}
-
-func cutJunk(s string) string {
-	if m := reJunkStart.FindStringIndex(s); m != nil {
-		return s[:m[0]]
+	ext := strings.ToLower(file[i+1:])
+	if videoExtensions[ext] {
+		return file[:i]
 	}
-	return s
-}
-
-// clean turns separators into spaces and trims decoration.
-func clean(s string) string {
-	if !strings.Contains(s, " ") || strings.Count(s, ".") > 1 {
-		s = strings.NewReplacer(".", " ", "_", " ").Replace(s)
-	} else {
-		s = strings.ReplaceAll(s, "_", " ")
+	if len(ext) < 2 || len(ext) > 4 || !hasLetter(ext) {
+		return file
 	}
-	s = reSpaces.ReplaceAllString(s, " ")
-	return strings.TrimSpace(strings.Trim(s, " -([{"))
+	for j := 0; j < len(ext); j++ {
+		if c := ext[j]; !('a' <= c && c <= 'z') && !isDigit(c) {
+			return file
+		}
+	}
+	sc := scans.Get().(*nameScan)
+	defer scans.Put(sc)
+	sc.scan(ext)
+	if sc.toks[0].kind != tWord {
+		return file // "Show.S01E01.HDTV": no extension
+	}
+	return file[:i]
 }
 
-// Fields are the flat metadata keys of a parsed name.
+func hasLetter(s string) bool {
+	for _, c := range s {
+		if unicode.IsLetter(c) {
+			return true
+		}
+	}
+	return false
+}
+
+func (r *Release) addLanguage(code string) {
+	for _, l := range r.Languages {
+		if l == code {
+			return
+		}
+	}
+	if len(r.Languages) < 8 {
+		r.Languages = append(r.Languages, code)
+	}
+}
+
+// Fields are the flat metadata keys of a parsed name: titles/eng,
+// originalTitle, movieYear, season, episode, episodes/N, episodeTitle,
+// releasedate, videoType and release/… (source, resolution, videoCodec,
+// audioCodec, languages/N, edition, group, part, cd).
 func (r Release) Fields() map[string]string {
 	out := map[string]string{"videoType": r.VideoType}
-	if r.Title != "" {
-		out["titles/eng"] = r.Title
-		out["originalTitle"] = r.Title
+	set := func(k, v string) {
+		if v != "" {
+			out[k] = v
+		}
 	}
-	if r.Year > 0 {
-		out["movieYear"] = strconv.Itoa(r.Year)
+	num := func(k string, v, min int) {
+		if v >= min {
+			out[k] = strconv.Itoa(v)
+		}
 	}
-	if r.Season >= 0 {
-		out["season"] = strconv.Itoa(r.Season)
-		out["episode"] = strconv.Itoa(r.Episode)
+	set("titles/eng", r.Title)
+	set("originalTitle", r.Title)
+	num("movieYear", r.Year, 1)
+	num("season", r.Season, 0)
+	num("episode", r.Episode, 0)
+	for i, e := range r.Episodes {
+		out["episodes/"+strconv.Itoa(i)] = strconv.Itoa(e)
 	}
-	if r.EpisodeTitle != "" {
-		out["episodeTitle"] = r.EpisodeTitle
+	set("episodeTitle", r.EpisodeTitle)
+	set("releasedate", r.AirDate)
+	set("release/source", r.Source)
+	set("release/resolution", r.Resolution)
+	set("release/videoCodec", r.VideoCodec)
+	set("release/audioCodec", r.AudioCodec)
+	for i, l := range r.Languages {
+		out["release/languages/"+strconv.Itoa(i)] = l
 	}
+	set("release/edition", r.Edition)
+	set("release/group", r.Group)
+	num("release/part", r.Part, 1)
+	num("release/cd", r.CD, 1)
 	return out
 }

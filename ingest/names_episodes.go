@@ -1,0 +1,311 @@
+package ingest
+
+// Episode markers: S02E05, s2e5, S01E01E02, S01E01-E03, 1x05, 1x05-1x06,
+// Season 2 Episode 5, S02 E05, Ep 5, E05, and a season alone (S02,
+// Season 2). Numbers and the small readers the scan shares live here too.
+
+const maxEpisodes = 8
+
+var (
+	seasonWords  = map[string]bool{"season": true, "saison": true, "staffel": true, "temporada": true, "stagione": true, "series": true}
+	episodeWords = map[string]bool{"episode": true, "ep": true, "e": true, "episodio": true, "folge": true, "eps": true}
+)
+
+// matchEpisode reads an episode marker at token i and returns how many
+// tokens it used. The first marker of a name fills sc.season and sc.eps.
+func (sc *nameScan) matchEpisode(i int) int {
+	b := sc.lowTok(i)
+	season, eps, n := -1, sc.keyEps(), 0
+	switch {
+	case len(b) >= 2 && b[0] == 's' && isDigit(b[1]):
+		j := digitsEnd(b, 1)
+		if j-1 > 4 {
+			return 0
+		}
+		season, _ = number(b[1:j])
+		if j == len(b) {
+			n = 1
+			break
+		}
+		if b[j] != 'e' {
+			return 0
+		}
+		for j < len(b) && b[j] == 'e' {
+			k := digitsEnd(b, j+1)
+			if k == j+1 || k-j-1 > 4 {
+				return 0
+			}
+			v, _ := number(b[j+1 : k])
+			eps = appendEp(eps, v)
+			j = k
+			if j < len(b) && b[j] == '-' {
+				j++
+			}
+		}
+		if j != len(b) && !(j+2 == len(b) && b[j] == 'v' && isDigit(b[j+1])) {
+			return 0
+		}
+		n = 1
+	case len(b) >= 3 && isDigit(b[0]):
+		j := digitsEnd(b, 0)
+		if j > 2 || j == len(b) || b[j] != 'x' {
+			return 0
+		}
+		season, _ = number(b[:j])
+		for j < len(b) && b[j] == 'x' {
+			k := digitsEnd(b, j+1)
+			if k == j+1 || k-j-1 > 3 {
+				return 0
+			}
+			v, _ := number(b[j+1 : k])
+			eps = appendEp(eps, v)
+			j = k
+		}
+		if j != len(b) {
+			return 0
+		}
+		n = 1
+	case seasonWords[string(b)] && i+1 < len(sc.toks):
+		v, ok := number(sc.lowTok(i + 1))
+		if !ok || v > 3000 {
+			return 0
+		}
+		season, n = v, 2
+	case len(b) > 6 && string(b[:6]) == "season":
+		v, ok := number(b[6:])
+		if !ok {
+			return 0
+		}
+		season, n = v, 1
+	default:
+		v, m := sc.episodeWord(i)
+		if m == 0 {
+			return 0
+		}
+		eps, n = appendEp(eps, v), m
+	}
+	if len(eps) == 0 {
+		// A season: an episode word may follow ("Season 2 Episode 5", "S02 E05").
+		if v, m := sc.episodeWord(i + n); m > 0 {
+			eps, n = appendEp(eps, v), n+m
+		} else if string(b) == "series" {
+			return 0 // "Series" is a season only before an episode
+		}
+	}
+	n += sc.moreEpisodes(i+n, &eps)
+	kind := tEpisode
+	if len(eps) == 0 {
+		kind = tSeason
+	}
+	if sc.season < 0 && len(sc.eps) == 0 {
+		sc.season, sc.eps = season, eps
+	}
+	return sc.set(i, n, kind, "", false, season)
+}
+
+// keyEps is an empty episode list backed by the scan's buffer when no
+// marker was kept yet.
+func (sc *nameScan) keyEps() []int {
+	if sc.season < 0 && len(sc.eps) == 0 {
+		return sc.epBuf[:0]
+	}
+	return nil
+}
+
+// episodeWord reads "E05", "Ep05", "Episode 5", "Ep. 5" at token i.
+func (sc *nameScan) episodeWord(i int) (ep, n int) {
+	if i >= len(sc.toks) {
+		return 0, 0
+	}
+	b := sc.lowTok(i)
+	if episodeWords[string(b)] && i+1 < len(sc.toks) {
+		// "Wall-E (2008)": a year is no episode; "E 1071" needs the full word
+		if c := sc.lowTok(i + 1); len(c) <= 3 || (len(c) == 4 && len(b) > 2 && !yearish(sc.toks[i+1].val)) {
+			if v, ok := number(c); ok {
+				return v, 2
+			}
+		}
+		return 0, 0
+	}
+	for _, w := range [...]string{"episode", "ep", "e"} {
+		if len(b) > len(w) && string(b[:len(w)]) == w {
+			if v, ok := number(b[len(w):]); ok && len(b)-len(w) <= 4 {
+				return v, 1
+			}
+		}
+	}
+	return 0, 0
+}
+
+// moreEpisodes reads what continues a multi-episode marker: "-E03"
+// (a range), "E02", "-02", "-1x06", "-S01E02".
+func (sc *nameScan) moreEpisodes(i int, eps *[]int) int {
+	n := 0
+	for len(*eps) > 0 && i+n < len(sc.toks) && sc.simpleSep(i+n) {
+		b := sc.lowTok(i + n)
+		dash := sc.sep(i+n) == "-"
+		v, ok := -1, false
+		switch {
+		case len(b) >= 2 && b[0] == 'e':
+			v, ok = number(b[1:])
+		case dash && len(b) <= 3:
+			v, ok = number(b)
+		case dash && len(b) >= 4:
+			// -1x06 or -S01E02: the episode after the last x or e
+			k := len(b) - 1
+			for k > 0 && isDigit(b[k]) {
+				k--
+			}
+			if b[k] == 'x' || b[k] == 'e' {
+				v, ok = number(b[k+1:])
+				_, okS := number(b[:k])
+				ok = ok && (okS || (b[0] == 's' && k > 1))
+			}
+		}
+		if !ok {
+			break
+		}
+		last := (*eps)[len(*eps)-1]
+		if dash && v > last && v-last <= 30 {
+			for e := last + 1; e <= v; e++ {
+				*eps = appendEp(*eps, e)
+			}
+		} else {
+			*eps = appendEp(*eps, v)
+		}
+		n++
+	}
+	for k := i; k < i+n; k++ {
+		sc.toks[k].kind = tCont
+	}
+	return n
+}
+
+func appendEp(eps []int, v int) []int {
+	if len(eps) >= maxEpisodes {
+		return eps
+	}
+	return append(eps, v)
+}
+
+// number reads a run of up to nine ASCII digits.
+func number(b []byte) (int, bool) {
+	if len(b) == 0 || len(b) > 9 {
+		return 0, false
+	}
+	v := 0
+	for _, c := range b {
+		if !isDigit(c) {
+			return 0, false
+		}
+		v = v*10 + int(c-'0')
+	}
+	return v, true
+}
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+
+// digitsEnd returns the index after the digits of b starting at from.
+func digitsEnd(b []byte, from int) int {
+	for from < len(b) && isDigit(b[from]) {
+		from++
+	}
+	return from
+}
+
+func strchr(s string, c byte) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] == c {
+			return true
+		}
+	}
+	return false
+}
+
+// yearish reports a plausible release year.
+func yearish(v int) bool { return v >= 1900 && v <= 2039 }
+
+var romans = map[string]int{"i": 1, "ii": 2, "iii": 3, "iv": 4, "v": 5, "vi": 6, "vii": 7, "viii": 8, "ix": 9, "x": 10,
+	"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10}
+
+// partNumber reads 2, 02, II or Two; 0 when b is none of them.
+func partNumber(b []byte) int {
+	if v, ok := number(b); ok && v > 0 && v < 20 {
+		return v
+	}
+	return romans[string(b)]
+}
+
+var heights = map[int]string{240: "240p", 360: "360p", 480: "480p", 540: "540p", 576: "576p", 720: "720p",
+	900: "900p", 1080: "1080p", 1440: "1440p", 2160: "2160p", 4320: "4320p"}
+
+// resolution reads 1080p, 720i, 1920x1080 and BD1080p / WEB720p.
+func resolution(b []byte) string {
+	for _, p := range [...]string{"bd", "web", "hd", "fhd"} {
+		if len(b) > len(p)+3 && string(b[:len(p)]) == p && isDigit(b[len(p)]) {
+			b = b[len(p):]
+			break
+		}
+	}
+	j := digitsEnd(b, 0)
+	if j < 3 {
+		return ""
+	}
+	switch {
+	case j == len(b)-1 && (b[j] == 'p' || b[j] == 'i'):
+		v, _ := number(b[:j])
+		if h := heights[v]; h != "" && b[j] == 'i' {
+			return h[:len(h)-1] + "i"
+		} else if h != "" {
+			return h
+		}
+	case j < len(b) && b[j] == 'x':
+		if v, ok := number(b[j+1:]); ok {
+			return heights[v]
+		}
+	}
+	return ""
+}
+
+// audioWithChannels reads "DD5", "DDP5", "AAC2", "DTS6" (the ".1" is the
+// next token).
+func audioWithChannels(b []byte) string {
+	j := len(b)
+	for j > 0 && isDigit(b[j-1]) {
+		j--
+	}
+	if j == len(b) || len(b)-j > 1 {
+		return ""
+	}
+	return audioPrefix[string(b[:j])]
+}
+
+// isCRC reports an 8-digit hexadecimal checksum ("[ABCD1234]").
+func isCRC(s string) bool {
+	if len(s) != 8 {
+		return false
+	}
+	digits, letters := 0, 0
+	for i := 0; i < len(s); i++ {
+		switch c := lowerASCII(s[i]); {
+		case isDigit(c):
+			digits++
+		case 'a' <= c && c <= 'f':
+			letters++
+		default:
+			return false
+		}
+	}
+	return digits > 0 && letters > 0 || digits == 8
+}
+
+func isOpen(c byte) bool { return c == '[' || c == '(' || c == '{' }
+
+func firstNonSpace(s string) byte {
+	for i := 0; i < len(s); i++ {
+		if s[i] != ' ' {
+			return s[i]
+		}
+	}
+	return 0
+}

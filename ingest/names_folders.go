@@ -1,0 +1,192 @@
+package ingest
+
+import "strings"
+
+// Parent folders: a season folder gives the season, the nearest folder
+// with a title gives what the file name lacks.
+
+// maxFolderDepth bounds how many parent folders are read.
+const maxFolderDepth = 6
+
+// titleFolder is the nearest parent folder that names a title.
+type titleFolder struct {
+	r    Release
+	info nameInfo
+	ok   bool
+}
+
+// genericFolders say nothing about the files they hold.
+var genericFolders = map[string]bool{"movies": true, "movie": true, "films": true, "film": true, "tv": true,
+	"tv shows": true, "tvshows": true, "tv series": true, "shows": true, "series": true, "anime": true, "videos": true,
+	"video": true, "downloads": true, "download": true, "complete": true, "completed": true, "media": true, "kids": true,
+	"documentaries": true, "documentary": true, "4k": true, "hd": true, "uhd": true, "new folder": true, "torrents": true,
+	"incoming": true, "sample": true, "samples": true, "subs": true, "subtitles": true, "extras": true, "featurettes": true,
+	"behind the scenes": true, "deleted scenes": true, "trailers": true, "other": true, "misc": true, "bonus": true,
+	"video_ts": true, "bdmv": true, "stream": true, "library": true, "home": true, "mnt": true, "srv": true, "data": true,
+	"unsorted": true, "sorted": true, "watched": true, "collection": true, "collections": true, "mkv": true}
+
+// readFolders reads the folders of dirs from the nearest up, until the
+// first one that names a title.
+func readFolders(dirs string) (nameCtx, titleFolder) {
+	ctx := nameCtx{season: -1}
+	var buf [48]byte
+	for k := 0; dirs != "" && k < maxFolderDepth; k++ {
+		name := dirs
+		if i := strings.LastIndexByte(dirs, '/'); i >= 0 {
+			name, dirs = dirs[i+1:], dirs[:i]
+		} else {
+			dirs = ""
+		}
+		if len(name) <= 1 || name == ".." {
+			continue
+		}
+		if len(name) <= len(buf) {
+			low := buf[:len(name)]
+			for i := range len(name) {
+				low[i] = lowerASCII(name[i])
+			}
+			if genericFolders[string(low)] {
+				continue
+			}
+			if s := seasonFolder(low); s >= 0 {
+				if ctx.season < 0 {
+					ctx.season = s
+				}
+				continue
+			}
+		}
+		r := Release{Season: -1, Episode: -1}
+		info := parseName(name, nameCtx{season: -1}, &r)
+		if r.Season >= 0 && r.Episode < 0 && ctx.season < 0 {
+			ctx.season = r.Season // "Season 2", "Show - Season 2", "Show.S02.1080p"
+		}
+		if r.Title == "" {
+			if r.CD > 0 && ctx.cd == 0 {
+				ctx.cd = r.CD // "CD1"
+			}
+			continue // "CD1", "1080p"
+		}
+		return ctx, titleFolder{r: r, info: info, ok: true}
+	}
+	return ctx, titleFolder{}
+}
+
+// seasonFolder reads the folder names "Specials" (season 0) and
+// "Series 2" (which in a file name is no season without an episode).
+func seasonFolder(low []byte) int {
+	switch s := string(low); {
+	case s == "specials" || s == "special":
+		return 0
+	case strings.HasPrefix(s, "series "):
+		if v, ok := number(low[len("series "):]); ok && v < 100 {
+			return v
+		}
+	}
+	return -1
+}
+
+// mergeFolder fills what the file name r lacks from the folders: the
+// season of a season folder; title, year, episode and release fields of
+// the title folder when the file names the same title, names none, or is
+// an obfuscated name ("grp-mt.avi") inside a release folder.
+func mergeFolder(r *Release, stem string, ctx nameCtx, tf titleFolder) {
+	if r.Season < 0 && ctx.season >= 0 && (r.Episode >= 0 || r.Title == "") {
+		r.Season = ctx.season
+	}
+	if r.CD == 0 {
+		r.CD = ctx.cd
+	}
+	if !tf.ok {
+		return
+	}
+	d := &tf.r
+	release := tf.info.technical > 0 || d.Year > 0 || d.Season >= 0 || d.Episode >= 0
+	fromFolder := false
+	if r.Title == "" || (release && (placeholder(stem) || groupPrefixed(stem, d.Group) || obfuscated(stem) && !sameTitle(r.Title, d.Title))) {
+		r.Title, fromFolder = d.Title, true
+	}
+	if !fromFolder && !sameTitle(r.Title, d.Title) {
+		return
+	}
+	if r.Year == 0 {
+		r.Year = d.Year
+	}
+	if r.Season < 0 && d.Season >= 0 && (r.Episode >= 0 || fromFolder) {
+		r.Season = d.Season
+	}
+	if fromFolder && r.Episode < 0 && r.AirDate == "" {
+		r.Episode, r.Episodes, r.AirDate = d.Episode, d.Episodes, d.AirDate
+		if r.EpisodeTitle == "" {
+			r.EpisodeTitle = d.EpisodeTitle
+		}
+	}
+	fill := func(f *string, v string) {
+		if *f == "" {
+			*f = v
+		}
+	}
+	fill(&r.Source, d.Source)
+	fill(&r.Resolution, d.Resolution)
+	fill(&r.VideoCodec, d.VideoCodec)
+	fill(&r.AudioCodec, d.AudioCodec)
+	fill(&r.Edition, d.Edition)
+	fill(&r.Group, d.Group)
+	if len(r.Languages) == 0 {
+		r.Languages = d.Languages
+	}
+}
+
+// placeholder reports a file name that stands for whatever its folder
+// holds: "movie", "title_t00" (a disc rip), "main".
+func placeholder(stem string) bool {
+	low := strings.ToLower(stem)
+	switch low {
+	case "movie", "video", "film", "feature", "main", "main feature":
+		return true
+	}
+	return strings.HasPrefix(low, "title_t") || strings.HasPrefix(low, "title t")
+}
+
+// obfuscated reports a file name that may not name its content: a short
+// scene name ("grp-mt"), a hash, one lower-case word.
+func obfuscated(stem string) bool {
+	if len(stem) <= 3 {
+		return true
+	}
+	upper, sep := false, false
+	for i := 0; i < len(stem); i++ {
+		c := stem[i]
+		upper = upper || ('A' <= c && c <= 'Z')
+		sep = sep || c == ' ' || c == '.' || c == '_'
+	}
+	return !sep && (!upper || len(stem) >= 16 && !strings.ContainsRune(stem, '-'))
+}
+
+// sameTitle compares two titles by their letters and digits; one may
+// extend the other ("Star Wars" and "Star Wars Episode IV").
+func sameTitle(a, b string) bool {
+	alnum := func(c byte) bool { c = lowerASCII(c); return 'a' <= c && c <= 'z' || isDigit(c) || c >= 0x80 }
+	i, j, n := 0, 0, 0
+	for {
+		for i < len(a) && !alnum(a[i]) {
+			i++
+		}
+		for j < len(b) && !alnum(b[j]) {
+			j++
+		}
+		if i == len(a) || j == len(b) {
+			return n > 0 && (n >= 4 || i == len(a) && j == len(b))
+		}
+		if lowerASCII(a[i]) != lowerASCII(b[j]) {
+			return false
+		}
+		i, j, n = i+1, j+1, n+1
+	}
+}
+
+// groupPrefixed reports a scene file name that starts with its folder's
+// release group: "ALLiANCE-tdkr" in "….x264-ALLiANCE".
+func groupPrefixed(stem, group string) bool {
+	return group != "" && len(stem) > len(group) && strings.EqualFold(stem[:len(group)], group) &&
+		(stem[len(group)] == '-' || stem[len(group)] == '_')
+}

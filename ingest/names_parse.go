@@ -1,0 +1,387 @@
+package ingest
+
+import "sync"
+
+// The structure of one scanned name: where the title starts and ends,
+// which year and episode marker count, the episode title, the release
+// group, and the fields of the technical tokens outside the titles.
+
+// nameCtx is what the folders above a file say about it.
+type nameCtx struct {
+	season int // of a season folder ("Season 2", "S02"), -1 when none
+	cd     int // of a CD folder ("CD1"), 0 when none
+}
+
+// nameInfo is what parseName learns beyond the Release fields.
+type nameInfo struct {
+	technical int // strong technical tokens: a release name rather than a hand-made one
+}
+
+// parseName reads one path component (a file name without its extension,
+// or a folder name) into r, which starts with Season and Episode -1.
+func parseName(s string, ctx nameCtx, r *Release) nameInfo {
+	if len(s) > maxNameLen {
+		s = s[:maxNameLen]
+	}
+	sc := scans.Get().(*nameScan)
+	defer scans.Put(sc)
+	sc.scan(s)
+	return sc.parse(ctx, r)
+}
+
+// maxNameLen bounds the work on one path component; file systems allow
+// 255 bytes.
+const maxNameLen = 1024
+
+// scans recycles the scan buffers, which hold themselves and so would
+// otherwise be allocated for every name.
+var scans = sync.Pool{New: func() any { return new(nameScan) }}
+
+func (sc *nameScan) parse(ctx nameCtx, r *Release) nameInfo {
+	toks, n := sc.toks, len(sc.toks)
+	ts, lead := sc.titleStart(r)
+	anchor, ep, film := n, -1, -1
+loop:
+	for i := ts; i < n; i++ {
+		t := &toks[i]
+		switch t.kind {
+		case tWord, tNumber, tCont, tGroup:
+			continue
+		case tFilm:
+			if film < 0 {
+				film = i
+			}
+			continue
+		case tEpisode, tSeason:
+			ep = i
+		case tDate:
+			if t.str == "" {
+				continue
+			}
+			ep = i
+		case tPart:
+			if i == ts || !sc.partEnds(i) {
+				continue
+			}
+		default:
+			if t.weak && (i == ts || !sc.weakEnds(i)) {
+				continue
+			}
+		}
+		anchor = i
+		break loop
+	}
+
+	yi := -1
+	for i := ts + 1; i < anchor; i++ {
+		if sc.isYear(i) {
+			yi = i
+		}
+	}
+	if yi < 0 && ep < 0 {
+		for i := max(anchor, ts+1); i < n; i++ {
+			if sc.isYear(i) {
+				yi = i
+				break
+			}
+		}
+	}
+	if yi >= 0 {
+		r.Year = toks[yi].val
+	}
+	te := anchor
+	if yi >= ts && yi < anchor {
+		te = yi
+	}
+
+	epEnd := -1
+	switch {
+	case ep >= 0:
+		for epEnd = ep + 1; epEnd < n && toks[epEnd].kind == tCont; epEnd++ {
+		}
+		switch toks[ep].kind {
+		case tEpisode:
+			r.Season, r.Episode = sc.season, sc.eps[0]
+			if len(sc.eps) > 1 {
+				r.Episodes = append([]int(nil), sc.eps...)
+			}
+		case tSeason:
+			r.Season = sc.season
+			if epEnd < n && toks[epEnd].kind == tNumber && sc.spacedDash(epEnd) && toks[epEnd].end-toks[epEnd].start <= 4 {
+				r.Episode = toks[epEnd].val // "Show S2 - 04"
+				epEnd++
+			}
+		case tDate:
+			r.AirDate = toks[ep].str
+		}
+	default:
+		if i, season, episode := sc.episodeNumber(ts, te, anchor, yi, ctx, lead); i >= 0 {
+			ep, epEnd = i, i+1
+			r.Season, r.Episode = season, episode
+			if i < te {
+				te = i
+			}
+		}
+	}
+
+	for te > ts+1 {
+		h := te - 1
+		for h > ts && toks[h].kind == tCont {
+			h--
+		}
+		if br := toks[h].br; br >= 0 && sc.brs[br].first > ts && sc.brs[br].last > sc.brs[br].first {
+			te = sc.brs[br].first // "Le.Prestige.(The.Prestige)": an alternative title
+			continue
+		}
+		if h == ts || !isTech(toks[h].kind) || !(sc.isCaps(h) || trailingEdition(toks[h].str) && te == yi) {
+			break
+		}
+		te = h // "Movie.FRENCH.2010": the language is no title word
+	}
+	a := ts
+	if film >= ts && film < te {
+		if film+1 < te {
+			a = film + 1 // "James_Bond-f21-Casino_Royale": the film's own title
+		} else {
+			te = film
+		}
+	}
+	if te > a {
+		r.Title = sc.clean(toks[a].start, toks[te-1].end)
+	}
+
+	group := sc.group(ts, anchor, r)
+	e, end := epEnd, epEnd
+	if ep >= 0 && (r.Episode >= 0 || r.AirDate != "") {
+		for end < n && end != group && !sc.endsEpisodeTitle(end) {
+			end++
+		}
+		if end > e {
+			r.EpisodeTitle = sc.clean(toks[e].start, toks[end-1].end)
+		}
+	}
+
+	var info nameInfo
+	for i := range n {
+		if (i >= a && i < te) || (i >= e && i < end) {
+			continue // title words
+		}
+		t := &toks[i]
+		if isTech(t.kind) && !t.weak {
+			info.technical++
+		}
+		first := func(f *string) {
+			if *f == "" {
+				*f = t.str
+			}
+		}
+		switch t.kind {
+		case tSource:
+			first(&r.Source)
+			if string(sc.lowTok(i)) == "dvdivx" && r.VideoCodec == "" {
+				r.VideoCodec = "DivX"
+			}
+		case tResolution:
+			first(&r.Resolution)
+			if b := sc.lowTok(i); r.Source == "" && len(b) > 2 && !isDigit(b[0]) {
+				r.Source = resolutionSource(b) // "BD1080p"
+			}
+		case tVideoCodec:
+			first(&r.VideoCodec)
+		case tAudioCodec:
+			first(&r.AudioCodec)
+		case tEdition:
+			first(&r.Edition)
+		case tLanguage:
+			r.addLanguage(t.str)
+		case tPart:
+			r.Part = t.val
+		case tCD:
+			r.CD = t.val
+		}
+	}
+	return info
+}
+
+// titleStart skips a leading [Group], tag group, website, date or
+// bracketed year ("(2010) Title").
+func (sc *nameScan) titleStart(r *Release) (ts int, lead bool) {
+	n := len(sc.toks)
+	for ts < n {
+		t := &sc.toks[ts]
+		switch {
+		case t.kind == tGroup:
+			g := sc.brs[t.br]
+			if r.Group == "" {
+				r.Group = sc.s[t.start:sc.toks[g.last].end]
+			}
+			ts, lead = g.last+1, true
+		case t.br >= 0 && sc.brs[t.br].tag:
+			ts = sc.brs[t.br].last + 1
+		case t.kind == tWebsite || (t.kind == tDate && ts+3 < n && sc.toks[ts+3].kind == tWord):
+			for ts++; ts < n && sc.toks[ts].kind == tCont; ts++ {
+			}
+		case sc.isYear(ts) && t.br >= 0 && sc.brs[t.br].first == sc.brs[t.br].last:
+			r.Year = t.val
+			ts++
+		default:
+			return ts, lead
+		}
+	}
+	return ts, lead
+}
+
+// episodeNumber finds an episode given by a bare number: "05 - Title" in
+// a season folder, "Show - 12" (anime, hand-made names), "[Group] Show
+// 12", and three digits "Show.105" (S01E05) where nothing says otherwise.
+func (sc *nameScan) episodeNumber(ts, te, anchor, yi int, ctx nameCtx, lead bool) (i, season, episode int) {
+	toks := sc.toks
+	if ts < te && toks[ts].kind == tNumber {
+		b, v := sc.lowTok(ts), toks[ts].val
+		if ctx.season >= 0 && len(b) >= 3 && len(b) <= 4 && v/100 == ctx.season && v%100 > 0 {
+			return ts, ctx.season, v % 100
+		}
+		if len(b) <= 3 && (ctx.season >= 0 || (b[0] == '0' && len(b) >= 2)) && (ts+1 == len(toks) || sc.spacedDash(ts+1) || ctx.season >= 0) {
+			return ts, ctx.season, v
+		}
+	}
+	for i := ts + 1; i < anchor; i++ {
+		t := &toks[i]
+		b := sc.lowTok(i)
+		if t.kind != tNumber || i == yi || (len(b) == 4 && yearish(t.val)) {
+			continue
+		}
+		last, dashAfter := i+1 == anchor, sc.spacedDash(i+1)
+		if s, e := t.val/100, t.val%100; ctx.season >= 0 && yi < 0 && len(b) >= 3 && s == ctx.season && e > 0 && (last || dashAfter) {
+			return i, s, e // "Season 1/Show - 101 - Pilot"
+		}
+		if sc.spacedDash(i) && yi < i && (last || dashAfter || toks[i+1].br >= 0) {
+			return i, ctx.season, t.val
+		}
+		if lead && last && yi < 0 {
+			return i, ctx.season, t.val
+		}
+		if yi >= 0 || !(last || dashAfter) || len(b) < 3 || len(b) > 4 || b[0] == '0' {
+			continue
+		}
+		s, e := t.val/100, t.val%100
+		switch {
+		case ctx.season < 0 && len(b) == 3 && e >= 1 && e <= 30 && (anchor < len(toks) || dashAfter) && t.val != 480 && t.val != 576 && t.val != 720:
+			return i, s, e
+		}
+	}
+	return -1, -1, -1
+}
+
+// group reads the release group: "x264-GRP", "-GRP[rarbg]", or a
+// trailing "[GRP]" after technical tokens. It returns the group's token,
+// -1 when there is none.
+func (sc *nameScan) group(ts, anchor int, r *Release) int {
+	j, cand := len(sc.toks)-1, -1
+	for j >= 0 && sc.toks[j].br >= 0 {
+		g := sc.brs[sc.toks[j].br]
+		if g.first == g.last && sc.toks[j].kind == tWord && cand < 0 {
+			cand = j
+		}
+		j = g.first - 1
+	}
+	if r.Group != "" {
+		return -1
+	}
+	if j > ts && j >= anchor && sc.toks[j].kind == tWord && sc.sep(j) == "-" && sc.technicalAt(j-1) {
+		r.Group = sc.s[sc.toks[j].start:sc.toks[j].end]
+		return j
+	}
+	if cand > ts && cand > anchor && sc.technicalAt(cand-1) {
+		r.Group = sc.s[sc.toks[cand].start:sc.toks[cand].end]
+		return cand
+	}
+	return -1
+}
+
+// technicalAt reports a technical token, or a year, at k: what a
+// release group follows.
+func (sc *nameScan) technicalAt(k int) bool {
+	if k < 0 {
+		return false
+	}
+	t := sc.toks[k]
+	return isTech(t.kind) || t.kind == tCont || sc.isYear(k)
+}
+
+func isTech(k tokKind) bool { return k >= tSource && k <= tOther }
+
+func (sc *nameScan) isYear(i int) bool {
+	t := &sc.toks[i]
+	return t.kind == tNumber && t.end-t.start == 4 && yearish(t.val)
+}
+
+// isCaps reports a word in capitals in a name that has lower-case
+// letters: "Movie.FRENCH.2010".
+func (sc *nameScan) isCaps(i int) bool {
+	if !sc.mixed {
+		return false
+	}
+	t, letters := sc.toks[i], 0
+	for k := t.start; k < t.end; k++ {
+		c := sc.s[k]
+		if 'a' <= c && c <= 'z' {
+			return false
+		}
+		if 'A' <= c && c <= 'Z' {
+			letters++
+		}
+	}
+	return letters >= 2
+}
+
+// weakEnds reports whether the weak technical word at i ends the title:
+// in capitals, or followed by other technical words up to a strong one.
+func (sc *nameScan) weakEnds(i int) bool {
+	if sc.isCaps(i) {
+		return true
+	}
+	if i < sc.weakTo && i >= sc.weakFrom {
+		return sc.weakEnd == 1 || (sc.weakEnd == 2 && sc.toks[i].br >= 0)
+	}
+	j := i + 1
+	for j < len(sc.toks) && (sc.toks[j].kind == tCont || (sc.toks[j].weak && isTech(sc.toks[j].kind))) {
+		j++
+	}
+	sc.weakFrom, sc.weakTo, sc.weakEnd = i, j, 0 // the whole run of weak words has one answer
+	if j == len(sc.toks) {
+		sc.weakEnd = 2
+		return sc.toks[i].br >= 0
+	}
+	if t := &sc.toks[j]; !t.weak && (isTech(t.kind) || t.kind == tCD || t.kind == tWebsite) {
+		sc.weakEnd = 1
+	}
+	return sc.weakEnd == 1
+}
+
+// partEnds reports whether "Part N" at i is a part of the file rather
+// than of the title: it ends the name or technical tokens follow.
+func (sc *nameScan) partEnds(i int) bool {
+	j := i + 1
+	for j < len(sc.toks) && sc.toks[j].kind == tCont {
+		j++
+	}
+	if j == len(sc.toks) {
+		return true
+	}
+	t := &sc.toks[j]
+	return (isTech(t.kind) && (!t.weak || sc.weakEnds(j))) || t.kind == tCD
+}
+
+// endsEpisodeTitle reports a token the episode title stops before.
+func (sc *nameScan) endsEpisodeTitle(i int) bool {
+	t := &sc.toks[i]
+	switch t.kind {
+	case tWord, tNumber, tCont:
+		return t.br >= 0 && sc.brs[t.br].tag
+	case tPart:
+		// "Title, Part 1" is the episode's title; "Part.1.720p" a part
+		return sc.partEnds(i) && i+2 < len(sc.toks)
+	}
+	return !t.weak || sc.weakEnds(i)
+}
