@@ -9,6 +9,7 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+	"syscall"
 
 	chunk "github.com/ipfs/boxo/chunker"
 	"github.com/ipfs/boxo/ipld/unixfs/importer/balanced"
@@ -59,18 +60,11 @@ func MidhashFile(f io.ReaderAt, size int64) (string, error) {
 // HashFile computes all three CIDs of the file at path: midhash256 (one
 // sample read), then sha2-256 and the IPFS CID together in one read pass.
 func HashFile(ctx context.Context, path string) (FileHashes, error) {
-	f, err := os.Open(path)
+	f, fi, err := openRegular(path)
 	if err != nil {
 		return FileHashes{}, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return FileHashes{}, err
-	}
-	if !fi.Mode().IsRegular() {
-		return FileHashes{}, fmt.Errorf("%s: not a regular file", path)
-	}
 	h := FileHashes{Path: path, Size: fi.Size()}
 	if h.Midhash, err = MidhashFile(f, h.Size); err != nil {
 		return FileHashes{}, fmt.Errorf("%s: %w", path, err)
@@ -85,6 +79,53 @@ func HashFile(ctx context.Context, path string) (FileHashes, error) {
 	h.SHA256, h.IPFS = sha, ipfs
 	h.Canonical = protocol.Canonical([]string{h.Midhash, h.SHA256, h.IPFS})
 	return h, nil
+}
+
+// openRegular opens path for reading only if it is a regular file. Anything
+// else is refused before it is opened: opening a FIFO that has no writer
+// blocks in the kernel, out of reach of any context, and opening a device
+// can have side effects. The open itself is non-blocking, in case path was
+// swapped for a FIFO after the Stat, and what was opened is checked again.
+func openRegular(path string) (*os.File, os.FileInfo, error) {
+	notRegular := fmt.Errorf("%s: not a regular file", path)
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, nil, notRegular
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	if fi, err = f.Stat(); err == nil && !fi.Mode().IsRegular() {
+		err = notRegular
+	}
+	if err == nil {
+		err = setBlocking(f)
+	}
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return f, fi, nil
+}
+
+// setBlocking clears O_NONBLOCK, which a regular file does not need.
+func setBlocking(f *os.File) error {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var serr error
+	if err := rc.Control(func(fd uintptr) { serr = syscall.SetNonblock(int(fd), false) }); err != nil {
+		return err
+	}
+	if serr != nil {
+		return fmt.Errorf("%s: %w", f.Name(), serr)
+	}
+	return nil
 }
 
 // FullHash reads r once and returns the byte count, the sha2-256 CID and

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 
@@ -15,13 +16,24 @@ func newHashCmd() *cobra.Command {
 		Short: "Print the CIDs of files, one JSON line each",
 		Long: `Print one JSON line per file: path, size, midhash256, sha2-256, ipfs (the
 CID "ipfs add --cid-version=1" prints) and canonical (the one a node announces).
-Files that cannot be read are reported on stderr and make the exit status 1.`,
+
+Only regular files are hashed (symbolic links are followed); FIFOs, devices,
+sockets and directories are refused without being opened. Files that cannot be
+read are reported on stderr and make the exit status 1. Ctrl-C (SIGINT) or
+SIGTERM stops the hashing at once.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
 			enc := json.NewEncoder(cmd.OutOrStdout())
 			failed := 0
 			for _, p := range args {
-				h, err := ingest.HashFile(cmd.Context(), p)
+				if ctx.Err() != nil {
+					return context.Cause(ctx)
+				}
+				h, err := ingest.HashFile(ctx, p)
+				if err != nil && ctx.Err() != nil {
+					return fmt.Errorf("hash %s: %w", p, context.Cause(ctx))
+				}
 				if err != nil {
 					fmt.Fprintln(cmd.ErrOrStderr(), "metamesh hash:", err)
 					failed++

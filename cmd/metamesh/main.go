@@ -12,7 +12,15 @@ import (
 )
 
 func main() {
+	// The first SIGINT or SIGTERM cancels ctx, and every command winds down
+	// through it. The signals then get their default behaviour back, so a
+	// second one ends the process even if something is stuck where no
+	// context reaches.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
 	err := Run(ctx, os.Args[1:])
 	stop()
 	if err != nil {

@@ -1,0 +1,215 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// execute runs the command line in-process under ctx.
+func execute(t *testing.T, ctx context.Context, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	root := newRootCmd()
+	var o, e bytes.Buffer
+	root.SetOut(&o)
+	root.SetErr(&e)
+	root.SetArgs(args)
+	err = root.ExecuteContext(ctx)
+	return o.String(), e.String(), err
+}
+
+// sparseFile makes a file of size bytes that takes no disk space: long
+// enough to hash that only a cancellation ends the pass in a test's time.
+func sparseFile(t *testing.T, size int64) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "long.bin")
+	f, err := os.Create(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := f.Truncate(size); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestHash_NotRegular: FIFOs, devices, sockets and directories are refused
+// at once, without being opened (opening a FIFO with no writer blocks).
+func TestHash_NotRegular(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sock := filepath.Join(dir, "sock")
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	link := filepath.Join(dir, "link-to-fifo")
+	if err := os.Symlink(fifo, link); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		path string
+	}{
+		{"fifo", fifo},
+		{"symlink to a fifo", link},
+		{"unix socket", sock},
+		{"character device", os.DevNull},
+		{"directory", dir},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, binary, "hash", tt.path)
+			var o, e bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &o, &e
+			start := time.Now()
+			err := cmd.Run()
+			took := time.Since(start)
+			if ctx.Err() != nil {
+				t.Fatalf("hash %s still running after %v", tt.path, took)
+			}
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+				t.Errorf("exit: %v, want status 1", err)
+			}
+			if got, want := e.String(), tt.path+": not a regular file"; !strings.Contains(got, want) {
+				t.Errorf("stderr %q, want it to contain %q", got, want)
+			}
+			if o.Len() != 0 {
+				t.Errorf("stdout %q, want nothing", o.String())
+			}
+		})
+	}
+}
+
+// TestHash_Interrupt: SIGINT or SIGTERM in the middle of a long hash pass
+// stops the binary promptly, saying why.
+func TestHash_Interrupt(t *testing.T) {
+	long := sparseFile(t, 64<<30)
+	tests := []struct {
+		name string
+		sig  syscall.Signal
+		want string
+	}{
+		{"SIGINT", syscall.SIGINT, "interrupt signal received"},
+		{"SIGTERM", syscall.SIGTERM, "terminated signal received"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cmd := exec.Command(binary, "hash", long)
+			var o, e bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &o, &e
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			waitReading(t, cmd.Process.Pid, 16<<20)
+			if err := cmd.Process.Signal(tt.sig); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case err := <-done:
+				var ee *exec.ExitError
+				if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+					t.Errorf("exit: %v, want status 1", err)
+				}
+			case <-time.After(5 * time.Second):
+				cmd.Process.Kill()
+				<-done
+				t.Fatalf("still hashing 5s after %v", tt.sig)
+			}
+			if got := e.String(); !strings.Contains(got, tt.want) || !strings.Contains(got, long) {
+				t.Errorf("stderr %q, want it to name %s and say %q", got, long, tt.want)
+			}
+			if o.Len() != 0 {
+				t.Errorf("stdout %q, want nothing", o.String())
+			}
+		})
+	}
+}
+
+// waitReading waits until process pid has read at least n bytes, so the
+// signal handlers are installed and the hash pass is under way.
+func waitReading(t *testing.T, pid int, n int64) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/io")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(line, "rchar: "); ok {
+				if got, _ := strconv.ParseInt(v, 10, 64); got >= n {
+					return
+				}
+			}
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatalf("process %d never read %d bytes", pid, n)
+}
+
+// TestHash_Cancel: the command stops when its context is cancelled, before
+// or during the hash pass.
+func TestHash_Cancel(t *testing.T) {
+	long := sparseFile(t, 64<<30)
+	tests := []struct {
+		name  string
+		after time.Duration
+	}{
+		{"already cancelled", 0},
+		{"cancelled mid-pass", 200 * time.Millisecond},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			var cancelled time.Time
+			if tt.after == 0 {
+				cancel()
+				cancelled = time.Now()
+			} else {
+				time.AfterFunc(tt.after, func() { cancelled = time.Now(); cancel() })
+			}
+			done := make(chan error, 1)
+			var out string
+			go func() {
+				var err error
+				out, _, err = execute(t, ctx, "hash", long, long)
+				done <- err
+			}()
+			select {
+			case err := <-done:
+				if !errors.Is(err, context.Canceled) {
+					t.Errorf("err = %v, want context.Canceled", err)
+				}
+				if took := time.Since(cancelled); took > 3*time.Second {
+					t.Errorf("returned %v after the cancel", took)
+				}
+				if out != "" {
+					t.Errorf("stdout %q, want nothing", out)
+				}
+			case <-time.After(tt.after + 10*time.Second):
+				t.Fatal("still hashing 10s after the cancel")
+			}
+		})
+	}
+}
