@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"net"
 	"os"
@@ -209,6 +211,66 @@ func TestHash_Cancel(t *testing.T) {
 				}
 			case <-time.After(tt.after + 10*time.Second):
 				t.Fatal("still hashing 10s after the cancel")
+			}
+		})
+	}
+}
+
+// TestHash_NonUTF8Name: a file name that is not valid UTF-8 comes back
+// exactly in pathBytes; path keeps a readable form.
+func TestHash_NonUTF8Name(t *testing.T) {
+	dir := t.TempDir()
+	tests := []struct {
+		name          string
+		file          string
+		wantPath      string // relative to dir
+		wantPathBytes bool
+	}{
+		{"byte 0xff", "a\xffb.bin", "a\uFFFDb.bin", true},
+		{"truncated sequence", "caf\xc3.bin", "caf\uFFFD.bin", true},
+		{"valid UTF-8", "café 日本.bin", "café 日本.bin", false},
+		{"ascii", "plain.bin", "plain.bin", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := filepath.Join(dir, tt.file)
+			if err := os.WriteFile(p, []byte(tt.file), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			out, errOut, code := metamesh(t, nil, "hash", p)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errOut)
+			}
+			var got struct {
+				Path      string  `json:"path"`
+				PathBytes *string `json:"pathBytes"`
+				Size      int64   `json:"size"`
+			}
+			if err := json.Unmarshal([]byte(out), &got); err != nil {
+				t.Fatalf("output %q: %v", out, err)
+			}
+			if want := filepath.Join(dir, tt.wantPath); got.Path != want {
+				t.Errorf("path = %q, want %q", got.Path, want)
+			}
+			if got.Size != int64(len(tt.file)) {
+				t.Errorf("size = %d, want %d", got.Size, len(tt.file))
+			}
+			switch {
+			case !tt.wantPathBytes && got.PathBytes != nil:
+				t.Errorf("pathBytes = %q for a name JSON carries exactly", *got.PathBytes)
+			case tt.wantPathBytes && got.PathBytes == nil:
+				t.Errorf("no pathBytes in %s", out)
+			case tt.wantPathBytes:
+				raw, err := base64.StdEncoding.DecodeString(*got.PathBytes)
+				if err != nil {
+					t.Fatalf("pathBytes %q: %v", *got.PathBytes, err)
+				}
+				if string(raw) != p {
+					t.Errorf("pathBytes decodes to %q, want %q", raw, p)
+				}
+				if _, err := os.Stat(string(raw)); err != nil {
+					t.Errorf("the decoded name does not open: %v", err)
+				}
 			}
 		})
 	}
