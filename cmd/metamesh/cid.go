@@ -18,12 +18,22 @@ func newCIDCmd() *cobra.Command {
 		Long: `Print a CID's version, codec, multihash, digest length, tier and rank.
 Any valid CID is accepted; "normalized" is its canonical form (CIDv1, base32).
 Rank is strict: only the canonical form ranks, so a CIDv0 text ranks 0 while
-its normalized form may rank 40. Exit status 2 for an invalid CID.`,
-		Args: cobra.ExactArgs(1),
+its normalized form may rank 40. A known hash whose digest has the wrong length
+ranks 0, and "problem" says why.
+
+Exit status 2 for an invalid CID. With --json the answer is one JSON object on
+stdout, and an error is one JSON object {"error": "..."} on stderr, with nothing
+on stdout.`,
+		// The argument count is checked in RunE, so that --json also
+		// reports it as JSON.
+		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := cobra.ExactArgs(1)(cmd, args); err != nil {
+				return cidFailure(cmd, 1, err)
+			}
 			info, err := protocol.Inspect(args[0])
 			if err != nil {
-				return &exitError{code: 2, err: err}
+				return cidFailure(cmd, 2, err)
 			}
 			if asJSON, _ := cmd.Flags().GetBool("json"); asJSON {
 				return json.NewEncoder(cmd.OutOrStdout()).Encode(info)
@@ -40,19 +50,56 @@ its normalized form may rank 40. Exit status 2 for an invalid CID.`,
 			if info.NormalizedRank != info.Rank {
 				fmt.Fprintf(tw, "normalized rank\t%d\n", info.NormalizedRank)
 			}
+			if info.Problem != "" {
+				fmt.Fprintf(tw, "problem\t%s\n", info.Problem)
+			}
 			return tw.Flush()
 		},
 	}
-	inspect.Flags().Bool("json", false, "print JSON")
+	inspect.Flags().Bool("json", false, `print JSON; errors too, as {"error": "..."} on stderr`)
 	canonical := &cobra.Command{
 		Use:   "canonical CID...",
 		Short: "Print the canonical CID among the given ones (highest rank, ties to the smaller string)",
-		Args:  cobra.MinimumNArgs(1),
+		Long: `Print the canonical CID among the given ones: the highest rank, ties to the
+lexicographically smaller string. Any valid CID is accepted and competes in its
+canonical form (CIDv1, base32 lower), which is also what is printed: a CIDv0
+"Qm..." competes as the dag-pb CIDv1 it stands for.
+
+Every argument that is not a CID is reported on stderr, naming it and saying
+why, and the exit status is 2 with nothing on stdout.`,
+		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			fmt.Fprintln(cmd.OutOrStdout(), protocol.Canonical(args))
+			norm := make([]string, 0, len(args))
+			bad := 0
+			for i, a := range args {
+				n, err := protocol.Normalize(a)
+				if err != nil {
+					fmt.Fprintf(cmd.ErrOrStderr(), "metamesh cid canonical: argument %d: %v\n", i+1, err)
+					bad++
+					continue
+				}
+				norm = append(norm, n)
+			}
+			if bad > 0 {
+				return &exitError{code: 2, err: fmt.Errorf("%d of %d arguments are not valid CIDs", bad, len(args))}
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), protocol.Canonical(norm))
 			return nil
 		},
 	}
 	c.AddCommand(inspect, canonical)
 	return c
+}
+
+// cidFailure makes err the command's failure with exit status code: printed
+// as text by main, or, with --json, written here as {"error": "..."} on
+// stderr.
+func cidFailure(cmd *cobra.Command, code int, err error) error {
+	if asJSON, _ := cmd.Flags().GetBool("json"); !asJSON {
+		return &exitError{code: code, err: err}
+	}
+	if jerr := json.NewEncoder(cmd.ErrOrStderr()).Encode(map[string]string{"error": err.Error()}); jerr != nil {
+		return &exitError{code: code, err: err}
+	}
+	return &exitError{code: code}
 }
