@@ -12,9 +12,12 @@ import (
 // Subject is the file an extractor looks at. MimeType and FileType are
 // filled by the file-info extractor, which runs first.
 type Subject struct {
-	Path     string
-	Library  string // the library root that holds Path ("" when unknown)
-	Size     int64
+	Path    string
+	Library string // the library root that holds Path ("" when unknown)
+	Size    int64
+	// Head, when not nil, holds the file's first bytes (a small file read
+	// whole): extractors that sniff content use it instead of reading.
+	Head     []byte
 	MimeType string
 	FileType string // video, audio, image, text or other
 }
@@ -48,9 +51,14 @@ func (FileInfo) Name() string { return "file-info" }
 
 // Extract implements Extractor.
 func (FileInfo) Extract(_ context.Context, s *Subject) (map[string]string, error) {
-	m, err := mimetype.DetectFile(s.Path)
-	if err != nil {
-		return nil, fmt.Errorf("detect mime type: %w", err)
+	var m *mimetype.MIME
+	if s.Head != nil {
+		m = mimetype.Detect(s.Head)
+	} else {
+		var err error
+		if m, err = mimetype.DetectFile(s.Path); err != nil {
+			return nil, fmt.Errorf("detect mime type: %w", err)
+		}
 	}
 	mt, _, _ := strings.Cut(m.String(), ";")
 	s.MimeType, s.FileType = mt, fileType(mt)

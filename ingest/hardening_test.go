@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/metamesh/node/ingest"
 	"github.com/metamesh/node/store"
 	"github.com/metamesh/node/store/storetest"
@@ -221,4 +223,54 @@ func TestWatch_SwitchedLibraryReleasesOldPaths(t *testing.T) {
 		t.Errorf("new file: primary %q duplicates %v", doc.FilePath(), doc.Duplicates)
 	}
 	mustCheck(t, s)
+}
+
+// A store written by an older parser is re-extracted by a rescan, without
+// hashing anything again: fields the parser now reads differently are
+// rewritten, fields it no longer finds are dropped, others stay.
+func TestScan_ReextractsWithNewerParser(t *testing.T) {
+	srv := storetest.Server(t)
+	s, err := store.Open(bg, store.Options{URL: srv.URL(), Logger: storetest.Logger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	l := newLib(t)
+	p := l.write("Movies/Fear and Loathing in Las Vegas (1998)/Fear.and.Loathing.in.Las.Vegas.720p.HDDVD.DTS.x264-ESiR.mkv", mkv(t))
+	scan(t, s, l)
+	st, doc := docOf(t, s, p)
+	if doc.Fields["movieYear"] != "1998" {
+		t.Fatalf("first scan: movieYear %q", doc.Fields["movieYear"])
+	}
+	// What an older parser left: a wrong title, a stray field, no version.
+	opts, _ := redis.ParseURL(srv.URL())
+	raw := redis.NewClient(opts)
+	defer raw.Close()
+	raw.Set(bg, "file:"+string(st.Root)+"/titles/eng", "Fear and Loathing in Las Vegas 720p", 0)
+	raw.Set(bg, "file:"+string(st.Root)+"/release/cd", "1", 0)
+	raw.SAdd(bg, "fields:"+string(st.Root), "release/cd")
+	raw.Set(bg, "file:"+string(st.Root)+"/tmdb/id", "1878", 0)
+	raw.SAdd(bg, "fields:"+string(st.Root), "tmdb/id")
+	raw.HDel(bg, "path:"+p, "xv")
+
+	prog := scan(t, s, l)
+	if prog.Hashed != 0 {
+		t.Errorf("the rescan hashed %d files, want none", prog.Hashed)
+	}
+	_, doc = docOf(t, s, p)
+	if doc.Fields["titles/eng"] != "Fear and Loathing in Las Vegas" || doc.Fields["tmdb/id"] != "1878" {
+		t.Errorf("after the rescan: title %q tmdb %q", doc.Fields["titles/eng"], doc.Fields["tmdb/id"])
+	}
+	if _, ok := doc.Fields["release/cd"]; ok {
+		t.Error("a field the parser no longer finds survived")
+	}
+	mustCheck(t, s)
+}
+
+// mkv returns bytes a sniffer takes for Matroska video: an EBML header
+// with the matroska doc type, then random bytes.
+func mkv(tb testing.TB) []byte {
+	head := []byte{0x1A, 0x45, 0xDF, 0xA3, 0x9F, 0x42, 0x86, 0x81, 0x01, 0x42, 0xF7, 0x81, 0x01, 0x42, 0xF2, 0x81, 0x04,
+		0x42, 0xF3, 0x81, 0x08, 0x42, 0x82, 0x88, 'm', 'a', 't', 'r', 'o', 's', 'k', 'a', 0x42, 0x87, 0x81, 0x04, 0x42, 0x85, 0x81, 0x02}
+	return append(head, randBytes(tb, 4000)...)
 }

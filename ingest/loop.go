@@ -111,15 +111,27 @@ func (in *Ingester) loop(ctx context.Context, ls *loopState, watching bool) {
 			}
 		case ms := <-in.marks:
 			now := time.Now()
+			var batch []job
 			for _, m := range ms {
 				if m.scan {
 					ls.scanOpen++
 				}
-				if m.settled && !ls.inflight[m.path] {
+				switch {
+				case m.settled && m.scan && !ls.inflight[m.path]:
+					ls.inflight[m.path] = true // a batch may not hold a path twice
+					batch = append(batch, job{kind: jobFile, path: m.path, fromScan: true, size: m.size})
+					if len(batch) == batchSize {
+						in.dispatch(ls, job{kind: jobBatch, items: batch})
+						batch = nil
+					}
+				case m.settled && !ls.inflight[m.path]:
 					in.dispatch(ls, job{kind: jobFile, path: m.path, fromScan: m.scan, size: m.size})
-					continue
+				default:
+					in.touch(ls, m.path, now, m.scan, m.size)
 				}
-				in.touch(ls, m.path, now, m.scan, m.size)
+			}
+			if len(batch) > 0 {
+				in.dispatch(ls, job{kind: jobBatch, items: batch})
 			}
 		case r := <-in.finished:
 			in.finish(ls, r, time.Now())
@@ -180,6 +192,7 @@ func (in *Ingester) finish(ls *loopState, r result, now time.Time) {
 	if r.job.fromScan {
 		ls.scanOpen--
 	}
+	ls.scanOpen -= len(r.job.items)
 	if r.retry {
 		in.touch(ls, r.job.path, now, false, 0)
 	}

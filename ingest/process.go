@@ -22,11 +22,13 @@ func (in *Ingester) worker(ctx context.Context) {
 			return
 		}
 		r := in.run(ctx, j)
-		if j.fromScan {
-			in.prog.update(func(p *Progress) {
-				p.FilesDone++
-				p.BytesDone += j.size
-			})
+		for _, it := range append([]job{j}, j.items...) {
+			if it.fromScan {
+				in.prog.update(func(p *Progress) {
+					p.FilesDone++
+					p.BytesDone += it.size
+				})
+			}
 		}
 		select {
 		case in.finished <- r:
@@ -60,6 +62,9 @@ func (in *Ingester) run(ctx context.Context, j job) result {
 			res.rescan = true
 		}
 		return res
+	case jobBatch:
+		res.touch = in.batch(ctx, j.items)
+		return res
 	case jobRename:
 		err = in.rename(ctx, j.oldPath, j.path)
 	default:
@@ -68,18 +73,26 @@ func (in *Ingester) run(ctx context.Context, j job) result {
 			res.touch = in.hardLinks(ctx, j.path)
 		}
 	}
+	res.retry = in.settleErr(j.path, err, ctx)
+	return res
+}
+
+// settleErr records how the work on path ended and reports whether the
+// path should be looked at again once it settles (it changed while being
+// hashed). A failed path counts in scan.errors until it succeeds.
+func (in *Ingester) settleErr(path string, err error, ctx context.Context) (retry bool) {
 	switch {
 	case err == nil:
-		in.errs.clear(j.path)
+		in.errs.clear(path)
 	case ctx.Err() != nil:
 	case errors.Is(err, ErrChangedWhileHashing):
-		in.log.Debug("file changed while hashing; will retry once it settles", "path", j.path)
-		res.retry = true
+		in.log.Debug("file changed while hashing; will retry once it settles", "path", path)
+		return true
 	default:
-		in.errs.add(j.path)
-		in.log.Warn("skipped file", "path", j.path, "err", err)
+		in.errs.add(path)
+		in.log.Warn("skipped file", "path", path, "err", err)
 	}
-	return res
+	return false
 }
 
 // hardLinks returns the other stored paths of the file at p when it has
@@ -226,7 +239,7 @@ func (in *Ingester) arrive(ctx context.Context, cur store.FileStat, quiet bool) 
 // primary hashed first, so duplicates are always judged against a known
 // sha2-256.
 func (in *Ingester) ingest(ctx context.Context, cur store.FileStat, h FileHashes, quiet bool) error {
-	meta := in.meta(ctx, cur.Path, cur.Size)
+	meta := in.meta(ctx, cur.Path, cur.Size, nil)
 	for attempt := 0; attempt < 3; attempt++ {
 		o, err := retryGet(ctx, in, "confirm", func() (store.Outcome, error) {
 			o, _, err := in.st.Ingest(ctx, cur, h.Store(), meta)
@@ -274,7 +287,7 @@ func (in *Ingester) confirmPrimary(ctx context.Context, root store.RootID, quiet
 	if err != nil {
 		return in.fail(ctx, p, err, quiet)
 	}
-	meta := in.meta(ctx, p, cur.Size)
+	meta := in.meta(ctx, p, cur.Size, nil)
 	return in.retry(ctx, "confirm", func() error {
 		_, _, err := in.st.Ingest(ctx, cur, h.Store(), meta)
 		return err
@@ -337,7 +350,7 @@ func (in *Ingester) extract(ctx context.Context, st store.PathState, path string
 	if !st.Primary || st.Extracted >= extractVersion {
 		return nil
 	}
-	meta := in.meta(ctx, path, size)
+	meta := in.meta(ctx, path, size, nil)
 	return in.retry(ctx, "write metadata", func() error {
 		_, _, err := in.st.SetExtracted(ctx, path, meta)
 		return err
@@ -347,17 +360,18 @@ func (in *Ingester) extract(ctx context.Context, st store.PathState, path string
 // extractVersion is the version of what the extractors write; a primary
 // path extracted with an older one is extracted again on the next scan
 // (no re-hashing). Bump it whenever an extractor changes its output.
-const extractVersion = 1
+const extractVersion = NameParserVersion
 
 // extractedFields are the field names and prefixes the default
 // extractors write: a re-extraction drops what they no longer find, and
 // leaves every other field alone.
-var extractedFields = []string{"mimeType", "fileType", "titles", "originalTitle", "movieYear", "season", "episode",
-	"episodeTitle", "videoType", "release", "episodes", "fileinfo"}
+var extractedFields = []string{"mimeType", "fileType", "titles/eng", "originalTitle", "movieYear", "season", "episode",
+	"episodeTitle", "videoType", "release", "episodes", "releasedate", "fileinfo"}
 
-// meta runs the extractors on a local file.
-func (in *Ingester) meta(ctx context.Context, path string, size int64) store.Meta {
-	subj := &Subject{Path: path, Size: size}
+// meta runs the extractors on a local file; head, when not nil, is the
+// file's content already in memory.
+func (in *Ingester) meta(ctx context.Context, path string, size int64, head []byte) store.Meta {
+	subj := &Subject{Path: path, Library: in.libraryOf(path), Size: size, Head: head}
 	fields := map[string]string{}
 	for _, ex := range in.cfg.Extractors {
 		out, err := ex.Extract(ctx, subj)

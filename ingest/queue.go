@@ -14,6 +14,7 @@ const (
 	jobRename                // a settled move: oldPath → path (replacing a known path)
 	jobSettle                // pair the settled paths of one flush into moves
 	jobGone                  // a directory went: look at every stored path under it
+	jobBatch                 // settled scan paths, handled together (batch.go)
 )
 
 type job struct {
@@ -23,6 +24,7 @@ type job struct {
 	fromScan bool         // counts towards scan progress
 	size     int64        // as walked, for progress
 	batch    *settleBatch // jobSettle
+	items    []job        // jobBatch: its paths, each a scan jobFile
 }
 
 // settleBatch is what one flush hands a worker to pair: vanished and
@@ -44,6 +46,12 @@ func (j job) paths() []string {
 		return []string{j.oldPath, j.path}
 	case jobSettle:
 		return append(append([]string(nil), j.batch.gone...), j.batch.arrived...)
+	case jobBatch:
+		out := make([]string, len(j.items))
+		for i, it := range j.items {
+			out[i] = it.path
+		}
+		return out
 	}
 	return []string{j.path}
 }

@@ -343,7 +343,7 @@ local function extracted(r, p, i)
     if redis.call('GET', fk(r, ARGV[j])) ~= ARGV[j + 1] then n = n + 1 end
     setf(r, ARGV[j], ARGV[j + 1])
   end
-  if redis.call('HEXISTS', pk(p), 'xv') == 1 and np > 0 then
+  if np > 0 then
     for _, f in ipairs(redis.call('SMEMBERS', fieldsk(r))) do
       if not new[f] then
         for _, pre in ipairs(prefixes) do

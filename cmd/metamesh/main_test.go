@@ -64,7 +64,7 @@ func TestCID(t *testing.T) {
 		wantCode int
 	}{
 		{"canonical picks the digest", []string{"cid", "canonical", mid, sha}, sha + "\n", 0},
-		{"canonical ignores garbage", []string{"cid", "canonical", "garbage", mid}, mid + "\n", 0},
+		{"canonical refuses garbage", []string{"cid", "canonical", "garbage", mid}, "", 2},
 		{"inspect", []string{"cid", "inspect", mid}, "midhash\nrank", 0},
 		{"inspect v0", []string{"cid", "inspect", "QmYwAPJzv5CZsnA625s3Xf2nemtYgPpHdWEz79ojWnPbdG"}, "normalized rank  40", 0},
 		{"inspect garbage", []string{"cid", "inspect", "garbage"}, "", 2},
