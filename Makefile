@@ -26,9 +26,13 @@ run: deps build
 test: deps
 	$(GO) test -race -count=1 -timeout 15m ./...
 
+# The small-file scan is compared with Kubo's ipfs add --only-hash on the
+# same folder; scripts/kubo.sh builds Kubo 0.42 from the Go module proxy
+# once (without it the comparison is with sha256sum alone).
 bench: deps
 	$(GO) test -run '^$$' -bench 'StoreScaling' -benchtime 20000x -timeout 30m ./store
-	$(GO) test -run '^$$' -bench 'Hasher|Scan' -benchtime 1x -timeout 30m ./ingest
+	METAMESH_KUBO="$$(./scripts/kubo.sh || true)" $(GO) test -run '^$$' -bench 'Hasher|Scan' -benchtime 1x -timeout 30m ./ingest
+	$(GO) test -run '^$$' -bench 'ParseReleaseName' -timeout 10m ./ingest
 
 # A short run of every fuzz target.
 fuzz:

@@ -22,6 +22,7 @@ import (
 const (
 	smallFile = 1 << 20 // a midhash of a file this size reads it whole
 	batchSize = 64      // paths per batch job
+	chunkSize = 16      // new small files per store round trip
 	dagChunk  = 256 << 10
 )
 
@@ -36,15 +37,39 @@ func (in *Ingester) batch(ctx context.Context, items []job) (retry []string) {
 	if err != nil {
 		return in.oneByOne(ctx, paths)
 	}
-	var fast []store.IngestItem
 	var slow []func() error
 	var slowPaths []string
 	later := func(p string, fn func() error) {
 		slow = append(slow, fn)
 		slowPaths = append(slowPaths, p)
 	}
-	for _, p := range paths {
-		cur, ok := in.fileStat(p, nil)
+	// New small files go to the store in chunks, each sent while the next
+	// is read and hashed, so reading and the store's work overlap.
+	type chunk struct {
+		items []store.IngestItem
+		res   []store.IngestResult
+		err   error
+		done  chan struct{}
+	}
+	var sent []*chunk
+	var fast []store.IngestItem
+	var buf []byte // one read buffer for the batch
+	send := func() {
+		c := &chunk{items: fast, done: make(chan struct{})}
+		fast = nil
+		sent = append(sent, c)
+		go func() {
+			defer close(c.done)
+			c.res, c.err = retryGet(ctx, in, "ingest", func() ([]store.IngestResult, error) { return in.st.IngestBatch(ctx, c.items) })
+		}()
+	}
+	for _, it := range items {
+		// The walk's stat is recent; readSmall checks it again against
+		// the open file.
+		p, cur, ok := it.path, it.stat, it.stat.Path != ""
+		if !ok {
+			cur, ok = in.fileStat(p, nil)
+		}
 		st, known := states[p]
 		switch {
 		case !ok || Skipped(p) || (in.cfg.ReleaseOutside && !in.inLibrary(p)):
@@ -58,21 +83,31 @@ func (in *Ingester) batch(ctx context.Context, items []job) (retry []string) {
 		case cur.Size > smallFile:
 			later(p, func() error { return in.arrive(ctx, cur, true) })
 		default:
-			h, data, err := in.readSmall(ctx, cur)
+			h, data, err := in.readSmall(ctx, cur, &buf)
 			if err != nil {
 				later(p, func() error { return in.fail(ctx, p, err, true) })
 				continue
 			}
 			fast = append(fast, store.IngestItem{File: cur, Hashes: h, Meta: in.meta(ctx, p, cur.Size, data)})
+			if len(fast) == chunkSize {
+				send()
+			}
 		}
 	}
 	if len(fast) > 0 {
-		res, err := retryGet(ctx, in, "ingest", func() ([]store.IngestResult, error) { return in.st.IngestBatch(ctx, fast) })
-		if err != nil {
-			return append(retry, in.oneByOne(ctx, paths)...)
+		send()
+	}
+	for _, c := range sent {
+		<-c.done
+		if c.err != nil {
+			for _, it := range c.items {
+				p := it.File.Path
+				later(p, func() error { return in.file(ctx, p, true) })
+			}
+			continue
 		}
-		for i, r := range res {
-			p := fast[i].File.Path
+		for i, r := range c.res {
+			p := c.items[i].File.Path
 			switch {
 			case r.Err == nil && (r.Kind == store.KindConfirmed || r.Kind == store.KindMerged || r.Kind == store.KindSplit):
 				in.errs.clear(p)
@@ -100,26 +135,22 @@ func (in *Ingester) oneByOne(ctx context.Context, paths []string) (retry []strin
 	return retry
 }
 
-// readSmall reads a small file whole, once, and computes its three CIDs
-// from memory: the midhash sample is the whole file, and up to one UnixFS
-// chunk the IPFS CID is the sha2-256 CID. It returns the bytes too, for
-// the extractors. A file that changes while it is read is
-// ErrChangedWhileHashing.
-func (in *Ingester) readSmall(ctx context.Context, cur store.FileStat) (store.Hashes, []byte, error) {
+// readSmall reads a small file whole, once, into buf (grown as needed)
+// and computes its three CIDs from memory: the midhash sample is the whole
+// file, and up to one UnixFS chunk the IPFS CID is the sha2-256 CID. It
+// returns the bytes too, for the extractors; they live in buf. A file
+// whose size or mtime differ from cur once read is ErrChangedWhileHashing.
+func (in *Ingester) readSmall(ctx context.Context, cur store.FileStat, buf *[]byte) (store.Hashes, []byte, error) {
 	f, err := in.open(cur.Path)
 	if err != nil {
 		return store.Hashes{}, nil, err
 	}
 	defer f.Close()
-	before, err := f.Stat()
-	if err != nil {
-		return store.Hashes{}, nil, err
+	if int64(cap(*buf)) < cur.Size+1 {
+		*buf = make([]byte, cur.Size+1)
 	}
-	if before.Size() != cur.Size || before.ModTime().UnixNano() != cur.MtimeNs {
-		return store.Hashes{}, nil, ErrChangedWhileHashing
-	}
-	buf := make([]byte, cur.Size+1)
-	n, err := io.ReadFull(f, buf)
+	b := (*buf)[:cur.Size+1]
+	n, err := io.ReadFull(f, b)
 	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
 		return store.Hashes{}, nil, err
 	}
@@ -130,8 +161,8 @@ func (in *Ingester) readSmall(ctx context.Context, cur store.FileStat) (store.Ha
 	if int64(n) != cur.Size || after.Size() != cur.Size || after.ModTime().UnixNano() != cur.MtimeNs {
 		return store.Hashes{}, nil, ErrChangedWhileHashing
 	}
-	data := buf[:n]
-	mid, err := protocol.Midhash256(bytes.NewReader(data), cur.Size)
+	data := b[:n]
+	mid, err := protocol.MidhashBytes(data)
 	if err != nil {
 		return store.Hashes{}, nil, err
 	}

@@ -119,7 +119,7 @@ func TestWatch_AtomicReplaceByKnownTemp(t *testing.T) {
 	}
 	var got []store.Event
 	for _, e := range events(t, s)[len(last):] {
-		if !e.KeySet() {
+		if e.Lifecycle() {
 			got = append(got, e)
 		}
 	}

@@ -54,6 +54,7 @@ type mark struct {
 	settled bool
 	scan    bool
 	size    int64
+	stat    store.FileStat // as the scan found it (Path "" when not walked)
 }
 
 type result struct {

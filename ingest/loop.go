@@ -119,7 +119,7 @@ func (in *Ingester) loop(ctx context.Context, ls *loopState, watching bool) {
 				switch {
 				case m.settled && m.scan && !ls.inflight[m.path]:
 					ls.inflight[m.path] = true // a batch may not hold a path twice
-					batch = append(batch, job{kind: jobFile, path: m.path, fromScan: true, size: m.size})
+					batch = append(batch, job{kind: jobFile, path: m.path, fromScan: true, size: m.size, stat: m.stat})
 					if len(batch) == batchSize {
 						in.dispatch(ls, job{kind: jobBatch, items: batch})
 						batch = nil

@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/metamesh/node/store"
 )
 
 // jobKind says what a worker does with a path.
@@ -21,10 +23,11 @@ type job struct {
 	kind     jobKind
 	path     string
 	oldPath  string
-	fromScan bool         // counts towards scan progress
-	size     int64        // as walked, for progress
-	batch    *settleBatch // jobSettle
-	items    []job        // jobBatch: its paths, each a scan jobFile
+	fromScan bool           // counts towards scan progress
+	size     int64          // as walked, for progress
+	stat     store.FileStat // as walked, in a jobBatch item (Path "" when not)
+	batch    *settleBatch   // jobSettle
+	items    []job          // jobBatch: its paths, each a scan jobFile
 }
 
 // settleBatch is what one flush hands a worker to pair: vanished and

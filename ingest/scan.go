@@ -68,7 +68,7 @@ func (in *Ingester) scan(ctx context.Context) {
 				pr.FilesTotal++
 				pr.BytesTotal += fs.Size
 			})
-			batch = append(batch, mark{path: p, settled: fs.MtimeNs < settleBefore.UnixNano(), scan: true, size: fs.Size})
+			batch = append(batch, mark{path: p, settled: fs.MtimeNs < settleBefore.UnixNano(), scan: true, size: fs.Size, stat: fs})
 			if !send(false) {
 				return ctx.Err()
 			}

@@ -67,3 +67,14 @@ func SHA256CID(digest []byte) (cid.Cid, error) {
 	}
 	return cid.NewCidV1(CodeRaw, mh), nil
 }
+
+// MidhashBytes is Midhash256 of a file held whole in memory.
+func MidhashBytes(data []byte) (cid.Cid, error) {
+	off, n := MidhashSample(int64(len(data)))
+	h := sha256.New()
+	var hdr [8]byte
+	binary.BigEndian.PutUint64(hdr[:], uint64(len(data)))
+	h.Write(hdr[:])
+	h.Write(data[off : off+n])
+	return MidhashCID(h.Sum(nil))
+}

@@ -51,6 +51,9 @@ func TestMidhash256_Vectors(t *testing.T) {
 			if got.String() != wantMid {
 				t.Errorf("midhash256 = %s, want %s", got, wantMid)
 			}
+			if mb, err := protocol.MidhashBytes(data); err != nil || mb.String() != wantMid {
+				t.Errorf("MidhashBytes = %s %v, want %s", mb, err, wantMid)
+			}
 			sum := sha256.Sum256(data)
 			sc, err := protocol.SHA256CID(sum[:])
 			if err != nil {

@@ -46,9 +46,20 @@ type Event struct {
 	Into    RootID   `json:"into,omitempty"`
 }
 
-// KeySet reports whether e changes a root's key-set or paths (it has a
-// Root) rather than being a path lifecycle event.
+// KeySet reports whether e changes a root's key-set or paths: it names a
+// Root. (An "add" that minted a root is both: a lifecycle event that also
+// carries the new root's members.)
 func (e Event) KeySet() bool { return e.Root != "" }
+
+// Lifecycle reports whether e is a path lifecycle event (add, change,
+// delete, rename, reset).
+func (e Event) Lifecycle() bool {
+	switch e.Type {
+	case EventAdd, EventChange, EventDelete, EventRename, EventReset:
+		return true
+	}
+	return false
+}
 
 // AppendEvent adds an event that is not part of a lifecycle script, such
 // as "reset" when a full rescan starts.

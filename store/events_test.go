@@ -43,7 +43,7 @@ func TestEvents_Lifecycle(t *testing.T) {
 func lifecycle(evs []store.Event) []store.Event {
 	var out []store.Event
 	for _, e := range evs {
-		if !e.KeySet() {
+		if e.Lifecycle() {
 			out = append(out, e)
 		}
 	}

@@ -149,55 +149,39 @@ type IngestResult struct {
 	Err     error // a final error for this item alone
 }
 
-// IngestBatch is Ingest for many files in one round trip (a pipeline, in
-// order). The error is for the batch as a whole (Redis unreachable);
-// per-item errors are in the results.
+// IngestBatch is Ingest for many files in one round trip and one script
+// (each file still applied as Ingest would, in order). The error is for
+// the batch as a whole (Redis unreachable); per-item errors are in the
+// results.
 func (s *Store) IngestBatch(ctx context.Context, items []IngestItem) ([]IngestResult, error) {
 	out := make([]IngestResult, len(items))
-	cmds := make([]*redis.Cmd, len(items))
-	run := func() error {
-		pipe := s.rdb.Pipeline()
-		for i, it := range items {
-			if out[i].Err = checkHashes(it.Hashes); out[i].Err != nil {
-				continue
-			}
-			args, err := it.Meta.args()
-			if out[i].Err = err; err != nil {
-				continue
-			}
-			head := []any{string(NewRootID()), string(NewRootID()), string(NewRootID())}
-			head = append(append(head, statArgs(it.File)...), it.Hashes.Midhash, it.Hashes.SHA256, it.Hashes.IPFS)
-			cmds[i] = luaIngest.EvalSha(ctx, pipe, nil, append(append(head, args...), s.evArgs()...)...)
-		}
-		_, err := pipe.Exec(ctx)
-		return err
-	}
-	err := run()
-	if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
-		if err := luaIngest.Load(ctx, s.rdb).Err(); err != nil {
-			return nil, fmt.Errorf("store: %w", err)
-		}
-		err = run()
-	}
-	for i, c := range cmds {
-		if c == nil {
+	var args []any
+	var sent []int
+	for i, it := range items {
+		if out[i].Err = checkHashes(it.Hashes); out[i].Err != nil {
 			continue
 		}
-		v, cerr := c.Slice()
-		if cerr != nil {
-			if IsUnavailable(cerr) {
-				return nil, fmt.Errorf("store: %w", cerr)
-			}
-			out[i].Err = fmt.Errorf("store: %w", cerr)
+		meta, err := it.Meta.args()
+		if out[i].Err = err; err != nil {
 			continue
 		}
-		kind, _ := v[0].(string)
-		root, _ := v[1].(string)
-		n, _ := v[2].(int64)
-		out[i].Outcome, out[i].Written = Outcome{Kind: Kind(kind), Root: RootID(root)}, int(n)
+		one := []any{string(NewRootID()), string(NewRootID()), string(NewRootID())}
+		one = append(append(append(one, statArgs(it.File)...), it.Hashes.Midhash, it.Hashes.SHA256, it.Hashes.IPFS), meta...)
+		args = append(append(args, len(one)), one...)
+		sent = append(sent, i)
 	}
-	if err != nil && IsUnavailable(err) {
+	if len(sent) == 0 {
+		return out, nil
+	}
+	v, err := luaIngestMany.Run(ctx, s.rdb, nil, append(args, s.evArgs()...)...).Slice()
+	if err != nil {
 		return nil, fmt.Errorf("store: %w", err)
+	}
+	for k, i := range sent {
+		kind, _ := v[3*k].(string)
+		root, _ := v[3*k+1].(string)
+		n, _ := v[3*k+2].(int64)
+		out[i].Outcome, out[i].Written = Outcome{Kind: Kind(kind), Root: RootID(root)}, int(n)
 	}
 	return out, nil
 }

@@ -326,22 +326,22 @@ confirm = function(p, size, mtime, mid, sha, ipfs, nr, nr2)
   return {'split', q}
 end
 -- extracted writes the fields extracted from primary path p of root r
--- (ARGV from index i: version, the number of owned prefixes, the
--- prefixes, then field/value pairs up to the two event arguments) unless
+-- (a[i..j]: version, the number of owned prefixes, the prefixes, then
+-- field/value pairs) unless
 -- p's recorded extraction is at least that version. A field under an
 -- owned prefix that the new extraction lacks is dropped (a newer parser
 -- no longer finds it). Returns the number of fields written.
-local function extracted(r, p, i)
-  local xv = tonumber(ARGV[i])
+local function extracted(r, p, a, i, j)
+  local xv = tonumber(a[i])
   if tonumber(redis.call('HGET', pk(p), 'xv') or '-1') >= xv then return 0 end
-  local np = tonumber(ARGV[i + 1])
+  local np = tonumber(a[i + 1])
   local prefixes = {}
-  for j = 1, np do prefixes[j] = ARGV[i + 1 + j] end
+  for k = 1, np do prefixes[k] = a[i + 1 + k] end
   local new, n = {}, 0
-  for j = i + 2 + np, #ARGV - 2, 2 do
-    new[ARGV[j]] = true
-    if redis.call('GET', fk(r, ARGV[j])) ~= ARGV[j + 1] then n = n + 1 end
-    setf(r, ARGV[j], ARGV[j + 1])
+  for k = i + 2 + np, j, 2 do
+    new[a[k]] = true
+    if redis.call('GET', fk(r, a[k])) ~= a[k + 1] then n = n + 1 end
+    setf(r, a[k], a[k + 1])
   end
   if np > 0 then
     for _, f in ipairs(redis.call('SMEMBERS', fieldsk(r))) do
@@ -357,8 +357,63 @@ local function extracted(r, p, i)
       end
     end
   end
-  redis.call('HSET', pk(p), 'xv', ARGV[i])
+  redis.call('HSET', pk(p), 'xv', a[i])
   return n
+end
+-- ingestone applies a whole small file (a[i..j]: newRoot1, newRoot2,
+-- newRoot3, path, size, mtime, dev, ino, link, midhash, sha, ipfs, then
+-- extracted's arguments): arrive when the path is new, confirm, and write
+-- its extracted metadata when it ends up a primary. Returns {kind, root,
+-- fields written}.
+local function ingestone(a, i, j)
+  local p, size, mtime, dev, ino, link, mid = a[i + 3], a[i + 4], a[i + 5], a[i + 6], a[i + 7], a[i + 8], a[i + 9]
+  local sha, ipfs = a[i + 10], a[i + 11]
+  local cur = redis.call('HMGET', pk(p), 'root', 'size', 'mtime', 'mid')
+  if not cur[1] and redis.call('EXISTS', 'cid:' .. mid, 'cid:' .. sha, 'cid:' .. ipfs) == 0 then
+    -- New bytes at a new path (the common case of a first scan): the same
+    -- writes as arrive, confirm and extracted, in a handful of calls.
+    local r = a[i]
+    local members = {mid, sha}
+    if ipfs ~= sha then members[3] = ipfs end
+    local kv, names = {fk(r, 'filePath'), p, fk(r, 'sizeByte'), size, fk(r, 'mtime'), mtime}, {'filePath', 'sizeByte', 'mtime'}
+    local aliases = {}
+    for _, c in ipairs(members) do
+      kv[#kv + 1] = fk(r, 'cids/' .. c); kv[#kv + 1] = 'true'
+      names[#names + 1] = 'cids/' .. c
+      aliases[#aliases + 1] = 'cid:' .. c; aliases[#aliases + 1] = r
+    end
+    local np = tonumber(a[i + 13])
+    for k = i + 14 + np, j, 2 do
+      kv[#kv + 1] = fk(r, a[k]); kv[#kv + 1] = a[k + 1]
+      names[#names + 1] = a[k]
+    end
+    redis.call('HSET', pk(p), 'root', r, 'size', size, 'mtime', mtime, 'mid', mid, 'hashed', '1',
+      'dev', dev, 'ino', ino, 'link', link, 'xv', a[i + 12])
+    redis.call('ZADD', PATHS, 0, p)
+    if dev ~= '' and ino ~= '' then redis.call('SADD', inok(dev, ino), p) end
+    redis.call('SADD', IDX, r)
+    redis.call('MSET', unpack(kv))
+    redis.call('SADD', fieldsk(r), unpack(names))
+    redis.call('MSET', unpack(aliases))
+    redis.call('HSET', ownk(r), 'mid', mid, 'sha', sha, 'ipfs', ipfs)
+    -- One entry is both the path's add and the new root's key-set.
+    table.sort(members)
+    xadd('add', {'path', p, 'midhash256', mid, 'oldPath', '', 'timestamp', EVTS,
+      'root', r, 'added', table.concat(members, ' '), 'removed', '', 'into', ''})
+    return {'confirmed', r, #names - 3 - #members}
+  end
+  if not cur[1] then
+    arrive(a[i], p, size, mtime, mid, dev, ino, link)
+    emit('add', p, mid, '')
+  elseif cur[2] ~= size or cur[3] ~= mtime or cur[4] ~= mid then
+    return {'stale', cur[1], 0}
+  end
+  local res = confirm(p, size, mtime, mid, a[i + 10], a[i + 11], a[i + 1], a[i + 2])
+  local n = 0
+  if res[1] == 'confirmed' or res[1] == 'merged' or res[1] == 'split' then
+    if redis.call('GET', fk(res[2], 'filePath')) == p then n = extracted(res[2], p, a, i + 12, j) end
+  end
+  return {res[1], res[2], n}
 end
 -- docfor returns root r's document: {{field, value, …}, {duplicate, …},
 -- duplicate count}, at most dmax duplicates (the smallest paths).
@@ -420,21 +475,20 @@ return res`)
 	// A whole small file in one step: arrive when the path is new, confirm,
 	// and write its extracted metadata when it ends up a primary. Returns
 	// {kind, root, fields written}.
-	luaIngest = script(`
-local p, size, mtime, dev, ino, link, mid = ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9], ARGV[10]
-local cur = redis.call('HMGET', pk(p), 'root', 'size', 'mtime', 'mid')
-if not cur[1] then
-  arrive(ARGV[1], p, size, mtime, mid, dev, ino, link)
-  emit('add', p, mid, '')
-elseif cur[2] ~= size or cur[3] ~= mtime or cur[4] ~= mid then
-  return {'stale', cur[1], 0}
+	luaIngest = script(`return ingestone(ARGV, 1, #ARGV - 2)`)
+
+	// ARGV: for each file the number of its arguments then ingestone's
+	// arguments; evmax, ts. Returns ingestone's answers one after the
+	// other (three values a file).
+	luaIngestMany = script(`
+local out, k = {}, 1
+while k <= #ARGV - 2 do
+  local n = tonumber(ARGV[k])
+  local res = ingestone(ARGV, k + 1, k + n)
+  out[#out + 1] = res[1]; out[#out + 1] = res[2]; out[#out + 1] = res[3]
+  k = k + n + 1
 end
-local res = confirm(p, size, mtime, mid, ARGV[11], ARGV[12], ARGV[2], ARGV[3])
-local n = 0
-if res[1] == 'confirmed' or res[1] == 'merged' or res[1] == 'split' then
-  if redis.call('GET', fk(res[2], 'filePath')) == p then n = extracted(res[2], p, 13) end
-end
-return {res[1], res[2], n}`)
+return out`)
 
 	// ARGV: path, then extracted's arguments (from 2), evmax, ts. Writes
 	// the metadata extracted from a primary path. Returns {kind, root,
@@ -443,7 +497,7 @@ return {res[1], res[2], n}`)
 local p = ARGV[1]
 local r = redis.call('HGET', pk(p), 'root')
 if not r or redis.call('GET', fk(r, 'filePath')) ~= p then return {'gone', '', 0} end
-return {'confirmed', r, extracted(r, p, 2)}`)
+return {'confirmed', r, extracted(r, p, ARGV, 2, #ARGV - 2)}`)
 
 	// ARGV: path, eventType ('' for none), evmax, ts
 	luaRemove = script(`

@@ -108,38 +108,51 @@ func (s *Store) HasField(ctx context.Context, root RootID, f string) (bool, erro
 func ownKey(r RootID) string      { return "own:" + string(r) }
 func suppliedKey(r RootID) string { return "supplied:" + string(r) }
 
-// Paths looks up many local paths in one round trip (a pipeline); paths
-// the store does not know are left out of the map.
+// Paths looks up many local paths in one round trip (a pipeline; a
+// second one tells which known paths are primaries); paths the store does
+// not know are left out of the map.
 func (s *Store) Paths(ctx context.Context, paths []string) (map[string]PathState, error) {
-	run := func() ([]*redis.Cmd, error) {
-		pipe := s.rdb.Pipeline()
-		cmds := make([]*redis.Cmd, len(paths))
-		for i, p := range paths {
-			cmds[i] = luaPath.EvalSha(ctx, pipe, nil, p)
-		}
-		_, err := pipe.Exec(ctx)
-		return cmds, err
+	pipe := s.rdb.Pipeline()
+	cmds := make([]*redis.SliceCmd, len(paths))
+	for i, p := range paths {
+		cmds[i] = pipe.HMGet(ctx, pathKey(p), "root", "size", "mtime", "mid", "hashed", "dev", "ino", "link", "xv")
 	}
-	cmds, err := run()
-	if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
-		if err := luaPath.Load(ctx, s.rdb).Err(); err != nil {
-			return nil, fmt.Errorf("store: %w", err)
-		}
-		cmds, err = run()
-	}
-	if err != nil && !errors.Is(err, redis.Nil) {
+	if _, err := pipe.Exec(ctx); err != nil {
 		return nil, fmt.Errorf("store: %w", err)
 	}
 	out := make(map[string]PathState, len(paths))
+	var known []string
 	for i, c := range cmds {
-		v, err := c.StringSlice()
-		if errors.Is(err, redis.Nil) {
+		v := c.Val()
+		if v[0] == nil {
 			continue
 		}
-		if err != nil {
-			return nil, fmt.Errorf("store: %w", err)
+		// pathState reads luaPath's layout, which has "primary" at 5.
+		str := make([]string, 10)
+		for j, x := range v {
+			if j >= 5 {
+				j++
+			}
+			str[j], _ = x.(string)
 		}
-		out[paths[i]] = pathState(v)
+		out[paths[i]] = pathState(str)
+		known = append(known, paths[i])
+	}
+	if len(known) == 0 {
+		return out, nil
+	}
+	pipe = s.rdb.Pipeline()
+	fps := make([]*redis.StringCmd, len(known))
+	for i, p := range known {
+		fps[i] = pipe.Get(ctx, fieldKey(out[p].Root, "filePath"))
+	}
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+		return nil, fmt.Errorf("store: %w", err)
+	}
+	for i, p := range known {
+		st := out[p]
+		st.Primary = fps[i].Val() == p
+		out[p] = st
 	}
 	return out, nil
 }

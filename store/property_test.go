@@ -33,9 +33,20 @@ func TestStore_RandomOperations(t *testing.T) {
 				_, known := lib[p]
 				var op string
 				switch n := rng.IntN(10); {
-				case !known && n < 7:
+				case !known && n < 4:
 					op = "arrive"
 					ingest(t, s, stat(p, int64(c.full)), c)
+					lib[p] = c
+				case !known && n < 7:
+					op = "ingest"
+					m := store.Meta{Version: 1, Owned: []string{"title"}, Fields: map[string]string{"title": p}}
+					res, _, err := s.Ingest(ctx, stat(p, int64(c.full)), c.hashes(), m)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if res.Kind == store.KindUnknown {
+						t.Fatalf("ingest of %s left it unconfirmed: %+v", p, res)
+					}
 					lib[p] = c
 				case known && n < 3:
 					op = "remove"
