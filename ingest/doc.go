@@ -8,18 +8,26 @@
 //
 //   - ingester.go: Ingester (New, Start, Close, WaitIdle), Scan (one shot).
 //   - loop.go: the event loop: fsnotify events, debounce and settle,
-//     pairing of moves, watches (ENOSPC fallback to periodic rescans).
+//     watches (ENOSPC fallback to periodic rescans). It never calls the
+//     store or reads a file's contents (stat and watch calls only).
+//   - settle.go: pairing settled paths into moves and atomic replaces, and
+//     listing the stored paths under a removed directory, on a worker.
 //   - scan.go: the full scan and reconciliation with the store.
 //   - process.go: the per-path work done by the workers and the retry
 //     that pauses ingest while Redis is unreachable.
+//   - batch.go: settled scan paths in batches: small new files read once
+//     and sent to the store a chunk per round trip.
 //   - hash.go: midhash256 and the one-pass sha2-256 + IPFS CID hasher.
-//   - extract.go, ffprobe.go, filename.go: metadata extractors.
-//   - queue.go, progress.go, skip.go, config.go, errors.go.
+//   - extract.go, ffprobe.go, filename.go, names_*.go: metadata
+//     extractors and the release-name parser.
+//   - queue.go, progress.go, errset.go, skip.go, config.go, errors.go.
 //
 // # Goroutines and concurrency
 //
 // One loop goroutine owns the pending (settling) paths, the set of paths
-// in flight and the watch list; nothing else touches them. Workers
+// in flight and the watch list; nothing else touches them. Whatever needs
+// the store or a file's bytes goes to a worker as a job, and its result
+// (paths to look at again, jobs that follow) comes back to the loop. Workers
 // (Config.Workers, default one per CPU) take jobs from an unbounded queue
 // and report back to the loop, so neither side blocks the other. A path
 // is never worked on by two workers at once. A scan runs on its own
@@ -31,14 +39,21 @@
 //   - A file is hashed once no event touched it for Settle and its size
 //     and mtime stayed the same between two looks Settle apart.
 //   - A move is recognised when a vanished known path and a new path
-//     settle together with equal size, mtime and midhash; otherwise it is a
-//     delete and an add.
+//     settle together and are the same file (device, inode, size, mtime),
+//     or, across file systems, have equal size, mtime and midhash;
+//     otherwise it is a delete and an add. A move onto a known path is an
+//     atomic replace (store.Replace). A change seen through one hard link
+//     re-checks the others.
+//   - Empty files are not content and are not ingested.
+//   - Extraction runs when a path is a primary whose recorded extraction
+//     version is older than extractVersion (NameParserVersion), so a newer
+//     parser re-extracts on the next scan without re-hashing.
 //   - Hidden names (leading dot) and partial downloads (.part, .crdownload,
 //     .!qB, .partial, .download, ~) are skipped. Symlinked files count only
 //     when they resolve inside a library; symlinked directories are not
 //     descended.
-//   - Stored paths outside every configured library are left alone (a
-//     library removed from the command line is not wiped), and so are the
-//     stored paths of a library that is completely empty at scan time (an
-//     unmounted drive).
+//   - With Config.ReleaseOutside (a running node), stored paths under no
+//     configured library are released; a one-off scan of some libraries
+//     leaves the others alone. The stored paths of a configured library
+//     that is completely empty at scan time are kept (an unmounted drive).
 package ingest

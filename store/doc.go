@@ -15,7 +15,7 @@
 //	file:<root>/duplicates    SET     other local paths with the same content
 //	cid:<cid>                 STRING  → root: the reverse index, O(1) lookups
 //	file:__index__            SET     every root
-//	meta:events               STREAM  add | change | delete | rename | reset (MAXLEN ~)
+//	meta:events               STREAM  path lifecycle and key-set changes (MAXLEN ~; see below)
 //
 // Keys this node adds where the reference schema leaves gaps:
 //
@@ -23,9 +23,23 @@
 //	                                  document is read and a root deleted in
 //	                                  O(fields), never by SCAN
 //	path:<path>               HASH    root, size, mtime (ns), mid (midhash256),
-//	                                  hashed ("1" once the full pass is applied):
-//	                                  O(1) deletes and renames, and restart
-//	                                  reconciliation without re-hashing
+//	                                  hashed ("1" once the full pass is applied),
+//	                                  dev and ino (the file's identity: hard
+//	                                  links and moves), link ("1" for a
+//	                                  symlink), xv (the extraction version last
+//	                                  applied as a primary): O(1) deletes and
+//	                                  renames, and restart reconciliation
+//	                                  without re-hashing
+//	inode:<dev>:<ino>         SET     the known paths of one file (hard links)
+//	own:<root>                HASH    mid, sha, ipfs: the digests of the root's
+//	                                  own confirmed bytes (sha and ipfs only once
+//	                                  its primary, or a duplicate promoted
+//	                                  after confirmation, was hashed); what the
+//	                                  node may announce for the root
+//	supplied:<root>           SET     key-set members not computed from the
+//	                                  node's own bytes (AddAlias, outside
+//	                                  writers, later peers); never confirm a
+//	                                  duplicate, never count as own digests
 //	path:__index__            ZSET    every local path (score 0), so a directory's
 //	                                  paths are a lexicographic range (renames
 //	                                  and deletes of whole directories)
@@ -34,6 +48,13 @@
 //	                                  midhash after a collision); when the holder
 //	                                  goes, the alias passes to one of them
 //
+// A local root's strong members (rank >= 30) that are not supplied are
+// exactly its own sha and ipfs: promoting a duplicate whose bytes were not
+// confirmed drops them until it is confirmed, and a primary whose bytes
+// disagree with its root's confirmed duplicates leaves the root. Check
+// verifies it (at most one sha2-256 and one dag-pb among the computed
+// members).
+//
 // Roots are UUIDv7 in 26-character Crockford base32 (rootid.go). CIDs are
 // always in canonical string form (protocol.ParseStrict); the canonical CID
 // of a root is derived on read (Document.CanonicalCID), never stored.
@@ -41,10 +62,31 @@
 // # Atomicity
 //
 // Every multi-key change (arrive, confirm, change, remove/promote/delete,
-// rename, alias, merge) is one Lua script (lua.go), so no reader sees it
-// half done and two concurrent arrivals of the same content end as one root
-// plus one duplicate. Each lifecycle script appends its event to
-// meta:events in the same script.
+// rename, alias, merge, ingest) is one Lua script (lua.go), so no reader
+// sees it half done and two concurrent arrivals of the same content end as
+// one root plus one duplicate. Reading a document by CID is one script too.
+//
+// # The change feed
+//
+// Every script appends to meta:events in the same script: path lifecycle
+// entries (type add | change | delete | rename | reset; path, midhash256,
+// oldPath) and one key-set entry per root whose key-set or local paths it
+// changed (type mint | confirm | split | merge | alias | promote | purge;
+// root, added and removed as space-separated CIDs, path, into for a
+// merge), net of members added and removed again. An add that minted a
+// root carries root and added itself. Every entry has timestamp (Unix ms).
+// The rank ladder is not in Lua: consumers derive canonical CIDs from the
+// key-sets they rebuild. Feed reads the stream in order from a stream ID
+// and reports ErrFeedTrimmed when the cap dropped entries after it.
+//
+// # The open schema
+//
+// Other programs may SET, DEL or EXPIRE STRING keys file:<root>/<name> of
+// an indexed root. Follow (run by the node) tracks them from keyspace
+// notifications (classes K$gx, which Open sets on every connection);
+// Repair (fsck --repair) rebuilds the field index, the supplied members and
+// the path index from the keys for writes made while no node ran, and can
+// delete keys of roots that no longer exist.
 //
 // # Files
 //
@@ -53,16 +95,20 @@
 //     restart on exit, clean shutdown).
 //   - lua.go: the scripts.
 //   - ops.go: lifecycle and seed operations (Arrive, Confirm, Change,
-//     RemovePath, Rename, Mint, AddAlias, AddDuplicate, GetByCID,
-//     MergeIfAliasExists, DeleteRoot).
-//   - fields.go, flatten.go, document.go: metadata writes and reads.
-//   - paths.go: the path index. events.go: meta:events.
+//     RemovePath, Rename, Replace, Mint, AddAlias, AddDuplicate, GetByCID,
+//     MergeIfAliasExists, DeleteRoot, RootIDs).
+//   - fields.go: metadata writes (SetFields, SetExtracted) and whole-file
+//     ingestion (Ingest, IngestBatch). flatten.go, document.go: reads.
+//   - paths.go: the path and inode indexes. events.go: meta:events, Feed.
+//   - follow.go: Follow and Repair (the open schema).
 //   - check.go: Check, every schema invariant (fsck; uses SCAN).
 //   - rootid.go: root IDs. errors.go: sentinel errors.
 //
 // # Concurrency
 //
 // A Store is safe for concurrent use; it holds a go-redis pool. A Server
-// runs one supervising goroutine until Close. Request paths (GetByCID,
-// Document, Path) never SCAN or KEYS; only Check does.
+// runs one supervising goroutine until Close; Follow runs on the caller's
+// goroutine until its context ends. A Feed is for one goroutine. Request
+// paths (GetByCID, Document, DocumentByCID, Path) never SCAN or KEYS; only
+// Check and Repair do.
 package store
