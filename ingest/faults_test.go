@@ -221,6 +221,9 @@ func TestIngest_UnreadableFileSkippedThenRetried(t *testing.T) {
 	mu.Unlock()
 	write(t, p, 1001) // it changes: retried
 	eventually(t, "the retry after a change", func() bool { return stored(s, p) })
+	if n := in.Progress().Errors; n != 0 {
+		t.Errorf("scan.errors = %d after the file was fixed, want 0", n)
+	}
 	consistent(t, s)
 }
 
