@@ -101,6 +101,10 @@ func TestWatch_AtomicReplaceByKnownTemp(t *testing.T) {
 	l := newLib(t)
 	target := l.write("film.mkv", randBytes(t, 3000))
 	tmp := l.write("film.mkv.tmp", randBytes(t, 5000))
+	link := l.path("latest.mkv") // a symlink to the replaced name
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
 	in := watch(t, s, l)
 	tmpSt, _ := docOf(t, s, tmp)
 	oldSt, _ := docOf(t, s, target)
@@ -123,9 +127,19 @@ func TestWatch_AtomicReplaceByKnownTemp(t *testing.T) {
 			got = append(got, e)
 		}
 	}
-	if len(got) != 1 || got[0].Type != store.EventRename || got[0].OldPath != tmp || got[0].Path != target {
-		t.Errorf("lifecycle events = %+v, want one rename", got)
+	if len(got) == 0 || got[0].Type != store.EventRename || got[0].OldPath != tmp || got[0].Path != target {
+		t.Errorf("lifecycle events = %+v, want one rename first", got)
 	}
+	for _, e := range got[1:] {
+		if e.Path != link {
+			t.Errorf("event %+v for another path than the symlink", e)
+		}
+	}
+	// The symlink now resolves to the new bytes: its record follows.
+	waitFor(t, "the symlink's record to follow", func() bool {
+		st, err := s.Path(bg, link)
+		return err == nil && st.Size == 5000 && st.Hashed
+	})
 	mustCheck(t, s)
 }
 

@@ -47,12 +47,12 @@ func (in *Ingester) run(ctx context.Context, j job) result {
 	var err error
 	switch j.kind {
 	case jobSettle:
-		res.next, res.hold, err = in.settle(ctx, j.batch)
+		res.next, res.hold, res.touch, err = in.settle(ctx, j.batch)
 		if err != nil && ctx.Err() == nil {
 			// The store gave a final answer other than "not found":
 			// look at every path on its own instead.
 			in.log.Warn("cannot pair moves; handling each path on its own", "err", err)
-			res.touch = j.paths()
+			res.touch = append(res.touch, j.paths()...)
 		}
 		return res
 	case jobGone:

@@ -19,7 +19,11 @@ import (
 // file systems, an unknown path with the same size, mtime and midhash.
 // When the arrived path is known too, the move replaced it ("mv new.tmp
 // file"): the job renames onto it and its old root lets go.
-func (in *Ingester) settle(ctx context.Context, b *settleBatch) (next []job, hold []string, err error) {
+//
+// The other paths recorded with a replaced file's device and inode (hard
+// links of the old file, symlinks that resolved to it) are returned in
+// touch: they may now name other bytes.
+func (in *Ingester) settle(ctx context.Context, b *settleBatch) (next []job, hold, touch []string, err error) {
 	gone := map[string]store.PathState{}
 	for _, g := range b.gone {
 		st, err := retryGet(ctx, in, "read path", func() (store.PathState, error) { return in.st.Path(ctx, g) })
@@ -27,7 +31,7 @@ func (in *Ingester) settle(ctx context.Context, b *settleBatch) (next []job, hol
 		case err == nil:
 			gone[g] = st
 		case !errors.Is(err, store.ErrNotFound):
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 	}
 	single := func(p string) job {
@@ -67,9 +71,9 @@ func (in *Ingester) settle(ctx context.Context, b *settleBatch) (next []job, hol
 			next = append(next, single(a))
 			continue
 		}
-		_, err = retryGet(ctx, in, "read path", func() (store.PathState, error) { return in.st.Path(ctx, a) })
+		target, err := retryGet(ctx, in, "read path", func() (store.PathState, error) { return in.st.Path(ctx, a) })
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		replace := err == nil
 		var match *cand
@@ -96,13 +100,22 @@ func (in *Ingester) settle(ctx context.Context, b *settleBatch) (next []job, hol
 		}
 		match.used = true
 		next = append(next, job{kind: jobRename, oldPath: match.path, path: a})
+		if replace && target.Ino != 0 {
+			if others, err := in.st.PathsOfInode(ctx, target.Dev, target.Ino); err == nil {
+				for _, o := range others {
+					if o != a {
+						touch = append(touch, o)
+					}
+				}
+			}
+		}
 	}
 	for _, c := range cands {
 		if !c.used {
 			next = append(next, single(c.path))
 		}
 	}
-	return next, hold, nil
+	return next, hold, touch, nil
 }
 
 // midhashOf reads the midhash of the file at p.
