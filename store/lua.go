@@ -415,6 +415,15 @@ local function ingestone(a, i, j)
   end
   return {res[1], res[2], n}
 end
+`
+
+// luaReadPrelude is all the read-only scripts need: they write nothing,
+// so they skip the schema helpers and the event flush.
+const luaReadPrelude = `
+local IDX = 'file:__index__'
+local function fk(r, f) return 'file:' .. r .. '/' .. f end
+local function fieldsk(r) return 'fields:' .. r end
+local function pk(p) return 'path:' .. p end
 -- docfor returns root r's document: {{field, value, …}, {duplicate, …},
 -- duplicate count}, at most dmax duplicates (the smallest paths).
 local function docfor(r, dmax)
@@ -431,6 +440,9 @@ local function docfor(r, dmax)
   return {out, dups, n}
 end
 `
+
+// readScript wraps the body of a read-only script.
+func readScript(body string) *redis.Script { return redis.NewScript(luaReadPrelude + body) }
 
 // script wraps a body (the statements of a function returning the
 // script's result) with the prelude and the key-set event flush. Every
@@ -651,21 +663,21 @@ for i = 2, #ARGV - 2, 2 do
 end
 return n`)
 
-	// ARGV: path, evmax, ts. Returns {root, size, mtime, mid, hashed,
-	// primary, dev, ino, link, xv} or nil.
-	luaPath = script(`
+	// ARGV: path. Returns {root, size, mtime, mid, hashed, primary, dev,
+	// ino, link, xv} or nil.
+	luaPath = readScript(`
 local st = redis.call('HMGET', pk(ARGV[1]), 'root', 'size', 'mtime', 'mid', 'hashed', 'dev', 'ino', 'link', 'xv')
 if not st[1] then return nil end
 local primary = '0'
 if redis.call('GET', fk(st[1], 'filePath')) == ARGV[1] then primary = '1' end
 return {st[1], st[2] or '', st[3] or '', st[4] or '', st[5] or '', primary, st[6] or '', st[7] or '', st[8] or '', st[9] or ''}`)
 
-	// ARGV: root, maxDuplicates, evmax, ts. See docfor.
-	luaDocument = script(`return docfor(ARGV[1], ARGV[2])`)
+	// ARGV: root, maxDuplicates. See docfor.
+	luaDocument = readScript(`return docfor(ARGV[1], ARGV[2])`)
 
-	// ARGV: cid, maxDuplicates, evmax, ts. docfor of the root holding cid,
+	// ARGV: cid, maxDuplicates. docfor of the root holding cid,
 	// with the root prepended; nil when no root holds it.
-	luaDocumentByCID = script(`
+	luaDocumentByCID = readScript(`
 local r = redis.call('GET', 'cid:' .. ARGV[1])
 if not r then return nil end
 local d = docfor(r, ARGV[2])
