@@ -1,7 +1,6 @@
 package ingest_test
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"slices"
@@ -216,20 +215,8 @@ func TestWatch_SwitchedLibraryReleasesOldPaths(t *testing.T) {
 	scan(t, s, old)
 	c := cur.write("film.mkv", data) // the same file copied to the new library
 	cfg := testConfig(cur)
-	cfg.Watch, cfg.ReleaseOutside = true, true
-	in, err := ingest.New(s, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := in.Start(bg); err != nil {
-		t.Fatal(err)
-	}
-	defer in.Close()
-	ctx, cancel := context.WithTimeout(bg, 30*time.Second)
-	defer cancel()
-	if err := in.WaitIdle(ctx); err != nil {
-		t.Fatal(err)
-	}
+	cfg.ReleaseOutside = true
+	watchWith(t, s, cfg)
 	if known(s, o) {
 		t.Error("the old library's path is still served")
 	}

@@ -74,7 +74,12 @@ func scan(tb testing.TB, s *store.Store, l *lib) ingest.Progress {
 // watch starts a watching Ingester on l and waits for its first scan.
 func watch(tb testing.TB, s *store.Store, l *lib) *ingest.Ingester {
 	tb.Helper()
-	cfg := testConfig(l)
+	return watchWith(tb, s, testConfig(l))
+}
+
+// watchWith is watch with a configuration of the test's own.
+func watchWith(tb testing.TB, s *store.Store, cfg ingest.Config) *ingest.Ingester {
+	tb.Helper()
 	cfg.Watch = true
 	in, err := ingest.New(s, cfg)
 	if err != nil {

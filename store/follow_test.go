@@ -6,24 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/metamesh/node/store"
 	"github.com/metamesh/node/store/storetest"
 )
-
-// outside opens a second, plain Redis client: another program writing
-// under file:<root>/.
-func outside(t *testing.T, srv *store.Server) *redis.Client {
-	t.Helper()
-	o, err := redis.ParseURL(srv.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := redis.NewClient(o)
-	t.Cleanup(func() { c.Close() })
-	return c
-}
 
 func openOn(t *testing.T, srv *store.Server) *store.Store {
 	t.Helper()
@@ -58,7 +43,7 @@ func TestFollow_OutsideWriters(t *testing.T) {
 	go func() { defer close(done); s.Follow(fctx) }()
 	t.Cleanup(func() { cancel(); <-done })
 	r := ingest(t, s, stat("/l/a", 10), content{1, 1}).Root
-	o := outside(t, srv)
+	o := rawClient(t, srv)
 	time.Sleep(100 * time.Millisecond) // the subscription is in place
 
 	k := "file:" + string(r) + "/tmdb/id"
@@ -118,7 +103,7 @@ func TestFollow_OutsideWriters(t *testing.T) {
 func TestRepair_RebuildsFieldIndex(t *testing.T) {
 	srv := storetest.Server(t)
 	s := openOn(t, srv)
-	o := outside(t, srv)
+	o := rawClient(t, srv)
 	r := ingest(t, s, stat("/l/a", 10), content{1, 1}).Root
 	must[store.Document](t)(s.Document(ctx, r))
 	o.Set(ctx, "file:"+string(r)+"/tmdb/id", "27205", 0)
