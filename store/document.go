@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/redis/go-redis/v9"
 
@@ -41,13 +42,30 @@ func (d Document) CanonicalCID() string { return protocol.Canonical(d.CIDs) }
 func (d Document) FilePath() string { return d.Fields["filePath"] }
 
 // Nested is the JSON shape of the document: nested metadata plus "cids",
-// "canonical_cid", "duplicates" and "duplicateCount".
+// "canonical_cid", "duplicates" and "duplicateCount", and, for local paths
+// that are not valid UTF-8, "filePathBytes" and "duplicatesBytes" (the
+// exact names; JSON encodes them in base64).
 func (d Document) Nested() map[string]any {
 	m := Unflatten(d.Fields)
 	m["cids"] = append([]string{}, d.CIDs...)
 	m["canonical_cid"] = d.CanonicalCID()
 	m["duplicates"] = append([]string{}, d.Duplicates...)
 	m["duplicateCount"] = d.DuplicateCount
+	// JSON replaces bytes that are not UTF-8 by U+FFFD; a path with such
+	// bytes is also given exactly, base64-encoded (as metamesh hash does).
+	if fp := d.FilePath(); fp != "" && !utf8.ValidString(fp) {
+		m["filePathBytes"] = []byte(fp)
+	}
+	for _, p := range d.Duplicates {
+		if !utf8.ValidString(p) {
+			exact := make([][]byte, len(d.Duplicates))
+			for i, q := range d.Duplicates {
+				exact[i] = []byte(q)
+			}
+			m["duplicatesBytes"] = exact
+			break
+		}
+	}
 	return m
 }
 

@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
@@ -405,4 +406,31 @@ func TestSetExtracted_Versions(t *testing.T) {
 		t.Errorf("SetExtracted(duplicate) = %v, want gone", o.Kind)
 	}
 	mustCheck(t, s)
+}
+
+// A path that is not UTF-8 is given exactly next to its lossy JSON form.
+func TestDocument_NonUTF8Paths(t *testing.T) {
+	s := storetest.New(t)
+	bad := "/l/caf\xe9.mkv"
+	r := ingest(t, s, stat(bad, 10), content{1, 1}).Root
+	ingest(t, s, stat("/l/b\xff", 10), content{1, 1})
+	m := must[store.Document](t)(s.Document(ctx, r)).Nested()
+	b, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		FilePathBytes   []byte
+		DuplicatesBytes [][]byte
+	}
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	if string(got.FilePathBytes) != bad || len(got.DuplicatesBytes) != 1 || string(got.DuplicatesBytes[0]) != "/l/b\xff" {
+		t.Errorf("exact names = %q %q", got.FilePathBytes, got.DuplicatesBytes)
+	}
+	ok := must[store.Document](t)(s.Document(ctx, ingest(t, s, stat("/l/plain", 20), content{2, 2}).Root)).Nested()
+	if _, has := ok["filePathBytes"]; has {
+		t.Error("a UTF-8 path got filePathBytes")
+	}
 }
