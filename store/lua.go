@@ -89,8 +89,9 @@ local function unindexpath(p)
   redis.call('ZREM', PATHS, p)
 end
 -- member puts cid c in r's key-set and points the alias at r when it is
--- free; an alias held by another root is never repointed (r is recorded as
--- an alternative holder). Returns the alias holder.
+-- free. An alias held by another root is not repointed (r is recorded as
+-- an alternative holder), except that a local root (one with a filePath)
+-- takes it from a root known only from peers. Returns the alias holder.
 local function member(r, c)
   if redis.call('EXISTS', fk(r, 'cids/' .. c)) == 0 then
     redis.call('SET', fk(r, 'cids/' .. c), 'true')
@@ -102,7 +103,14 @@ local function member(r, c)
     redis.call('SET', 'cid:' .. c, r)
     return r
   end
-  if h ~= r then redis.call('SADD', 'cidalt:' .. c, r) end
+  if h == r then return r end
+  if redis.call('EXISTS', fk(h, 'filePath')) == 0 and redis.call('EXISTS', fk(r, 'filePath')) == 1 then
+    redis.call('SET', 'cid:' .. c, r)
+    redis.call('SREM', 'cidalt:' .. c, r)
+    redis.call('SADD', 'cidalt:' .. c, h)
+    return r
+  end
+  redis.call('SADD', 'cidalt:' .. c, r)
   return h
 end
 -- dropmember takes c out of r's key-set; an alias r held passes to an
