@@ -12,7 +12,7 @@ import (
 // (ParseReleaseName). Fields extracted from names with an older version
 // are extracted again on a rescan, without hashing the file again. Raise
 // it whenever the parser reads a name differently.
-const NameParserVersion = 2
+const NameParserVersion = 3
 
 // Release holds what a media file's path says about its content.
 type Release struct {
@@ -97,8 +97,8 @@ func ParseReleaseName(rel string) Release {
 	switch {
 	case r.Episode >= 0 || r.AirDate != "":
 		r.VideoType = "episode"
-	case r.Year > 0:
-		r.VideoType = "movie"
+	case r.Year > 0 || ctx.movies:
+		r.VideoType = "movie" // a year, or a movie folder: "Movies/Title/Title.mkv"
 	default:
 		r.VideoType = "unknown"
 	}

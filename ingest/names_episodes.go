@@ -66,6 +66,9 @@ func (sc *nameScan) matchEpisode(i int) int {
 		}
 		n = 1
 	case seasonWords[string(b)] && i+1 < len(sc.toks):
+		if sc.spacedDash(i + 1) {
+			return 0 // "Show Final Season - 16": the number is an episode
+		}
 		v, ok := number(sc.lowTok(i + 1))
 		if !ok || v > 3000 {
 			return 0

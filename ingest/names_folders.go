@@ -23,7 +23,11 @@ var genericFolders = map[string]bool{"movies": true, "movie": true, "films": tru
 	"incoming": true, "sample": true, "samples": true, "subs": true, "subtitles": true, "extras": true, "featurettes": true,
 	"behind the scenes": true, "deleted scenes": true, "trailers": true, "other": true, "misc": true, "bonus": true,
 	"video_ts": true, "bdmv": true, "stream": true, "library": true, "home": true, "mnt": true, "srv": true, "data": true,
-	"unsorted": true, "sorted": true, "watched": true, "collection": true, "collections": true, "mkv": true}
+	"unsorted": true, "sorted": true, "watched": true, "collection": true, "collections": true, "mkv": true,
+	"filme": true}
+
+// movieFolders are the generic folders that hold movies.
+var movieFolders = map[string]bool{"movies": true, "movie": true, "films": true, "film": true, "filme": true}
 
 // readFolders reads the folders of dirs from the nearest up, until the
 // first one that names a title.
@@ -46,6 +50,7 @@ func readFolders(dirs string) (nameCtx, titleFolder) {
 				low[i] = lowerASCII(name[i])
 			}
 			if genericFolders[string(low)] {
+				ctx.movies = ctx.movies || movieFolders[string(low)]
 				continue
 			}
 			if s := seasonFolder(low); s >= 0 {
@@ -66,9 +71,31 @@ func readFolders(dirs string) (nameCtx, titleFolder) {
 			}
 			continue // "CD1", "1080p"
 		}
+		ctx.movies = ctx.movies || underMovies(dirs, maxFolderDepth-k-1)
 		return ctx, titleFolder{r: r, info: info, ok: true}
 	}
 	return ctx, titleFolder{}
+}
+
+// underMovies reports whether one of the last n folders of dirs is a
+// movie folder: "Movies/Title/Title.mkv".
+func underMovies(dirs string, n int) bool {
+	for ; dirs != "" && n > 0; n-- {
+		name := dirs
+		if i := strings.LastIndexByte(dirs, '/'); i >= 0 {
+			name, dirs = dirs[i+1:], dirs[:i]
+		} else {
+			dirs = ""
+		}
+		if len(name) <= len("movies") {
+			for f := range movieFolders {
+				if strings.EqualFold(name, f) {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // seasonFolder reads the folder names "Specials" (season 0) and
@@ -137,14 +164,14 @@ func mergeFolder(r *Release, stem string, ctx nameCtx, tf titleFolder) {
 }
 
 // placeholder reports a file name that stands for whatever its folder
-// holds: "movie", "title_t00" (a disc rip), "main".
+// holds: "movie", "title_t00" (a disc rip), "main", a DVD's "VTS_01_1".
 func placeholder(stem string) bool {
 	low := strings.ToLower(stem)
 	switch low {
-	case "movie", "video", "film", "feature", "main", "main feature":
+	case "movie", "video", "film", "feature", "main", "main feature", "video_ts":
 		return true
 	}
-	return strings.HasPrefix(low, "title_t") || strings.HasPrefix(low, "title t")
+	return strings.HasPrefix(low, "title_t") || strings.HasPrefix(low, "title t") || strings.HasPrefix(low, "vts_")
 }
 
 // obfuscated reports a file name that may not name its content: a short

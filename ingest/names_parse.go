@@ -8,8 +8,9 @@ import "sync"
 
 // nameCtx is what the folders above a file say about it.
 type nameCtx struct {
-	season int // of a season folder ("Season 2", "S02"), -1 when none
-	cd     int // of a CD folder ("CD1"), 0 when none
+	season int  // of a season folder ("Season 2", "S02"), -1 when none
+	cd     int  // of a CD folder ("CD1"), 0 when none
+	movies bool // a folder says it holds movies ("Movies", "Films")
 }
 
 // nameInfo is what parseName learns beyond the Release fields.
