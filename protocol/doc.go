@@ -1,5 +1,5 @@
 // Package protocol is the network contract of a MetaMesh node, kept pure and
-// free of I/O.
+// free of I/O except the framing of stream messages.
 //
 // It owns the rules every peer must agree on byte for byte:
 //
@@ -9,8 +9,92 @@
 //   - rank.go: the rank ladder that elects a file's canonical CID (Rank,
 //     Better, Canonical) and Inspect, which describes one CID.
 //   - midhash.go: the midhash256 definition, an O(1) content address.
+//   - record.go: the Record a node answers about one file, its caps,
+//     NewRecord, Validate and ShareableKey (which meta keys may cross the
+//     wire); recordjson.go: the strict decoder of its JSON.
+//   - envelope.go: SealRecord and OpenRecord, the signed envelope and every
+//     check a received record must pass.
+//   - framing.go: WriteRequest, ReadRequest, WriteResponse, ReadResponse,
+//     the length-prefixed messages of the record protocol on an io.Reader
+//     or io.Writer (the node owns the streams, their deadlines, Reset and
+//     Close).
 //   - errors.go: the package's sentinel errors.
+//   - testdata/record-vector.txt: one request and one response, byte for
+//     byte, signed with a fixed key, for other implementations to test
+//     against.
 //
-// Nothing here starts goroutines or keeps state; every function is safe for
-// concurrent use.
+// Nothing here starts goroutines or keeps state (the record type is not
+// registered with go-libp2p's record.RegisterType); every function is safe
+// for concurrent use.
+//
+// # The record protocol, /metamesh/record/1.0.0
+//
+// A node asks a peer for the record of one CID on a new libp2p stream with
+// protocol ID "/metamesh/record/1.0.0". The asker writes one request and
+// closes its write side; the answerer writes one response and closes the
+// stream. Each message is
+//
+//	length   unsigned varint (multiformats unsigned-varint: LEB128, 7 bits
+//	         per byte, least significant group first, high bit set on every
+//	         byte but the last, minimal: no trailing 0x00 group)
+//	body     length bytes
+//
+// A length that is not minimally encoded is an error; a length prefix that
+// needs more bytes than the cap's own encoding (2 bytes for a request, 3
+// for a response) is rejected as too large before anything else is read.
+//
+// Request body: the asked CID as UTF-8 text, 1 to MaxRequestCID (512)
+// bytes. Any valid CID form is accepted (CIDv0 "Qm…", CIDv1 in any
+// multibase); this implementation sends the canonical form (CIDv1,
+// base32 lower, "b…"). Example, asking for a 59-character CID:
+//
+//	3b 62 61 66 79 62 65 69 …    0x3b = 59, then "bafybei…"
+//
+// Response body: zero bytes when the answerer has no record (the whole
+// response is the single byte 0x00), otherwise a go-libp2p signed
+// envelope of at most MaxRecordMessage (1 MiB, 1048576) bytes, so the
+// prefix is 1 to 3 bytes. The envelope is the protobuf (proto3)
+//
+//	message Envelope {
+//	  PublicKey public_key = 1;  // libp2p key: { KeyType Type = 1; bytes Data = 2; }
+//	  bytes payload_type   = 2;  // the 22 bytes "/metamesh/record/1.0.0"
+//	  bytes payload        = 3;  // the record JSON below
+//	  bytes signature      = 5;
+//	}
+//
+// and signature is the signer's signature (Ed25519 for MetaMesh nodes; any
+// libp2p key type verifies) over
+//
+//	uvarint(15) "metamesh-record" uvarint(22) "/metamesh/record/1.0.0" uvarint(len(payload)) payload
+//
+// (the domain RecordDomain is signed but not sent). The payload is UTF-8
+// JSON, one object with exactly these five fields, each once, names
+// case-sensitive, no others:
+//
+//	{"cid":  canonical CID of "cids" (rank.go: Canonical),
+//	 "cids": [every member of the file's key-set, canonical string form,
+//	          sorted by byte value, no repeats, 1 to MaxRecordCIDs (256)],
+//	 "meta": {flat shareable fields: string keys of 1 to MaxMetaKey (512)
+//	          bytes, string values of at most MaxMetaValue (64 KiB), at most
+//	          MaxRecordMeta (4096) entries, no repeated key},
+//	 "peer": the producer's peer ID in base58 ("12D3KooW…"), the signer,
+//	 "time": when it was produced, RFC 3339 ("2025-03-14T15:09:26Z";
+//	         a fraction of a second and any offset are accepted)}
+//
+// This implementation writes fields in that order, meta keys sorted, no
+// insignificant whitespace, and time in UTC to the second; readers must not
+// depend on any of that. Meta never carries a key whose first "/" segment
+// is filePath, filePathBytes, duplicates, duplicatesBytes, duplicateCount,
+// mtime, cids or origin (local paths, local state, the key-set, and what
+// other peers said, which a node must not re-sign as its own); nor the
+// root ID, which is no field at all.
+//
+// A receiver accepts a record only if (OpenRecord): the envelope's
+// signature verifies for the domain; its payload type is exactly
+// "/metamesh/record/1.0.0"; its signer is the peer at the other end of the
+// stream and the record's "peer"; the payload parses as above; every member
+// of "cids" is a valid CID in canonical form, sorted without repeats;
+// "cid" is their canonical; the caps hold; no meta key is forbidden; the
+// time parses; and "cids" holds the asked CID (compared in canonical form).
+// testdata/record-vector.txt holds one exchange byte for byte.
 package protocol
