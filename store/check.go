@@ -36,8 +36,13 @@ func (v Violation) String() string { return v.Key + ": " + v.Problem }
 //     in supplied:<root>) it holds at most one sha2-256 and at most one
 //     dag-pb CID, which are exactly its own digests; a root whose primary
 //     is confirmed has them;
-//   - own:, supplied: and inode: keys belong to indexed roots and known
-//     paths.
+//   - own:, supplied:, peers:, conflicts: and inode: keys belong to
+//     indexed roots and known paths;
+//   - a root without filePath exists only because peers sent it: it is
+//     in peerroots, has peers: and no own:; every peerroots member is an
+//     indexed root (one that became local since is allowed: the next
+//     MergeRecord drops it from peerroots);
+//   - a field under origin/ is origin/<peer>/<name>, both non-empty.
 func (s *Store) Check(ctx context.Context) ([]Violation, error) {
 	c := &checker{s: s, ctx: ctx}
 	roots, err := s.rdb.SMembers(ctx, keyIndex).Result()
@@ -64,10 +69,21 @@ func (s *Store) Check(ctx context.Context) ([]Violation, error) {
 		{"fields:*", c.fieldsSet},
 		{"own:*", c.rootKey},
 		{"supplied:*", c.rootKey},
+		{"peers:*", c.rootKey},
+		{"conflicts:*", c.rootKey},
 		{"inode:*", c.inode},
 	} {
 		if err := c.scan(step.pattern, step.fn); err != nil {
 			return nil, err
+		}
+	}
+	peerRoots, err := s.rdb.ZRange(ctx, keyPeerRoots, 0, -1).Result()
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range peerRoots {
+		if !c.index[r] {
+			c.bad(keyPeerRoots, "lists %s, which is not an indexed root", r)
 		}
 	}
 	paths, err := s.rdb.ZRange(ctx, keyPaths, 0, -1).Result()
@@ -132,6 +148,11 @@ func (c *checker) root(r RootID) error {
 			c.bad(fieldKey(r, f), "listed in %s but missing", fieldsKey(r))
 			continue
 		}
+		if rest, ok := strings.CutPrefix(f, OriginPrefix+"/"); ok {
+			if p, name, ok := strings.Cut(rest, "/"); !ok || p == "" || name == "" {
+				c.bad(fieldKey(r, f), "a peer's field is %s/<peer>/<name>", OriginPrefix)
+			}
+		}
 		cid, ok := strings.CutPrefix(f, "cids/")
 		if !ok {
 			continue
@@ -165,6 +186,11 @@ func (c *checker) root(r RootID) error {
 			return err
 		}
 		if err := c.own(r, fp, fields); err != nil {
+			return err
+		}
+	}
+	if !hasFP {
+		if err := c.peerOnly(r); err != nil {
 			return err
 		}
 	}
@@ -365,6 +391,31 @@ func (c *checker) own(r RootID, fp string, fields []string) error {
 	}
 	if hashed == "1" && own["sha"] == "" {
 		c.bad(ownKey(r), "the primary %q is confirmed but the root has no own sha2-256", fp)
+	}
+	return nil
+}
+
+// peerOnly checks a root without filePath: one known only from peers.
+func (c *checker) peerOnly(r RootID) error {
+	rdb, ctx := c.s.rdb, c.ctx
+	if _, err := rdb.ZScore(ctx, keyPeerRoots, string(r)).Result(); err == redis.Nil {
+		c.bad(string(r), "root has no filePath and is not in %s", keyPeerRoots)
+	} else if err != nil {
+		return err
+	}
+	n, err := rdb.Exists(ctx, peersKey(r), ownKey(r)).Result()
+	if err != nil {
+		return err
+	}
+	peers, err := rdb.Exists(ctx, peersKey(r)).Result()
+	if err != nil {
+		return err
+	}
+	if peers == 0 {
+		c.bad(string(r), "root has no filePath and no %s", peersKey(r))
+	}
+	if n > peers {
+		c.bad(ownKey(r), "a root known only from peers has own digests")
 	}
 	return nil
 }

@@ -47,6 +47,25 @@
 //	                                  cid:<cid> points elsewhere (an ambiguous
 //	                                  midhash after a collision); when the holder
 //	                                  goes, the alias passes to one of them
+//	peers:<root>              SET     peer IDs that supplied members or fields of
+//	                                  the root (MergeRecord)
+//	peerroots                 ZSET    roots known only from peers (no filePath),
+//	                                  scored by the Unix ms of the last merge that
+//	                                  wrote to them; the least recent are evicted
+//	                                  beyond Options.PeerRootsMax. A root that
+//	                                  became local leaves it at the next merge
+//	conflicts:<root>          SET     "<peer> <otherRoot>": a peer's record linked
+//	                                  this local root and another one through
+//	                                  strong digests; nothing of it was merged
+//	file:<root>/origin/<peer>/<field>
+//	                          STRING  what a peer said about the root; never
+//	                                  written over the root's own fields
+//
+// Roots known only from peers carry no filePath, sizeByte, mtime,
+// duplicates or own:<root> (so they are never announced); every member
+// they hold is in supplied:<root>, so when a local file's bytes confirm
+// into one, the peers' members stay supplied. merge.go states the merge
+// rule (MergeRecord).
 //
 // A local root's strong members (rank >= 30) that are not supplied are
 // exactly its own sha and ipfs: promoting a duplicate whose bytes were not
@@ -101,6 +120,8 @@
 //     ingestion (Ingest, IngestBatch). flatten.go, document.go: reads.
 //   - paths.go: the path and inode indexes. events.go: meta:events, Feed.
 //   - follow.go: Follow and Repair (the open schema).
+//   - merge.go: MergeRecord, the conflict-free merge of peers' records,
+//     and the eviction of roots known only from peers.
 //   - check.go: Check, every schema invariant (fsck; uses SCAN).
 //   - rootid.go: root IDs. errors.go: sentinel errors.
 //

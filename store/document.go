@@ -32,7 +32,15 @@ type Document struct {
 	Duplicates []string
 	// DuplicateCount is the number of duplicates, listed or not.
 	DuplicateCount int64
+	// Peers are the peers that supplied members or fields (peers:<root>),
+	// sorted.
+	Peers []string
 }
+
+// Local reports whether the root is a local (ingested) file: it has a
+// primary path. A root that is not local exists only because peers sent
+// it.
+func (d Document) Local() bool { return d.FilePath() != "" }
 
 // CanonicalCID is derived on every read, never stored: the best key-set
 // member by protocol.Canonical.
@@ -42,15 +50,25 @@ func (d Document) CanonicalCID() string { return protocol.Canonical(d.CIDs) }
 func (d Document) FilePath() string { return d.Fields["filePath"] }
 
 // Nested is the JSON shape of the document: nested metadata plus "cids",
-// "canonical_cid", "duplicates" and "duplicateCount", and, for local paths
-// that are not valid UTF-8, "filePathBytes" and "duplicatesBytes" (the
-// exact names; JSON encodes them in base64).
+// "canonical_cid", "duplicates" and "duplicateCount", "peers" when peers
+// supplied any of it, and, for local paths that are not valid UTF-8,
+// "filePathBytes" and "duplicatesBytes" (the exact names; JSON encodes
+// them in base64).
+//
+// What peers said is always under "origin", by peer ID. A local root
+// shows only its own fields at top level; a root known only from peers
+// also shows the peers' fields at top level, its own fields first, then
+// each peer's by peer ID, smallest first, so the document does not
+// depend on the order records arrived in.
 func (d Document) Nested() map[string]any {
-	m := Unflatten(d.Fields)
+	m := Unflatten(d.presented())
 	m["cids"] = append([]string{}, d.CIDs...)
 	m["canonical_cid"] = d.CanonicalCID()
 	m["duplicates"] = append([]string{}, d.Duplicates...)
 	m["duplicateCount"] = d.DuplicateCount
+	if len(d.Peers) > 0 {
+		m["peers"] = append([]string{}, d.Peers...)
+	}
 	// JSON replaces bytes that are not UTF-8 by U+FFFD; a path with such
 	// bytes is also given exactly, base64-encoded (as metamesh hash does).
 	if fp := d.FilePath(); fp != "" && !utf8.ValidString(fp) {
@@ -69,9 +87,43 @@ func (d Document) Nested() map[string]any {
 	return m
 }
 
+// presented is the flat fields Nested shows: Fields plus, for a root
+// known only from peers, every peer's field at top level where no field
+// of higher precedence has it.
+func (d Document) presented() map[string]string {
+	if d.Local() {
+		return d.Fields
+	}
+	type claim struct{ peer, field, value string }
+	var claims []claim
+	for f, v := range d.Fields {
+		rest, ok := strings.CutPrefix(f, OriginPrefix+"/")
+		if !ok {
+			continue
+		}
+		if p, name, ok := strings.Cut(rest, "/"); ok && p != "" && name != "" {
+			claims = append(claims, claim{p, name, v})
+		}
+	}
+	if len(claims) == 0 {
+		return d.Fields
+	}
+	sort.Slice(claims, func(i, j int) bool { return claims[i].peer < claims[j].peer })
+	out := make(map[string]string, len(d.Fields)+len(claims))
+	for f, v := range d.Fields {
+		out[f] = v
+	}
+	for _, c := range claims {
+		if _, taken := out[c.field]; !taken {
+			out[c.field] = c.value
+		}
+	}
+	return out
+}
+
 // Document reads a root's document with one server round trip.
 func (s *Store) Document(ctx context.Context, root RootID) (Document, error) {
-	v, err := luaDocument.Run(ctx, s.rdb, nil, string(root), MaxDuplicates).Slice()
+	v, err := luaDocumentPeers.Run(ctx, s.rdb, nil, string(root), MaxDuplicates).Slice()
 	if errors.Is(err, redis.Nil) {
 		return Document{}, fmt.Errorf("store: root %s: %w", root, ErrNotFound)
 	}
@@ -85,7 +137,7 @@ func (s *Store) Document(ctx context.Context, root RootID) (Document, error) {
 // one script, so a concurrent delete or alias hand-over is never seen
 // half-way.
 func (s *Store) DocumentByCID(ctx context.Context, cid string) (Document, error) {
-	v, err := luaDocumentByCID.Run(ctx, s.rdb, nil, cid, MaxDuplicates).Slice()
+	v, err := luaDocumentByCIDPeers.Run(ctx, s.rdb, nil, cid, MaxDuplicates).Slice()
 	if errors.Is(err, redis.Nil) {
 		return Document{}, fmt.Errorf("store: cid %s: %w", cid, ErrNotFound)
 	}
@@ -116,7 +168,36 @@ func readDocument(root RootID, v []any) Document {
 			d.Duplicates = append(d.Duplicates, s)
 		}
 	}
+	if len(v) > 3 {
+		peers, _ := v[3].([]any)
+		for _, p := range peers {
+			if s, ok := p.(string); ok {
+				d.Peers = append(d.Peers, s)
+			}
+		}
+	}
 	sort.Strings(d.CIDs)
 	sort.Strings(d.Duplicates)
+	sort.Strings(d.Peers)
 	return d
 }
+
+// The document scripts: docfor plus the root's peers (peers:<root>).
+var (
+	// ARGV: root, maxDuplicates.
+	luaDocumentPeers = readScript(`
+local d = docfor(ARGV[1], ARGV[2])
+if d then d[4] = redis.call('SMEMBERS', 'peers:' .. ARGV[1]) end
+return d`)
+
+	// ARGV: cid, maxDuplicates. The root is prepended; nil when no root
+	// holds cid.
+	luaDocumentByCIDPeers = readScript(`
+local r = redis.call('GET', 'cid:' .. ARGV[1])
+if not r then return nil end
+local d = docfor(r, ARGV[2])
+if not d then return nil end
+d[4] = redis.call('SMEMBERS', 'peers:' .. r)
+table.insert(d, 1, r)
+return d`)
+)

@@ -4,7 +4,10 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"sort"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // DebugKeys lists every key (SCAN); tests only.
@@ -45,4 +48,51 @@ func (s *Store) DebugHSet(ctx context.Context, key, field, val string) error {
 
 func (s *Store) DebugSAdd(ctx context.Context, key, member string) error {
 	return s.rdb.SAdd(ctx, key, member).Err()
+}
+
+// DebugFlush empties the database (FLUSHDB); tests only.
+func (s *Store) DebugFlush(ctx context.Context) error {
+	return s.rdb.FlushDB(ctx).Err()
+}
+
+// DebugDump returns every key with its type and value in a comparable
+// text form (sets and hashes sorted, sorted sets with scores, streams by
+// length and last ID); tests only.
+func (s *Store) DebugDump(ctx context.Context) (map[string]string, error) {
+	keys, err := s.DebugKeys(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]string, len(keys))
+	for _, k := range keys {
+		typ, err := s.rdb.Type(ctx, k).Result()
+		if err != nil {
+			return nil, err
+		}
+		var v any
+		switch typ {
+		case "string":
+			v, err = s.rdb.Get(ctx, k).Result()
+		case "set":
+			var m []string
+			m, err = s.rdb.SMembers(ctx, k).Result()
+			sort.Strings(m)
+			v = m
+		case "hash":
+			v, err = s.rdb.HGetAll(ctx, k).Result()
+		case "zset":
+			v, err = s.rdb.ZRangeWithScores(ctx, k, 0, -1).Result()
+		case "stream":
+			var info *redis.XInfoStream
+			info, err = s.rdb.XInfoStream(ctx, k).Result()
+			if info != nil {
+				v = []any{info.Length, info.LastGeneratedID}
+			}
+		}
+		if err != nil {
+			return nil, err
+		}
+		out[k] = fmt.Sprintf("%s %v", typ, v)
+	}
+	return out, nil
 }

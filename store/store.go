@@ -25,6 +25,9 @@ type Options struct {
 	Logger *slog.Logger
 	// EventsMaxLen caps the meta:events stream (XADD MAXLEN ~). Default 100000.
 	EventsMaxLen int64
+	// PeerRootsMax caps the roots known only from peers (MergeRecord
+	// evicts the least recently touched beyond it). Default 100000.
+	PeerRootsMax int64
 }
 
 // Store is the node's only Redis user. It is safe for concurrent use.
@@ -33,6 +36,8 @@ type Store struct {
 	server *Server // nil when connected to an external Redis
 	log    *slog.Logger
 	evMax  int64
+	// peerMax is Options.PeerRootsMax.
+	peerMax int64
 }
 
 // Open connects to Redis, starting a managed redis-server first when
@@ -52,7 +57,10 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	if opts.EventsMaxLen <= 0 {
 		opts.EventsMaxLen = 100_000
 	}
-	s := &Store{log: opts.Logger.With("component", "store"), evMax: opts.EventsMaxLen}
+	if opts.PeerRootsMax <= 0 {
+		opts.PeerRootsMax = 100_000
+	}
+	s := &Store{log: opts.Logger.With("component", "store"), evMax: opts.EventsMaxLen, peerMax: opts.PeerRootsMax}
 	url := opts.URL
 	if url == "" {
 		if opts.DataDir == "" {
