@@ -150,7 +150,8 @@ local function deleteroot(r)
     if string.sub(f, 1, 5) == 'cids/' then dropmember(r, string.sub(f, 6)) end
     redis.call('DEL', fk(r, f))
   end
-  redis.call('DEL', fieldsk(r), ownk(r), supk(r))
+  redis.call('DEL', fieldsk(r), ownk(r), supk(r), 'peers:' .. r, 'conflicts:' .. r)
+  redis.call('ZREM', 'peerroots', r)
   redis.call('SREM', IDX, r)
   kswhy(r, 'purge')
 end
@@ -189,7 +190,15 @@ local function merge(r, q)
   if redis.call('EXISTS', ownk(q)) == 0 and redis.call('EXISTS', ownk(r)) == 1 then
     redis.call('HSET', ownk(q), unpack(redis.call('HGETALL', ownk(r))))
   end
-  redis.call('DEL', fieldsk(r), ownk(r), supk(r))
+  -- The peers that supplied r supplied q now.
+  if redis.call('EXISTS', 'peers:' .. r) == 1 then
+    redis.call('SUNIONSTORE', 'peers:' .. q, 'peers:' .. q, 'peers:' .. r)
+  end
+  if redis.call('EXISTS', 'conflicts:' .. r) == 1 then
+    redis.call('SUNIONSTORE', 'conflicts:' .. q, 'conflicts:' .. q, 'conflicts:' .. r)
+  end
+  redis.call('DEL', fieldsk(r), ownk(r), supk(r), 'peers:' .. r, 'conflicts:' .. r)
+  redis.call('ZREM', 'peerroots', r)
   redis.call('SREM', IDX, r)
   kswhy(r, 'merge', nil, q)
   kswhy(q, 'merge')
@@ -679,17 +688,4 @@ if not st[1] then return nil end
 local primary = '0'
 if redis.call('GET', fk(st[1], 'filePath')) == ARGV[1] then primary = '1' end
 return {st[1], st[2] or '', st[3] or '', st[4] or '', st[5] or '', primary, st[6] or '', st[7] or '', st[8] or '', st[9] or ''}`)
-
-	// ARGV: root, maxDuplicates. See docfor.
-	luaDocument = readScript(`return docfor(ARGV[1], ARGV[2])`)
-
-	// ARGV: cid, maxDuplicates. docfor of the root holding cid,
-	// with the root prepended; nil when no root holds it.
-	luaDocumentByCID = readScript(`
-local r = redis.call('GET', 'cid:' .. ARGV[1])
-if not r then return nil end
-local d = docfor(r, ARGV[2])
-if not d then return nil end
-table.insert(d, 1, r)
-return d`)
 )

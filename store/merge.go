@@ -177,7 +177,9 @@ func checkRecord(peer string, cids []string, meta map[string]string) (strong, we
 		}
 	}
 	for f, v := range meta {
-		if err := ValidField(f); err != nil {
+		// A record's sizeByte is the producer's file size: kept, like every
+		// peer field, under origin/<peer>/.
+		if err := ValidField(f); err != nil && f != "sizeByte" {
 			return nil, nil, nil, bad("%v", err)
 		}
 		first, _, _ := strings.Cut(f, "/")

@@ -211,11 +211,20 @@ func TestMergeRecord_LocalPrecedence(t *testing.T) {
 		}
 	})
 	t.Run("reserved fields", func(t *testing.T) {
-		for _, f := range []string{"filePath", "duplicates", "sizeByte", "mtime", "cids/x", "origin/x/y"} {
+		for _, f := range []string{"filePath", "duplicates", "mtime", "cids/x", "origin/x/y"} {
 			_, err := s.MergeRecord(ctx, peerA, []string{h.SHA256}, map[string]string{f: "/etc/passwd"})
 			if !errors.Is(err, store.ErrInvalidRecord) {
 				t.Errorf("field %s: err = %v, want ErrInvalidRecord", f, err)
 			}
+		}
+		// A producer's size is kept as its claim, never over the local one.
+		sizeBefore := must[store.Document](t)(s.Document(ctx, local)).Fields["sizeByte"]
+		if _, err := s.MergeRecord(ctx, peerA, []string{h.SHA256}, map[string]string{"sizeByte": "999"}); err != nil {
+			t.Fatal(err)
+		}
+		doc := must[store.Document](t)(s.Document(ctx, local))
+		if doc.Fields["sizeByte"] != sizeBefore || doc.Fields["origin/"+peerA+"/sizeByte"] != "999" {
+			t.Errorf("sizeByte %q, peer's claim %q", doc.Fields["sizeByte"], doc.Fields["origin/"+peerA+"/sizeByte"])
 		}
 	})
 	after := must[store.Document](t)(s.Document(ctx, local))

@@ -298,3 +298,24 @@ func checkHashes(h Hashes) error {
 	}
 	return checkCID(h.IPFS, protocol.StrongRank)
 }
+
+// Announced returns the CID the node announces for root: the best-ranked
+// of the digests of its own confirmed bytes (own:<root>), never a member
+// supplied by peers or other writers. "" when the root's bytes are not
+// confirmed yet (midhash only), or the root is known only from peers.
+func (s *Store) Announced(ctx context.Context, root RootID) (string, error) {
+	v, err := s.rdb.HMGet(ctx, ownKey(root), "sha", "ipfs").Result()
+	if err != nil {
+		return "", fmt.Errorf("store: %w", err)
+	}
+	var own []string
+	for _, x := range v {
+		if c, ok := x.(string); ok && c != "" {
+			own = append(own, c)
+		}
+	}
+	if len(own) == 0 {
+		return "", nil
+	}
+	return protocol.Canonical(own), nil
+}
