@@ -18,6 +18,17 @@ type Backend interface {
 	Status(ctx context.Context) (Status, error)
 	// Ready returns nil once the node serves complete answers.
 	Ready(ctx context.Context) error
+	// Providers lists the peers the DHT returns for a canonical CID.
+	Providers(ctx context.Context, cid string) ([]string, error)
+	// Peers lists the connected peers.
+	Peers(ctx context.Context) ([]Peer, error)
+}
+
+// Peer is one entry of GET /api/peers.
+type Peer struct {
+	ID        string   `json:"id"`
+	Addrs     []string `json:"addrs"`
+	LatencyMs float64  `json:"latencyMs,omitempty"`
 }
 
 // Status is the JSON shape of GET /api/status.
@@ -30,6 +41,7 @@ type Status struct {
 	Scan         any         `json:"scan"`
 	Peers        int         `json:"peers"`
 	ProvideQueue int         `json:"provideQueue"`
+	Provide      any         `json:"provide,omitempty"`
 	HashQueue    int         `json:"hashQueue"`
 	Redis        RedisStatus `json:"redis"`
 }
@@ -56,6 +68,8 @@ func New(b Backend, log *slog.Logger) *Server {
 	s.mux.HandleFunc("GET /ready", s.ready)
 	s.mux.HandleFunc("GET /api/status", s.status)
 	s.mux.HandleFunc("GET /api/meta/{cid}", s.meta)
+	s.mux.HandleFunc("GET /api/providers/{cid}", s.providers)
+	s.mux.HandleFunc("GET /api/peers", s.peers)
 	s.mux.HandleFunc("GET /api/meta/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, fmt.Errorf("%w: missing CID: use /api/meta/<cid>", ErrBadRequest))
 	})
@@ -127,4 +141,27 @@ func (s *Server) meta(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, doc)
+}
+
+func (s *Server) providers(w http.ResponseWriter, r *http.Request) {
+	c, err := ParseCID(r.PathValue("cid"))
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	ps, err := s.b.Providers(r.Context(), c)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"cid": c, "providers": ps})
+}
+
+func (s *Server) peers(w http.ResponseWriter, r *http.Request) {
+	ps, err := s.b.Peers(r.Context())
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"peers": ps})
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"sort"
 	"time"
 
 	"github.com/metamesh/node/api"
@@ -21,18 +22,32 @@ const requestTimeout = time.Second
 // backend is the api.Backend of a node.
 type backend struct{ n *Node }
 
-// Meta answers from the local store. (The federation adds peers'
-// answers behind the same call; until then local is all there is.)
+// Meta answers from the local store and, unless local, the federation.
 func (b *backend) Meta(ctx context.Context, cid string, local bool) (map[string]any, error) {
-	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
-	defer cancel()
-	doc, err := b.n.st.DocumentByCID(ctx, cid)
-	if err != nil {
-		return nil, apiError(err, cid)
+	return b.n.res.Meta(ctx, cid, local)
+}
+
+// Providers lists the peers the DHT returns for cid.
+func (b *backend) Providers(ctx context.Context, cid string) ([]string, error) {
+	return b.n.res.Providers(ctx, cid)
+}
+
+// Peers lists the connected peers.
+func (b *backend) Peers(ctx context.Context) ([]api.Peer, error) {
+	h := b.n.p2p.host
+	out := []api.Peer{}
+	for _, p := range h.Network().Peers() {
+		pi := api.Peer{ID: p.String(), Addrs: []string{}}
+		for _, c := range h.Network().ConnsToPeer(p) {
+			pi.Addrs = append(pi.Addrs, c.RemoteMultiaddr().String())
+		}
+		if l := h.Peerstore().LatencyEWMA(p); l > 0 {
+			pi.LatencyMs = float64(l.Microseconds()) / 1000
+		}
+		out = append(out, pi)
 	}
-	m := doc.Nested()
-	m["source"] = "local"
-	return m, nil
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out, nil
 }
 
 func apiError(err error, cid string) error {
@@ -58,13 +73,18 @@ func (b *backend) Status(ctx context.Context) (api.Status, error) {
 	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
 	defer cancel()
 	n := b.n
+	ps := n.ann.Stats()
 	st := api.Status{
-		Version:   Version,
-		Addrs:     []string{},
-		Libraries: n.cfg.Libraries,
-		Scan:      n.ing.Progress(),
-		HashQueue: n.ing.QueueLen(),
-		Redis:     api.RedisStatus{OK: true, Managed: n.st.Server() != nil},
+		Version:      Version,
+		PeerID:       n.p2p.host.ID().String(),
+		Addrs:        n.p2p.Addrs(),
+		Libraries:    n.cfg.Libraries,
+		Scan:         n.ing.Progress(),
+		Peers:        len(n.p2p.host.Network().Peers()),
+		ProvideQueue: ps.Queued,
+		Provide:      ps,
+		HashQueue:    n.ing.QueueLen(),
+		Redis:        api.RedisStatus{OK: true, Managed: n.st.Server() != nil},
 	}
 	if srv := n.st.Server(); srv != nil {
 		st.Redis.Addr = srv.Addr()

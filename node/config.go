@@ -9,6 +9,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/libp2p/go-libp2p/core/connmgr"
+	ma "github.com/multiformats/go-multiaddr"
+
 	"github.com/metamesh/node/ingest"
 )
 
@@ -36,9 +39,58 @@ type Config struct {
 	// Settle is how long a file must be still before it is hashed
 	// (--settle). Default 2s.
 	Settle time.Duration
+
+	// Listen are the libp2p listen multiaddrs (--listen). Default
+	// DefaultListen (TCP and QUIC on 4681, every interface).
+	Listen []string
+	// Bootstrap peers, /…/p2p/<peerID> multiaddrs (--bootstrap), redialled
+	// with backoff whenever the node is not connected to them. There are
+	// no default (public) bootstrap peers.
+	Bootstrap []string
+	// Announce replaces the addresses the node tells peers (--announce),
+	// for a node behind NAT or in a container.
+	Announce []string
+	// NATPortMap asks the household router for a port mapping (UPnP,
+	// NAT-PMP) (--nat-portmap). Off: the node never reaches out on its own.
+	NATPortMap bool
+	// SwarmKeyFile makes the federation private (--swarm-key): only nodes
+	// with the same /key/swarm/psk/1.0.0/ key connect. QUIC cannot run a
+	// private network, so the default QUIC address is dropped and a QUIC
+	// --listen is refused.
+	SwarmKeyFile string
+	// AllowPeers, when set, is the only peers the node connects with
+	// (--allow-peer).
+	AllowPeers []string
+	// DHTMode is server (default), client or auto (--dht-mode).
+	DHTMode string
+	// ConnLow and ConnHigh are the connection manager's watermarks
+	// (--conn-low, --conn-high; default 100 and 400).
+	ConnLow, ConnHigh int
+	// ReprovideInterval is how often every announced CID is provided again
+	// (--reprovide-interval). Default 22h.
+	ReprovideInterval time.Duration
+	// ProviderRecordTTL is how long provider records the node stores for
+	// others stay valid; 0 keeps kad-dht's default (48h). Tests shorten it.
+	ProviderRecordTTL time.Duration
+	// LookupTimeout bounds a federated lookup (--lookup-timeout). Default
+	// 10s: an unknown CID answers 404 within it.
+	LookupTimeout time.Duration
+	// PeerRootsMax caps the roots known only from peers (--peer-roots-max,
+	// default 100000): the least recently used are evicted.
+	PeerRootsMax int
+
+	// Gater, when set, also decides which peers the host may connect with
+	// (after AllowPeers). It has no flag: programs that embed a node (the
+	// testnet harness cutting partitions) set it.
+	Gater connmgr.ConnectionGater
+
 	// Logger; default slog.Default().
 	Logger *slog.Logger
 }
+
+// DefaultListen are the libp2p addresses a node listens on by default:
+// not 4001, so it runs beside Kubo.
+var DefaultListen = []string{"/ip4/0.0.0.0/tcp/4681", "/ip4/0.0.0.0/udp/4681/quic-v1"}
 
 // SetDefaults fills zero fields.
 func (c *Config) SetDefaults() {
@@ -52,6 +104,27 @@ func (c *Config) SetDefaults() {
 	}
 	if c.Settle == 0 {
 		c.Settle = 2 * time.Second
+	}
+	if len(c.Listen) == 0 {
+		c.Listen = DefaultListen
+	}
+	if c.DHTMode == "" {
+		c.DHTMode = "server"
+	}
+	if c.ConnLow == 0 {
+		c.ConnLow = 100
+	}
+	if c.ConnHigh == 0 {
+		c.ConnHigh = 400
+	}
+	if c.ReprovideInterval == 0 {
+		c.ReprovideInterval = 22 * time.Hour
+	}
+	if c.LookupTimeout == 0 {
+		c.LookupTimeout = 10 * time.Second
+	}
+	if c.PeerRootsMax == 0 {
+		c.PeerRootsMax = 100_000
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
@@ -90,7 +163,65 @@ func (c *Config) Validate() error {
 	if c.Settle < 0 {
 		return fmt.Errorf("config: Settle: %s is negative", c.Settle)
 	}
+	if _, err := multiaddrs(c.Listen, "--listen"); err != nil {
+		return fmt.Errorf("config: Listen: %w", err)
+	}
+	if _, err := parseBootstrap(c.Bootstrap); err != nil {
+		return fmt.Errorf("config: Bootstrap: %w", err)
+	}
+	if _, err := multiaddrs(c.Announce, "--announce"); err != nil {
+		return fmt.Errorf("config: Announce: %w", err)
+	}
+	if c.hasPSK() && !c.defaultListen() {
+		for _, a := range c.Listen {
+			if m, _ := multiaddrs([]string{a}, "--listen"); isQUIC(m[0]) {
+				return fmt.Errorf("config: Listen: %q is QUIC, and QUIC cannot run a private network (--swarm-key); listen on TCP only", a)
+			}
+		}
+	}
+	if _, err := newAllowGater(c.AllowPeers); err != nil {
+		return fmt.Errorf("config: AllowPeers: %w", err)
+	}
+	switch c.DHTMode {
+	case "server", "client", "auto":
+	default:
+		return fmt.Errorf("config: DHTMode: %q: want server, client or auto (--dht-mode)", c.DHTMode)
+	}
+	if c.ConnLow < 0 || c.ConnHigh <= c.ConnLow {
+		return fmt.Errorf("config: ConnLow %d, ConnHigh %d: want 0 <= low < high (--conn-low, --conn-high)", c.ConnLow, c.ConnHigh)
+	}
+	if c.ReprovideInterval < 0 || c.LookupTimeout < 0 || c.PeerRootsMax < 0 {
+		return fmt.Errorf("config: ReprovideInterval %s, LookupTimeout %s, PeerRootsMax %d: none may be negative", c.ReprovideInterval, c.LookupTimeout, c.PeerRootsMax)
+	}
 	return nil
+}
+
+func (c *Config) hasPSK() bool { return c.SwarmKeyFile != "" }
+
+func (c *Config) defaultListen() bool {
+	return len(c.Listen) == len(DefaultListen) && c.Listen[0] == DefaultListen[0] && c.Listen[1] == DefaultListen[1]
+}
+
+// listenAddrs are the libp2p listen addresses; with a swarm key the
+// default QUIC address is dropped (QUIC cannot run a private network), and
+// the log says so.
+func (c *Config) listenAddrs(log *slog.Logger) ([]ma.Multiaddr, error) {
+	addrs, err := multiaddrs(c.Listen, "--listen")
+	if err != nil {
+		return nil, err
+	}
+	if !c.hasPSK() {
+		return addrs, nil
+	}
+	out := addrs[:0]
+	for _, a := range addrs {
+		if isQUIC(a) {
+			log.Info("private federation (--swarm-key): not listening on QUIC, which cannot run a private network", "addr", a.String())
+			continue
+		}
+		out = append(out, a)
+	}
+	return out, nil
 }
 
 // absolute puts library and data paths in the form stored paths take

@@ -10,6 +10,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ipfs/go-cid"
+	"github.com/libp2p/go-libp2p/core/peer"
+
 	"github.com/metamesh/node/api"
 	"github.com/metamesh/node/ingest"
 	"github.com/metamesh/node/store"
@@ -28,7 +31,11 @@ type Node struct {
 	http *http.Server
 	ln   net.Listener
 
-	stopFollow context.CancelFunc // ends the store's Follow
+	p2p  *p2p
+	rs   *recordService
+	ann  *announcer
+	res  *resolver
+	stop context.CancelFunc // ends Follow and the announcer
 
 	wg       sync.WaitGroup
 	once     sync.Once
@@ -50,7 +57,8 @@ func New(cfg Config) (*Node, error) {
 }
 
 // Start opens the store (starting the managed redis-server when no URL is
-// set), starts ingest (watch, then scan) and the HTTP API.
+// set), starts the libp2p host and the DHT, ingest (watch, then scan),
+// the announcer and the HTTP API.
 func (n *Node) Start(ctx context.Context) error {
 	// Bind the API first: a busy port is the commonest start-up failure
 	// and costs nothing to find out.
@@ -64,13 +72,35 @@ func (n *Node) Start(ctx context.Context) error {
 		return errors.Join(err, n.Close())
 	}
 	n.st = st
-	// Outside writers' fields (the open schema) are indexed as they come.
-	fctx, cancel := context.WithCancel(context.Background())
-	n.stopFollow = cancel
+	key, err := LoadIdentity(n.cfg.DataDir)
+	if err != nil {
+		return errors.Join(err, n.Close())
+	}
+	p, err := startP2P(ctx, n.cfg, key, n.log)
+	if err != nil {
+		return errors.Join(err, n.Close())
+	}
+	n.p2p = p
+	n.rs = newRecordService(p.host, st, key, n.log)
+	n.res = newResolver(st, p, n.rs, n.cfg.LookupTimeout, n.log)
+	n.ann = newAnnouncer(st, func(ctx context.Context, c cid.Cid) error { return p.dht.Provide(ctx, c, true) },
+		n.cfg.ReprovideInterval, n.log)
+	bg, cancel := context.WithCancel(context.Background())
+	n.stop = cancel
+	n.wg.Add(2)
+	go func() {
+		defer n.wg.Done()
+		// Outside writers' fields (the open schema) are indexed as they come.
+		_ = st.Follow(bg)
+	}()
+	go func() {
+		defer n.wg.Done()
+		n.ann.run(bg, 4)
+	}()
 	n.wg.Add(1)
 	go func() {
 		defer n.wg.Done()
-		_ = st.Follow(fctx)
+		n.reprovideOnFirstPeer(bg)
 	}()
 	ing, err := ingest.New(st, ingest.Config{
 		Libraries: append([]string(nil), n.cfg.Libraries...),
@@ -102,9 +132,40 @@ func (n *Node) Start(ctx context.Context) error {
 			n.log.Error("api server stopped", "err", err)
 		}
 	}()
-	n.log.Info("node running", "api", "http://"+ln.Addr().String(), "libraries", n.cfg.Libraries, "version", Version)
+	n.log.Info("node running", "api", "http://"+ln.Addr().String(), "peerId", p.host.ID().String(), "addrs", p.Addrs(),
+		"libraries", n.cfg.Libraries, "version", Version)
 	return nil
 }
+
+// reprovideOnFirstPeer provides everything again whenever the routing
+// table goes from empty to not empty: a node that started alone (or was
+// cut off) announces its files as soon as it has peers to tell.
+func (n *Node) reprovideOnFirstPeer(ctx context.Context) {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	had := false
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		has := n.p2p.dht.RoutingTable().Size() > 0
+		if has && !had {
+			n.ann.Reprovide()
+		}
+		had = has
+	}
+}
+
+// PeerID is the node's libp2p identity (after Start).
+func (n *Node) PeerID() string { return n.p2p.host.ID().String() }
+
+// P2PAddrs are the node's libp2p addresses with /p2p/<id> (after Start).
+func (n *Node) P2PAddrs() []string { return n.p2p.Addrs() }
+
+// ProvideStats are the announcer's counters (after Start).
+func (n *Node) ProvideStats() ProvideStats { return n.ann.Stats() }
 
 // APIAddr is the address the HTTP API listens on (after Start).
 func (n *Node) APIAddr() string {
@@ -120,7 +181,8 @@ func (n *Node) Store() *store.Store { return n.st }
 // Ingester returns the node's ingester (after Start).
 func (n *Node) Ingester() *ingest.Ingester { return n.ing }
 
-// Close stops the API, then ingest, then the store. It is idempotent.
+// Close stops the API, then the peers side (announcer, record protocol,
+// DHT, host), then ingest, then the store. It is idempotent.
 func (n *Node) Close() error {
 	n.once.Do(func() {
 		var errs []error
@@ -131,10 +193,16 @@ func (n *Node) Close() error {
 		} else if n.ln != nil {
 			errs = append(errs, n.ln.Close())
 		}
-		if n.stopFollow != nil {
-			n.stopFollow()
+		if n.stop != nil {
+			n.stop()
 		}
 		n.wg.Wait()
+		if n.rs != nil {
+			n.rs.close()
+		}
+		if n.p2p != nil {
+			errs = append(errs, n.p2p.Close())
+		}
 		if n.ing != nil {
 			errs = append(errs, n.ing.Close())
 		}
@@ -159,3 +227,11 @@ func Run(ctx context.Context, cfg Config) error {
 	n.log.Info("shutting down")
 	return n.Close()
 }
+
+// Connect dials a peer (after Start).
+func (n *Node) Connect(ctx context.Context, ai peer.AddrInfo) error {
+	return n.p2p.host.Connect(ctx, ai)
+}
+
+// Disconnect closes every connection to a peer (after Start).
+func (n *Node) Disconnect(p peer.ID) { _ = n.p2p.host.Network().ClosePeer(p) }

@@ -25,8 +25,8 @@ func startNode(t *testing.T, lib string) (*node.Node, *store.Server) {
 	t.Helper()
 	srv := storetest.Server(t)
 	n, err := node.New(node.Config{
-		Libraries: []string{lib}, RedisURL: srv.URL(), APIAddr: "127.0.0.1:0",
-		Settle: 30 * time.Millisecond, Logger: storetest.Logger(t),
+		Libraries: []string{lib}, RedisURL: srv.URL(), APIAddr: "127.0.0.1:0", DataDir: storetest.Dir(t),
+		Listen: []string{"/ip4/127.0.0.1/tcp/0"}, Settle: 30 * time.Millisecond, Logger: storetest.Logger(t),
 	})
 	if err != nil {
 		t.Fatal(err)

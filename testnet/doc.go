@@ -1,5 +1,13 @@
-// Package testnet will hold the multi-node harness (in-process nodes and
-// the docker-compose testnet) and its scenario tests. It is empty until
-// nodes federate: today a node runs alone. Production code never imports
-// it.
+// Package testnet is the multi-node harness: Cluster starts n full nodes
+// in one process (each with its own redis-server, data directory and
+// library, libp2p on loopback), and offers Connect, Chain, Partition and
+// Heal (a connection gater per node), Kill and Restart (keeping data,
+// identity and address), AddFile and WaitFor. Its tests are the
+// federation scenarios. Production code never imports it.
+//
+// # Files
+//
+//   - testnet.go: Cluster and Member.
+//   - *_test.go: scenarios (lookups across a chain, partitions, hostile
+//     peers, reprovide cycles) and the 20-node benchmark.
 package testnet

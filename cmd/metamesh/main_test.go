@@ -220,7 +220,7 @@ func TestRun_KillMidIngest(t *testing.T) {
 	filepath.Walk(lib, func(p string, _ os.FileInfo, _ error) error { return os.Chtimes(p, old, old) })
 
 	addr := freeAddr(t)
-	cmd := exec.Command(binary, "run", "--library", lib, "--data", data, "--api", addr, "--workers", "1", "--log-level", "warn")
+	cmd := exec.Command(binary, "run", "--library", lib, "--data", data, "--api", addr, "--listen", "/ip4/127.0.0.1/tcp/0", "--workers", "1", "--log-level", "warn")
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

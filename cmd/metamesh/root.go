@@ -23,7 +23,8 @@ func newRootCmd() *cobra.Command {
 	}
 	root.PersistentFlags().String("log-level", "info", "log level: debug, info, warn, error (env METAMESH_LOG_LEVEL)")
 	root.PersistentFlags().String("log-format", "text", "log format: text or json (env METAMESH_LOG_FORMAT)")
-	root.AddCommand(newVersionCmd(), newHashCmd(), newCIDCmd(), newFsckCmd(), newRunCmd(), newScanCmd())
+	root.AddCommand(newVersionCmd(), newHashCmd(), newCIDCmd(), newFsckCmd(), newRunCmd(), newScanCmd(),
+		newIDCmd(), newLookupCmd(), newProvidersCmd(), newPeersCmd(), newStatusCmd())
 	return root
 }
 

@@ -25,11 +25,37 @@ comma-separated.`,
 				return err
 			}
 			cfg.APIAddr, _ = cmd.Flags().GetString("api")
+			f := cmd.Flags()
+			cfg.Listen, _ = f.GetStringArray("listen")
+			cfg.Bootstrap, _ = f.GetStringArray("bootstrap")
+			cfg.Announce, _ = f.GetStringArray("announce")
+			cfg.NATPortMap, _ = f.GetBool("nat-portmap")
+			cfg.SwarmKeyFile, _ = f.GetString("swarm-key")
+			cfg.AllowPeers, _ = f.GetStringArray("allow-peer")
+			cfg.DHTMode, _ = f.GetString("dht-mode")
+			cfg.ConnLow, _ = f.GetInt("conn-low")
+			cfg.ConnHigh, _ = f.GetInt("conn-high")
+			cfg.ReprovideInterval, _ = f.GetDuration("reprovide-interval")
+			cfg.LookupTimeout, _ = f.GetDuration("lookup-timeout")
+			cfg.PeerRootsMax, _ = f.GetInt("peer-roots-max")
 			return node.Run(cmd.Context(), cfg)
 		},
 	}
 	libraryFlags(c)
-	c.Flags().String("api", node.DefaultAPIAddr, "HTTP API listen address (env METAMESH_API)")
+	f := c.Flags()
+	f.String("api", node.DefaultAPIAddr, "HTTP API listen address (env METAMESH_API)")
+	f.StringArray("listen", nil, "libp2p listen multiaddr; repeat for more (default /ip4/0.0.0.0/tcp/4681 and /ip4/0.0.0.0/udp/4681/quic-v1; env METAMESH_LISTEN)")
+	f.StringArray("bootstrap", nil, "peer to join through, …/p2p/<peerID>; redialled whenever not connected; repeat for more (env METAMESH_BOOTSTRAP)")
+	f.StringArray("announce", nil, "address to tell peers instead of the listen addresses (behind NAT, in a container); repeat for more (env METAMESH_ANNOUNCE)")
+	f.Bool("nat-portmap", false, "ask the router for a port mapping (UPnP/NAT-PMP); off: the node never reaches out on its own (env METAMESH_NAT_PORTMAP)")
+	f.String("swarm-key", "", "private federation: a /key/swarm/psk/1.0.0/ key file; only nodes with the same key connect (TCP only) (env METAMESH_SWARM_KEY)")
+	f.StringArray("allow-peer", nil, "connect only with these peer IDs; repeat for more (env METAMESH_ALLOW_PEER)")
+	f.String("dht-mode", "server", "DHT mode: server, client or auto (env METAMESH_DHT_MODE)")
+	f.Int("conn-low", 100, "connection manager low watermark (env METAMESH_CONN_LOW)")
+	f.Int("conn-high", 400, "connection manager high watermark (env METAMESH_CONN_HIGH)")
+	f.Duration("reprovide-interval", 22*time.Hour, "how often every announced CID is provided again (env METAMESH_REPROVIDE_INTERVAL)")
+	f.Duration("lookup-timeout", 10*time.Second, "how long a federated lookup may take before 404 (env METAMESH_LOOKUP_TIMEOUT)")
+	f.Int("peer-roots-max", 100_000, "files known only from peers kept at most; the least recently used go (env METAMESH_PEER_ROOTS_MAX)")
 	return c
 }
 

@@ -1,0 +1,410 @@
+package node
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/libp2p/go-libp2p"
+	dht "github.com/libp2p/go-libp2p-kad-dht"
+	"github.com/libp2p/go-libp2p-kad-dht/records"
+	"github.com/libp2p/go-libp2p/core/connmgr"
+	"github.com/libp2p/go-libp2p/core/control"
+	"github.com/libp2p/go-libp2p/core/crypto"
+	"github.com/libp2p/go-libp2p/core/host"
+	"github.com/libp2p/go-libp2p/core/network"
+	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/libp2p/go-libp2p/core/pnet"
+	rcmgr "github.com/libp2p/go-libp2p/p2p/host/resource-manager"
+	yamux "github.com/libp2p/go-libp2p/p2p/muxer/yamux"
+	bconnmgr "github.com/libp2p/go-libp2p/p2p/net/connmgr"
+	noise "github.com/libp2p/go-libp2p/p2p/security/noise"
+	quic "github.com/libp2p/go-libp2p/p2p/transport/quic"
+	tcp "github.com/libp2p/go-libp2p/p2p/transport/tcp"
+	ma "github.com/multiformats/go-multiaddr"
+)
+
+// DHTPrefix makes the node's DHT a MetaMesh network (/metamesh/kad/1.0.0),
+// never the public IPFS one.
+const DHTPrefix = "/metamesh"
+
+// identityFile holds the node's Ed25519 key in the data directory.
+const identityFile = "identity.key"
+
+// LoadIdentity reads the node's key from dir, creating it (mode 0600) on
+// first use. A key file others may read is refused.
+func LoadIdentity(dir string) (crypto.PrivKey, error) {
+	p := filepath.Join(dir, identityFile)
+	b, err := os.ReadFile(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, fmt.Errorf("identity: %w", err)
+		}
+		k, _, err := crypto.GenerateEd25519Key(rand.Reader)
+		if err != nil {
+			return nil, fmt.Errorf("identity: %w", err)
+		}
+		raw, err := crypto.MarshalPrivateKey(k)
+		if err != nil {
+			return nil, fmt.Errorf("identity: %w", err)
+		}
+		f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if errors.Is(err, fs.ErrExist) { // created meanwhile by another process
+			return LoadIdentity(dir)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("identity: %w", err)
+		}
+		if _, err := f.Write(raw); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("identity: write %s: %w", p, err)
+		}
+		return k, f.Close()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("identity: %w", err)
+	}
+	if fi, err := os.Stat(p); err == nil && fi.Mode().Perm()&0o077 != 0 {
+		return nil, fmt.Errorf("identity: %s is readable by others (mode %v): chmod 600 it", p, fi.Mode().Perm())
+	}
+	k, err := crypto.UnmarshalPrivateKey(b)
+	if err != nil {
+		return nil, fmt.Errorf("identity: %s: %w", p, err)
+	}
+	if k.Type() != crypto.Ed25519 {
+		return nil, fmt.Errorf("identity: %s holds a %v key, want Ed25519", p, k.Type())
+	}
+	return k, nil
+}
+
+// p2p is the node's libp2p side: the host, the DHT and the bootstrap
+// loop.
+type p2p struct {
+	host host.Host
+	dht  *dht.IpfsDHT
+	cm   *bconnmgr.BasicConnMgr
+	log  *slog.Logger
+	boot []peer.AddrInfo
+
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+// startP2P builds the host and the DHT from cfg and starts the bootstrap
+// loop. Nothing reaches out on its own: no mDNS, no port mapping unless
+// NATPortMap, no relays, no public bootstrap peers.
+func startP2P(ctx context.Context, cfg Config, key crypto.PrivKey, log *slog.Logger) (*p2p, error) {
+	p := &p2p{log: log.With("component", "p2p")}
+	listen, err := cfg.listenAddrs(p.log)
+	if err != nil {
+		return nil, err
+	}
+	boot, err := parseBootstrap(cfg.Bootstrap)
+	if err != nil {
+		return nil, err
+	}
+	p.boot = boot
+	cm, err := bconnmgr.NewConnManager(cfg.ConnLow, cfg.ConnHigh, bconnmgr.WithGracePeriod(time.Minute))
+	if err != nil {
+		return nil, fmt.Errorf("p2p: connection manager: %w", err)
+	}
+	p.cm = cm
+	limits := rcmgr.DefaultLimits
+	libp2p.SetDefaultServiceLimits(&limits)
+	scaled := limits.AutoScale()
+	base := scaled.ToPartialLimitConfig()
+	// Connections and streams sit above the connection manager's high
+	// watermark, so trimming, not the resource manager, keeps the count.
+	conns := rcmgr.LimitVal(cfg.ConnHigh * 2)
+	base.System.Conns, base.System.ConnsInbound, base.System.ConnsOutbound = conns, conns, conns
+	rm, err := rcmgr.NewResourceManager(rcmgr.NewFixedLimiter(base.Build(scaled)))
+	if err != nil {
+		return nil, fmt.Errorf("p2p: resource manager: %w", err)
+	}
+	if lim, ok := rm.(connmgr.GetConnLimiter); ok {
+		if err := cm.CheckLimit(lim); err != nil {
+			rm.Close()
+			return nil, fmt.Errorf("p2p: %w (lower --conn-high)", err)
+		}
+	}
+	opts := []libp2p.Option{
+		libp2p.Identity(key),
+		libp2p.ListenAddrs(listen...),
+		libp2p.Transport(tcp.NewTCPTransport),
+		libp2p.Security(noise.ID, noise.New),
+		libp2p.Muxer(yamux.ID, yamux.DefaultTransport),
+		libp2p.ConnectionManager(cm),
+		libp2p.ResourceManager(rm),
+		libp2p.DisableRelay(),
+		libp2p.Ping(true),
+	}
+	if !cfg.hasPSK() {
+		opts = append(opts, libp2p.Transport(quic.NewTransport))
+	}
+	if cfg.NATPortMap {
+		opts = append(opts, libp2p.NATPortMap())
+	}
+	if cfg.SwarmKeyFile != "" {
+		psk, err := readSwarmKey(cfg.SwarmKeyFile)
+		if err != nil {
+			rm.Close()
+			return nil, err
+		}
+		opts = append(opts, libp2p.PrivateNetwork(psk))
+	}
+	var gaters gaterChain
+	if len(cfg.AllowPeers) > 0 {
+		g, err := newAllowGater(cfg.AllowPeers)
+		if err != nil {
+			rm.Close()
+			return nil, err
+		}
+		gaters = append(gaters, g)
+	}
+	if cfg.Gater != nil {
+		gaters = append(gaters, cfg.Gater)
+	}
+	if len(gaters) > 0 {
+		opts = append(opts, libp2p.ConnectionGater(gaters))
+	}
+	if len(cfg.Announce) > 0 {
+		ann, err := multiaddrs(cfg.Announce, "--announce")
+		if err != nil {
+			rm.Close()
+			return nil, err
+		}
+		opts = append(opts, libp2p.AddrsFactory(func([]ma.Multiaddr) []ma.Multiaddr { return ann }))
+	}
+	h, err := libp2p.New(opts...)
+	if err != nil {
+		rm.Close()
+		return nil, fmt.Errorf("p2p: start host: %w", err)
+	}
+	p.host = h
+	mode := dht.ModeServer
+	switch cfg.DHTMode {
+	case "client":
+		mode = dht.ModeClient
+	case "auto":
+		mode = dht.ModeAuto
+	}
+	provOpts := []records.Option{}
+	if cfg.ProviderRecordTTL > 0 {
+		provOpts = append(provOpts, records.ProvideValidity(cfg.ProviderRecordTTL), records.CleanupInterval(cfg.ProviderRecordTTL/2))
+	}
+	d, err := dht.New(h,
+		dht.ProtocolPrefix(DHTPrefix),
+		dht.Mode(mode),
+		dht.BootstrapPeers(boot...),
+		dht.ProviderManagerOpts(provOpts...),
+	)
+	if err != nil {
+		h.Close()
+		return nil, fmt.Errorf("p2p: start DHT: %w", err)
+	}
+	p.dht = d
+	bctx, cancel := context.WithCancel(context.Background())
+	p.cancel = cancel
+	if len(boot) > 0 {
+		p.wg.Add(1)
+		go p.bootstrapLoop(bctx)
+	}
+	return p, nil
+}
+
+// bootstrapLoop keeps the node connected to its bootstrap peers: whenever
+// it is not connected to one, it redials with backoff (1 s doubling to a
+// minute), so a partition heals by itself.
+func (p *p2p) bootstrapLoop(ctx context.Context) {
+	defer p.wg.Done()
+	next := map[peer.ID]time.Time{}
+	backoff := map[peer.ID]time.Duration{}
+	tick := time.NewTicker(500 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		now := time.Now()
+		for _, ai := range p.boot {
+			if p.host.Network().Connectedness(ai.ID) == network.Connected {
+				backoff[ai.ID] = 0
+				continue
+			}
+			if now.Before(next[ai.ID]) {
+				continue
+			}
+			dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			err := p.host.Connect(dctx, ai)
+			cancel()
+			if err != nil {
+				b := max(backoff[ai.ID]*2, time.Second)
+				backoff[ai.ID] = min(b, time.Minute)
+				next[ai.ID] = time.Now().Add(backoff[ai.ID])
+				p.log.Debug("bootstrap peer not reachable; will retry", "peer", ai.ID, "in", backoff[ai.ID], "err", err)
+				continue
+			}
+			p.log.Info("connected to bootstrap peer", "peer", ai.ID)
+			backoff[ai.ID] = 0
+			// A fresh connection fills the routing table at once.
+			go func() { _ = p.dht.Bootstrap(ctx) }()
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// Addrs are the host's addresses with /p2p/<id>, as peers dial them.
+func (p *p2p) Addrs() []string {
+	out := []string{}
+	for _, a := range p.host.Addrs() {
+		out = append(out, a.String()+"/p2p/"+p.host.ID().String())
+	}
+	return out
+}
+
+func (p *p2p) Close() error {
+	if p.cancel != nil {
+		p.cancel()
+	}
+	p.wg.Wait()
+	var errs []error
+	if p.dht != nil {
+		errs = append(errs, p.dht.Close())
+	}
+	if p.host != nil {
+		errs = append(errs, p.host.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// readSwarmKey reads a private network key in the standard
+// /key/swarm/psk/1.0.0/ format.
+func readSwarmKey(path string) (pnet.PSK, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("--swarm-key: %w", err)
+	}
+	psk, err := pnet.DecodeV1PSK(bytes.NewReader(b))
+	if err != nil {
+		return nil, fmt.Errorf("--swarm-key %s: %w (want the /key/swarm/psk/1.0.0/ format)", path, err)
+	}
+	return psk, nil
+}
+
+// allowGater refuses every peer not on the allow-list.
+type allowGater struct{ allow map[peer.ID]bool }
+
+func newAllowGater(ids []string) (*allowGater, error) {
+	g := &allowGater{allow: map[peer.ID]bool{}}
+	for _, s := range ids {
+		id, err := peer.Decode(s)
+		if err != nil {
+			return nil, fmt.Errorf("--allow-peer %q: %w", s, err)
+		}
+		g.allow[id] = true
+	}
+	return g, nil
+}
+
+func (g *allowGater) InterceptPeerDial(p peer.ID) bool                 { return g.allow[p] }
+func (g *allowGater) InterceptAddrDial(p peer.ID, _ ma.Multiaddr) bool { return g.allow[p] }
+func (g *allowGater) InterceptAccept(network.ConnMultiaddrs) bool      { return true }
+func (g *allowGater) InterceptSecured(_ network.Direction, p peer.ID, _ network.ConnMultiaddrs) bool {
+	return g.allow[p]
+}
+func (g *allowGater) InterceptUpgraded(network.Conn) (bool, control.DisconnectReason) {
+	return true, 0
+}
+
+// gaterChain lets a connection through only when every gater does.
+type gaterChain []connmgr.ConnectionGater
+
+func (c gaterChain) InterceptPeerDial(p peer.ID) bool {
+	for _, g := range c {
+		if !g.InterceptPeerDial(p) {
+			return false
+		}
+	}
+	return true
+}
+
+func (c gaterChain) InterceptAddrDial(p peer.ID, a ma.Multiaddr) bool {
+	for _, g := range c {
+		if !g.InterceptAddrDial(p, a) {
+			return false
+		}
+	}
+	return true
+}
+
+func (c gaterChain) InterceptAccept(a network.ConnMultiaddrs) bool {
+	for _, g := range c {
+		if !g.InterceptAccept(a) {
+			return false
+		}
+	}
+	return true
+}
+
+func (c gaterChain) InterceptSecured(d network.Direction, p peer.ID, a network.ConnMultiaddrs) bool {
+	for _, g := range c {
+		if !g.InterceptSecured(d, p, a) {
+			return false
+		}
+	}
+	return true
+}
+
+func (c gaterChain) InterceptUpgraded(conn network.Conn) (bool, control.DisconnectReason) {
+	for _, g := range c {
+		if ok, r := g.InterceptUpgraded(conn); !ok {
+			return false, r
+		}
+	}
+	return true, 0
+}
+
+// parseBootstrap reads /…/p2p/<id> multiaddrs, grouping a peer's
+// addresses.
+func parseBootstrap(addrs []string) ([]peer.AddrInfo, error) {
+	mas, err := multiaddrs(addrs, "--bootstrap")
+	if err != nil {
+		return nil, err
+	}
+	infos, err := peer.AddrInfosFromP2pAddrs(mas...)
+	if err != nil {
+		return nil, fmt.Errorf("--bootstrap: %w (want …/p2p/<peerID>)", err)
+	}
+	return infos, nil
+}
+
+func multiaddrs(addrs []string, flag string) ([]ma.Multiaddr, error) {
+	out := make([]ma.Multiaddr, 0, len(addrs))
+	for _, a := range addrs {
+		m, err := ma.NewMultiaddr(a)
+		if err != nil {
+			return nil, fmt.Errorf("%s %q: %w", flag, a, err)
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+// isQUIC reports whether m is a QUIC address.
+func isQUIC(m ma.Multiaddr) bool {
+	for _, c := range m {
+		if c.Protocol().Code == ma.P_QUIC_V1 || c.Protocol().Code == ma.P_QUIC {
+			return true
+		}
+	}
+	return false
+}

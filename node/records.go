@@ -1,0 +1,160 @@
+package node
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/libp2p/go-libp2p/core/crypto"
+	"github.com/libp2p/go-libp2p/core/host"
+	"github.com/libp2p/go-libp2p/core/network"
+	"github.com/libp2p/go-libp2p/core/peer"
+	libp2pproto "github.com/libp2p/go-libp2p/core/protocol"
+
+	"github.com/metamesh/node/protocol"
+	"github.com/metamesh/node/store"
+)
+
+// Stream limits of the record protocol.
+const (
+	// recordStreamTimeout bounds a whole record exchange, both ways.
+	recordStreamTimeout = 10 * time.Second
+	// maxInboundPerPeer bounds the record streams one peer may have open
+	// at once; more are reset at once.
+	maxInboundPerPeer = 8
+)
+
+// recordService answers /metamesh/record/1.0.0 and asks peers on it.
+type recordService struct {
+	h   host.Host
+	st  *store.Store
+	key crypto.PrivKey
+	log *slog.Logger
+
+	mu      sync.Mutex
+	inbound map[peer.ID]int
+}
+
+func newRecordService(h host.Host, st *store.Store, key crypto.PrivKey, log *slog.Logger) *recordService {
+	rs := &recordService{h: h, st: st, key: key, log: log.With("component", "records"), inbound: map[peer.ID]int{}}
+	h.SetStreamHandler(libp2pproto.ID(protocol.RecordProtocolID), rs.handle)
+	return rs
+}
+
+func (rs *recordService) close() { rs.h.RemoveStreamHandler(libp2pproto.ID(protocol.RecordProtocolID)) }
+
+// handle answers one request: the signed record of a local file, or an
+// empty response. Files the node knows only from peers are not answered
+// for: a record is signed by its producer, and the node produces records
+// of its own files only.
+func (rs *recordService) handle(s network.Stream) {
+	from := s.Conn().RemotePeer()
+	if !rs.enter(from) {
+		rs.log.Debug("too many record streams from one peer; reset", "peer", from)
+		s.Reset()
+		return
+	}
+	defer rs.leave(from)
+	_ = s.SetDeadline(time.Now().Add(recordStreamTimeout))
+	asked, err := protocol.ReadRequest(bufio.NewReader(s))
+	if err != nil {
+		rs.log.Debug("bad record request; reset", "peer", from, "err", err)
+		s.Reset()
+		return
+	}
+	env, err := rs.sealed(context.Background(), asked)
+	if err != nil {
+		rs.log.Warn("cannot answer a record request; reset", "peer", from, "cid", asked, "err", err)
+		s.Reset()
+		return
+	}
+	if err := protocol.WriteResponse(s, env); err != nil {
+		s.Reset()
+		return
+	}
+	s.Close()
+}
+
+// sealed returns the signed record of the local file asked names, or nil
+// when there is none.
+func (rs *recordService) sealed(ctx context.Context, asked string) ([]byte, error) {
+	c, err := protocol.Normalize(asked)
+	if err != nil {
+		return nil, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
+	defer cancel()
+	doc, err := rs.st.DocumentByCID(ctx, c)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && doc.FilePath() == "") {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	rec, err := protocol.NewRecord(doc.CIDs, doc.Fields, rs.h.ID(), time.Now())
+	if err != nil {
+		return nil, err
+	}
+	return protocol.SealRecord(rec, rs.key)
+}
+
+func (rs *recordService) enter(p peer.ID) bool {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if rs.inbound[p] >= maxInboundPerPeer {
+		return false
+	}
+	rs.inbound[p]++
+	return true
+}
+
+func (rs *recordService) leave(p peer.ID) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if rs.inbound[p]--; rs.inbound[p] <= 0 {
+		delete(rs.inbound, p)
+	}
+}
+
+// errNoRecord: the peer answered that it has no file with the CID.
+var errNoRecord = errors.New("peer has no record for the CID")
+
+// fetch asks peer p for the record of c and verifies it (signature,
+// payload type, signer = p = the record's peer, the record holds c, every
+// CID canonical, the canonical of the set, size caps).
+func (rs *recordService) fetch(ctx context.Context, p peer.ID, c string) (protocol.Record, error) {
+	ctx, cancel := context.WithTimeout(ctx, recordStreamTimeout)
+	defer cancel()
+	s, err := rs.h.NewStream(ctx, p, libp2pproto.ID(protocol.RecordProtocolID))
+	if err != nil {
+		return protocol.Record{}, err
+	}
+	dl, _ := ctx.Deadline()
+	_ = s.SetDeadline(dl)
+	if err := protocol.WriteRequest(s, c); err != nil {
+		s.Reset()
+		return protocol.Record{}, err
+	}
+	if err := s.CloseWrite(); err != nil {
+		s.Reset()
+		return protocol.Record{}, err
+	}
+	env, err := protocol.ReadResponse(bufio.NewReader(s))
+	if err != nil {
+		s.Reset()
+		return protocol.Record{}, fmt.Errorf("record from %s: %w", p, err)
+	}
+	s.Close()
+	if len(env) == 0 {
+		return protocol.Record{}, errNoRecord
+	}
+	rec, err := protocol.OpenRecord(env, p, c)
+	if err != nil {
+		return protocol.Record{}, fmt.Errorf("record from %s: %w", p, err)
+	}
+	return rec, nil
+}

@@ -1,0 +1,267 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/ipfs/go-cid"
+	"github.com/libp2p/go-libp2p/core/peer"
+
+	"github.com/metamesh/node/api"
+	"github.com/metamesh/node/protocol"
+	"github.com/metamesh/node/store"
+)
+
+// Lookup tuning.
+const (
+	// lookupFanout bounds the peers asked at once for one CID.
+	lookupFanout = 8
+	// negativeTTL is how long a CID no peer had answers 404 at once.
+	negativeTTL = 30 * time.Second
+	// maxProviders bounds the DHT providers a lookup collects.
+	maxProviders = 20
+)
+
+// resolver answers GET /api/meta/<cid>: the local store first, then the
+// federation — the DHT's providers of the CID (only a canonical CID has
+// provider records) and a bounded fan-out to connected and routing-table
+// peers (which finds the other CIDs of a file) — then verify, merge into
+// the store, answer. What peers sent stays in the store as a root known
+// only from peers, so the next lookup is a local read.
+type resolver struct {
+	st      *store.Store
+	p       *p2p
+	rs      *recordService
+	timeout time.Duration
+	log     *slog.Logger
+
+	mu       sync.Mutex
+	negative map[string]time.Time // CID → until
+	sources  map[string]source    // canonical CID → who answered
+	inflight map[string]*call
+}
+
+// source is who answered for a file and who else has it.
+type source struct {
+	peer      peer.ID
+	providers []string
+}
+
+type call struct {
+	done chan struct{}
+	doc  map[string]any
+	err  error
+}
+
+func newResolver(st *store.Store, p *p2p, rs *recordService, timeout time.Duration, log *slog.Logger) *resolver {
+	return &resolver{st: st, p: p, rs: rs, timeout: timeout, log: log.With("component", "resolve"),
+		negative: map[string]time.Time{}, sources: map[string]source{}, inflight: map[string]*call{}}
+}
+
+// Meta answers for c (canonical form): a local file, a file peers sent
+// before, or, unless local, the federation.
+func (r *resolver) Meta(ctx context.Context, c string, local bool) (map[string]any, error) {
+	doc, err := r.fromStore(ctx, c)
+	if err == nil || local || !errors.Is(err, api.ErrNotFound) || r.p == nil {
+		return doc, err
+	}
+	r.mu.Lock()
+	if until, ok := r.negative[c]; ok && time.Now().Before(until) {
+		r.mu.Unlock()
+		return nil, fmt.Errorf("%w: no file with CID %s here or on the peers asked (cached for %s)", api.ErrNotFound, c, negativeTTL)
+	}
+	cl, ok := r.inflight[c]
+	if !ok {
+		cl = &call{done: make(chan struct{})}
+		r.inflight[c] = cl
+		go func() {
+			cl.doc, cl.err = r.federated(c)
+			r.mu.Lock()
+			delete(r.inflight, c)
+			if errors.Is(cl.err, api.ErrNotFound) {
+				r.negative[c] = time.Now().Add(negativeTTL)
+			}
+			r.mu.Unlock()
+			close(cl.done)
+		}()
+	}
+	r.mu.Unlock()
+	select {
+	case <-cl.done:
+		return cl.doc, cl.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// fromStore reads c's document: source "local" for a local file, the
+// answering peer for one known from peers.
+func (r *resolver) fromStore(ctx context.Context, c string) (map[string]any, error) {
+	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
+	defer cancel()
+	doc, err := r.st.DocumentByCID(ctx, c)
+	if err != nil {
+		return nil, apiError(err, c)
+	}
+	m := doc.Nested()
+	if doc.FilePath() != "" {
+		m["source"] = "local"
+		if r.p != nil {
+			m["providers"] = []string{r.p.host.ID().String()}
+		}
+		return m, nil
+	}
+	canon := doc.CanonicalCID()
+	r.mu.Lock()
+	src, ok := r.sources[canon]
+	r.mu.Unlock()
+	m["source"], m["providers"] = "", []string{}
+	if ok {
+		m["source"], m["providers"] = src.peer.String(), src.providers
+	} else if peers := doc.Peers; len(peers) > 0 {
+		m["source"], m["providers"] = peers[0], peers
+	}
+	return m, nil
+}
+
+// federated asks the network for c within the lookup timeout.
+func (r *resolver) federated(c string) (map[string]any, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), r.timeout)
+	defer cancel()
+	id, err := cid.Decode(c)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", api.ErrBadRequest, err)
+	}
+	self := r.p.host.ID()
+	cands := make(chan peer.ID, 64)
+	var provMu sync.Mutex
+	var providers []string
+	var feeders sync.WaitGroup
+	feeders.Add(2)
+	go func() { // the DHT's providers of the CID
+		defer feeders.Done()
+		for ai := range r.p.dht.FindProvidersAsync(ctx, id, maxProviders) {
+			if ai.ID == self {
+				continue
+			}
+			r.p.host.Peerstore().AddAddrs(ai.ID, ai.Addrs, time.Minute)
+			provMu.Lock()
+			providers = append(providers, ai.ID.String())
+			provMu.Unlock()
+			select {
+			case cands <- ai.ID:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	go func() { // fan-out: connected peers, then the routing table
+		defer feeders.Done()
+		for _, p := range append(r.p.host.Network().Peers(), r.p.dht.RoutingTable().ListPeers()...) {
+			if p == self {
+				continue
+			}
+			select {
+			case cands <- p:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	go func() { feeders.Wait(); close(cands) }()
+
+	type answer struct {
+		from peer.ID
+		rec  protocol.Record
+	}
+	answers := make(chan answer, lookupFanout)
+	var workers sync.WaitGroup
+	asked := map[peer.ID]bool{}
+	var askedMu sync.Mutex
+	for i := 0; i < lookupFanout; i++ {
+		workers.Add(1)
+		go func() {
+			defer workers.Done()
+			for p := range cands {
+				askedMu.Lock()
+				dup := asked[p]
+				asked[p] = true
+				askedMu.Unlock()
+				if dup {
+					continue
+				}
+				rec, err := r.rs.fetch(ctx, p, c)
+				if err != nil {
+					if !errors.Is(err, errNoRecord) && ctx.Err() == nil {
+						r.log.Debug("peer gave no usable record", "peer", p, "cid", c, "err", err)
+					}
+					continue
+				}
+				select {
+				case answers <- answer{p, rec}:
+				case <-ctx.Done():
+				}
+				return
+			}
+		}()
+	}
+	go func() { workers.Wait(); close(answers) }()
+
+	for a := range answers {
+		res, err := r.st.MergeRecord(ctx, a.from.String(), a.rec.CIDs, a.rec.Meta)
+		if err != nil {
+			r.log.Warn("cannot merge a peer's record", "peer", a.from, "cid", c, "err", err)
+			continue
+		}
+		_ = res
+		provMu.Lock()
+		provs := append([]string{}, providers...)
+		provMu.Unlock()
+		if !contains(provs, a.from.String()) {
+			provs = append(provs, a.from.String())
+		}
+		sort.Strings(provs)
+		r.mu.Lock()
+		r.sources[a.rec.CID] = source{peer: a.from, providers: provs}
+		r.mu.Unlock()
+		cancel() // the others may stop
+		return r.fromStore(context.Background(), c)
+	}
+	askedMu.Lock()
+	n := len(asked)
+	askedMu.Unlock()
+	return nil, fmt.Errorf("%w: no file with CID %s here or on the %d peers asked within %s", api.ErrNotFound, c, n, r.timeout)
+}
+
+// Providers lists the peers the DHT returns for c.
+func (r *resolver) Providers(ctx context.Context, c string) ([]string, error) {
+	if r.p == nil {
+		return []string{}, nil
+	}
+	id, err := cid.Decode(c)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", api.ErrBadRequest, err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, r.timeout)
+	defer cancel()
+	out := []string{}
+	for ai := range r.p.dht.FindProvidersAsync(ctx, id, maxProviders) {
+		out = append(out, ai.ID.String())
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,218 @@
+package testnet
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/libp2p/go-libp2p"
+	"github.com/libp2p/go-libp2p/core/crypto"
+	"github.com/libp2p/go-libp2p/core/host"
+	"github.com/libp2p/go-libp2p/core/network"
+	"github.com/libp2p/go-libp2p/core/peer"
+	libp2pproto "github.com/libp2p/go-libp2p/core/protocol"
+	"github.com/libp2p/go-libp2p/core/record"
+	"github.com/multiformats/go-varint"
+
+	"github.com/metamesh/node/protocol"
+)
+
+// rawPayload is a record payload of the test's own making, sealed as a
+// record envelope (domain and payload type of the record protocol).
+type rawPayload []byte
+
+func (rawPayload) Domain() string                    { return protocol.RecordDomain }
+func (rawPayload) Codec() []byte                     { return []byte(protocol.RecordProtocolID) }
+func (r rawPayload) MarshalRecord() ([]byte, error)  { return r, nil }
+func (r *rawPayload) UnmarshalRecord(b []byte) error { *r = b; return nil }
+
+// hostile is a raw libp2p host on loopback whose record handler misbehaves.
+func hostile(t *testing.T, handler func(s network.Stream, key crypto.PrivKey, asked string)) (host.Host, crypto.PrivKey) {
+	t.Helper()
+	key, _, err := crypto.GenerateEd25519Key(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := libp2p.New(libp2p.Identity(key), libp2p.ListenAddrStrings("/ip4/127.0.0.1/tcp/0"), libp2p.DisableRelay())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close() })
+	h.SetStreamHandler(libp2pproto.ID(protocol.RecordProtocolID), func(s network.Stream) {
+		asked, _ := protocol.ReadRequest(bufio.NewReader(s))
+		handler(s, key, asked)
+	})
+	return h, key
+}
+
+// randomCID is a sha2-256 CID of random bytes: a file nobody has.
+func randomCID(t *testing.T) string {
+	sum := sha256.Sum256(randBytes(t, 32))
+	c, err := protocol.SHA256CID(sum[:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c.String()
+}
+
+func sealRaw(t *testing.T, key crypto.PrivKey, payload any) []byte {
+	b, err := json.Marshal(payload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env, err := record.Seal((*rawPayload)(&b), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := env.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// Hostile answers to a lookup: each is rejected within the lookup
+// deadline, the lookup answers 404 and nothing is stored.
+func TestHostilePeers_Records(t *testing.T) {
+	const other = "bafkreie5cvv4h45wf6mwg6ffzrjewplktv5pdfqkbkfhjzucgqpi7pc3uu"
+	const v0 = "QmYwAPJzv5CZsnA625s3Xf2nemtYgPpHdWEz79ojWnPbdG"
+	now := time.Now().UTC().Format(time.RFC3339)
+	honest := func(key crypto.PrivKey, cids []string, canon string) map[string]any {
+		id, _ := peer.IDFromPrivateKey(key)
+		return map[string]any{"cid": canon, "cids": cids, "meta": map[string]string{}, "peer": id.String(), "time": now}
+	}
+	write := func(s network.Stream, b []byte) {
+		_ = protocol.WriteResponse(s, b)
+		s.Close()
+	}
+	cases := []struct {
+		name    string
+		handler func(t *testing.T, s network.Stream, key crypto.PrivKey, asked string)
+	}{
+		{"oversized message", func(t *testing.T, s network.Stream, _ crypto.PrivKey, asked string) {
+			s.Write(varint.ToUvarint(2 << 20))
+			s.Write(make([]byte, 64<<10))
+			s.Close()
+		}},
+		{"truncated varint", func(t *testing.T, s network.Stream, _ crypto.PrivKey, asked string) {
+			s.Write([]byte{0xff, 0xff})
+			s.Close()
+		}},
+		{"bad signature", func(t *testing.T, s network.Stream, key crypto.PrivKey, asked string) {
+			env := sealRaw(t, key, honest(key, []string{asked}, asked))
+			env[len(env)-5] ^= 0xff
+			write(s, env)
+		}},
+		{"signer is not the stream's peer", func(t *testing.T, s network.Stream, _ crypto.PrivKey, asked string) {
+			other, _, _ := crypto.GenerateEd25519Key(rand.Reader)
+			write(s, sealRaw(t, other, honest(other, []string{asked}, asked)))
+		}},
+		{"record without the asked CID", func(t *testing.T, s network.Stream, key crypto.PrivKey, asked string) {
+			write(s, sealRaw(t, key, honest(key, []string{other}, other)))
+		}},
+		{"non-canonical CID", func(t *testing.T, s network.Stream, key crypto.PrivKey, asked string) {
+			write(s, sealRaw(t, key, honest(key, []string{asked, v0}, asked)))
+		}},
+		{"invalid CID", func(t *testing.T, s network.Stream, key crypto.PrivKey, asked string) {
+			write(s, sealRaw(t, key, honest(key, []string{asked, "bafkreinotacid"}, asked)))
+		}},
+		{"cid is not the canonical of cids", func(t *testing.T, s network.Stream, key crypto.PrivKey, asked string) {
+			cids := []string{asked, other}
+			wrong := asked
+			if protocol.Canonical(cids) == asked {
+				wrong = other
+			}
+			write(s, sealRaw(t, key, honest(key, cids, wrong)))
+		}},
+		{"never answers", func(t *testing.T, s network.Stream, _ crypto.PrivKey, asked string) {
+			time.Sleep(time.Minute)
+		}},
+	}
+	c := New(t, 1, Options{LookupTimeout: 2 * time.Second})
+	target := c.Nodes[0]
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			asked := randomCID(t)
+			var calls atomic.Int32
+			h, _ := hostile(t, func(s network.Stream, key crypto.PrivKey, got string) {
+				calls.Add(1)
+				tc.handler(t, s, key, got)
+			})
+			ai, _ := peer.AddrInfoFromString(h.Addrs()[0].String() + "/p2p/" + h.ID().String())
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			if err := target.Node.Connect(ctx, *ai); err != nil {
+				t.Fatal(err)
+			}
+			start := time.Now()
+			code, m := target.Get("/api/meta/" + asked)
+			took := time.Since(start)
+			if code != 404 {
+				t.Errorf("lookup = %d %v, want 404", code, m)
+			}
+			if calls.Load() == 0 {
+				t.Fatal("the hostile peer was never asked")
+			}
+			t.Logf("rejected; the lookup answered after %s (deadline 2s)", took)
+			if n, err := target.Node.Store().Roots(context.Background()); err != nil || n != 0 {
+				t.Errorf("roots after a hostile answer: %d %v", n, err)
+			}
+			target.Node.Disconnect(h.ID())
+		})
+	}
+}
+
+// A peer that floods the record protocol gets its extra streams reset,
+// and the node keeps answering others.
+func TestHostilePeers_StreamFlood(t *testing.T) {
+	c := New(t, 2, Options{LookupTimeout: 3 * time.Second})
+	c.Chain()
+	h := file(t, c, 0, "film.bin", 5000)
+	h2, _ := hostile(t, func(network.Stream, crypto.PrivKey, string) {})
+	ai, _ := peer.AddrInfoFromString(c.Nodes[0].Addr)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := h2.Connect(ctx, *ai); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	reset := 0
+	for i := 0; i < 64; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s, err := h2.NewStream(ctx, ai.ID, libp2pproto.ID(protocol.RecordProtocolID))
+			if err != nil {
+				return
+			}
+			// Never send the request: the stream stays open on the node
+			// until its deadline, unless it was refused at once.
+			s.SetReadDeadline(time.Now().Add(2 * time.Second))
+			buf := make([]byte, 1)
+			if _, err := s.Read(buf); errors.Is(err, network.ErrReset) {
+				mu.Lock()
+				reset++
+				mu.Unlock()
+			}
+			s.Reset()
+		}()
+	}
+	wg.Wait()
+	if reset == 0 {
+		t.Error("no flooding stream was reset")
+	}
+	t.Logf("%d of 64 flooding streams were reset", reset)
+	// An honest peer still gets its answer.
+	doc := lookup(t, c, 1, h.Canonical)
+	if doc["source"] != c.Nodes[0].PeerID {
+		t.Errorf("honest lookup during a flood: %v", doc["source"])
+	}
+}
