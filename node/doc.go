@@ -1,18 +1,51 @@
 // Package node wires a MetaMesh node together and runs it: configuration,
-// the store (with its managed redis-server), ingest of the libraries and
-// the HTTP API. It holds no business rules of its own: those live in
-// protocol, store and ingest.
+// the store (with its managed redis-server), ingest of the libraries, the
+// libp2p host with its /metamesh DHT, the announcer, the record protocol,
+// the federated resolver and the HTTP API. It holds no business rules of
+// its own: those live in protocol, store and ingest.
 //
-// Files: config.go (Config, defaults, Validate), node.go (New, Start,
-// Close, Run), backend.go (the api.Backend the HTTP API calls), scan.go
-// (one-shot scan).
+// # Files
 //
-// Requests: every API request bounds its Redis calls to requestTimeout
-// (1 s, go-redis retries included, backend.go), so a Redis that is alive
-// but does not answer gives a 503 at once instead of holding the client;
-// ingest's own calls carry no such deadline and retry with backoff.
+//   - config.go: Config, defaults, Validate.
+//   - node.go: New, Start, Close, Run.
+//   - p2p.go: identity (DATA/identity.key), the host (TCP and QUIC, Noise,
+//     Yamux, connection and resource managers, private network, allow-list
+//     gater) and the DHT; the bootstrap loop.
+//   - announce.go: the announcer (what is provided, and when).
+//   - records.go: /metamesh/record/1.0.0, both sides.
+//   - resolve.go: federated GET /api/meta and /api/providers.
+//   - backend.go: the api.Backend the HTTP API calls. scan.go: one-shot scan
+//     and fsck.
 //
-// Lifecycle: New starts nothing; Start opens the store, starts ingest and
-// then the HTTP server; Close is idempotent and stops in reverse order
-// (api → ingest → store), returning errors.Join of what failed.
+// # Goroutines
+//
+// Start runs: the HTTP server; store.Follow (outside writers' fields);
+// the announcer (a feed reader, a reprovide ticker and 4 provide workers);
+// a watcher that reprovides when the routing table goes from empty to not
+// empty; the bootstrap loop (when --bootstrap is set); and, per inbound
+// record stream, libp2p's handler goroutine. A federated lookup runs on a
+// goroutine of its own (shared by concurrent requests for the same CID)
+// with up to 8 fetches in parallel. The DHT and the host run their own.
+//
+// # Rules
+//
+//   - The node never reaches out on its own: no mDNS, no relays, no public
+//     bootstrap peers, no port mapping unless Config.NATPortMap.
+//   - Only store.Announced is ever provided: one CID per local root, from
+//     the node's own bytes. Peer-only roots are never announced, and record
+//     requests are answered for local files only (a record is signed by
+//     its producer).
+//   - Every record stream has a deadline, is reset on error and closed on
+//     success; a peer may have at most 8 open at once.
+//   - Every API request bounds its Redis calls to requestTimeout (1 s,
+//     go-redis retries included), so a Redis that is alive but does not
+//     answer gives a 503 at once; a federated lookup is bounded by
+//     Config.LookupTimeout; ingest's own calls retry with backoff.
+//
+// # Lifecycle
+//
+// New starts nothing; Start opens the store, the host and the DHT, then
+// ingest, the announcer and the HTTP server; Close is idempotent and stops
+// in reverse order (api → announcer, record protocol, DHT, host → ingest →
+// store), returning errors.Join of what failed.
 package node

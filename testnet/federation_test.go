@@ -260,3 +260,28 @@ func TestPartition_Heal(t *testing.T) {
 		}
 	}
 }
+
+// A node killed and restarted on its data keeps its identity, address and
+// files, announces them again, and answers lookups of nodes that never
+// heard of it before.
+func TestKillRestart_ReannouncesFromItsStore(t *testing.T) {
+	c := New(t, 3)
+	c.Connect(1, 0)
+	h := file(t, c, 0, "kept.bin", 300<<10)
+	announced(c, 0, 1)
+	id := c.Nodes[0].PeerID
+	c.Kill(0)
+	c.Restart(0, 1)
+	if c.Nodes[0].PeerID != id {
+		t.Fatalf("peer ID changed over a restart: %s then %s", id, c.Nodes[0].PeerID)
+	}
+	announced(c, 0, 1)
+	c.Connect(2, 1)
+	doc := lookup(t, c, 2, h.Canonical)
+	if doc["source"] != id {
+		t.Errorf("after the restart node 2 resolved from %v, want %s", doc["source"], id)
+	}
+	if st := c.Nodes[0].Node.ProvideStats(); st.Announced != 1 {
+		t.Errorf("announced %d CIDs after the restart, want 1", st.Announced)
+	}
+}
