@@ -136,7 +136,7 @@ the federation. Exit status 3 when no one has the file, 2 for a malformed CID.`,
 			for _, p := range list(m["providers"]) {
 				fmt.Fprintf(w, "provider   %s\n", p)
 			}
-			skip := map[string]bool{"canonical_cid": true, "source": true, "filePath": true, "cids": true, "providers": true, "duplicates": true, "duplicateCount": true, "origin": true}
+			skip := map[string]bool{"canonical_cid": true, "source": true, "filePath": true, "cids": true, "providers": true, "peers": true, "duplicates": true, "duplicateCount": true, "origin": true}
 			for _, kv := range flat("", m, skip) {
 				fmt.Fprintf(w, "%s\n", kv)
 			}
