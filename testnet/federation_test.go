@@ -118,6 +118,10 @@ func TestChain_ThreeNodes(t *testing.T) {
 		t.Errorf("midhash lookup: cids = %v, want %v", got, want)
 	}
 	noLocalPath(t, doc, a.Library)
+	// What node 2 knows only from node 0 is never announced by node 2.
+	if st := c.Nodes[cNode].Node.ProvideStats(); st.Announced != 0 || st.Provided != 0 {
+		t.Errorf("node 2 announces a file it only heard of: %+v", st)
+	}
 	// And node 2 answers every CID locally now (cached in its store).
 	for _, id := range want {
 		if code, m := c.Nodes[cNode].Get("/api/meta/" + id + "?local=1"); code != 200 || m["source"] != a.PeerID {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/libp2p/go-libp2p/core/control"
+	"github.com/libp2p/go-libp2p/core/metrics"
 	"github.com/libp2p/go-libp2p/core/network"
 	"github.com/libp2p/go-libp2p/core/peer"
 	ma "github.com/multiformats/go-multiaddr"
@@ -59,6 +60,10 @@ type Options struct {
 	LookupTimeout time.Duration
 	// PeerRootsMax of every node; default the node's.
 	PeerRootsMax int
+	// Reporter, when set, is called at every start of member i and what
+	// it returns counts that node's libp2p stream bytes
+	// (node.Config.BandwidthReporter). Benchmarks set it.
+	Reporter func(i int) metrics.Reporter
 }
 
 // New starts n nodes, not connected to each other (see Connect, Chain).
@@ -231,13 +236,27 @@ func (m *Member) start(bootstrap []string) {
 		t.Fatalf("node %d: %v", m.Index, err)
 	}
 	m.redis = srv
+	// The node's identity is known before it starts (the gater needs it).
+	key, err := node.LoadIdentity(m.Data)
+	if err != nil {
+		t.Fatalf("node %d: %v", m.Index, err)
+	}
+	self, err := peer.IDFromPrivateKey(key)
+	if err != nil {
+		t.Fatalf("node %d: %v", m.Index, err)
+	}
+	m.PeerID = self.String()
 	o := m.c.opts
+	var bw metrics.Reporter
+	if o.Reporter != nil {
+		bw = o.Reporter(m.Index)
+	}
 	n, err := node.New(node.Config{
 		Libraries: []string{m.Library}, DataDir: m.Data, RedisURL: srv.URL(), APIAddr: "127.0.0.1:0",
 		Settle: 50 * time.Millisecond, Listen: []string{m.listen}, Bootstrap: bootstrap,
 		ReprovideInterval: o.ReprovideInterval, ProviderRecordTTL: o.ProviderRecordTTL,
-		LookupTimeout: o.LookupTimeout, PeerRootsMax: o.PeerRootsMax,
-		Gater:  &memberGater{p: m.c.cut, self: func() peer.ID { return peer.ID(m.PeerID) }},
+		LookupTimeout: o.LookupTimeout, PeerRootsMax: o.PeerRootsMax, BandwidthReporter: bw,
+		Gater:  &memberGater{p: m.c.cut, self: self},
 		Logger: m.logger("node"),
 	})
 	if err != nil {
@@ -246,7 +265,7 @@ func (m *Member) start(bootstrap []string) {
 	if err := n.Start(context.Background()); err != nil {
 		t.Fatalf("node %d: start: %v", m.Index, err)
 	}
-	m.Node, m.PeerID = n, n.PeerID()
+	m.Node = n
 	for _, a := range n.P2PAddrs() {
 		if strings.Contains(a, "/tcp/") {
 			m.Addr = a
@@ -291,16 +310,16 @@ func (p *partition) allowed(a, b peer.ID) bool {
 // memberGater applies the partition to one node.
 type memberGater struct {
 	p    *partition
-	self func() peer.ID
+	self peer.ID
 }
 
-func (g *memberGater) InterceptPeerDial(p peer.ID) bool { return g.p.allowed(g.self(), p) }
+func (g *memberGater) InterceptPeerDial(p peer.ID) bool { return g.p.allowed(g.self, p) }
 func (g *memberGater) InterceptAddrDial(p peer.ID, _ ma.Multiaddr) bool {
-	return g.p.allowed(g.self(), p)
+	return g.p.allowed(g.self, p)
 }
 func (g *memberGater) InterceptAccept(network.ConnMultiaddrs) bool { return true }
 func (g *memberGater) InterceptSecured(_ network.Direction, p peer.ID, _ network.ConnMultiaddrs) bool {
-	return g.p.allowed(g.self(), p)
+	return g.p.allowed(g.self, p)
 }
 func (g *memberGater) InterceptUpgraded(network.Conn) (bool, control.DisconnectReason) {
 	return true, 0
