@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/libp2p/go-libp2p/core/connmgr"
+	"github.com/libp2p/go-libp2p/core/metrics"
 	ma "github.com/multiformats/go-multiaddr"
 
 	"github.com/metamesh/node/ingest"
@@ -83,6 +84,10 @@ type Config struct {
 	// (after AllowPeers). It has no flag: programs that embed a node (the
 	// testnet harness cutting partitions) set it.
 	Gater connmgr.ConnectionGater
+	// BandwidthReporter, when set, is told every byte the host's streams
+	// send and receive (libp2p.BandwidthReporter). It has no flag:
+	// benchmarks set it.
+	BandwidthReporter metrics.Reporter
 
 	// Logger; default slog.Default().
 	Logger *slog.Logger

@@ -175,6 +175,9 @@ func startP2P(ctx context.Context, cfg Config, key crypto.PrivKey, log *slog.Log
 	if len(gaters) > 0 {
 		opts = append(opts, libp2p.ConnectionGater(gaters))
 	}
+	if cfg.BandwidthReporter != nil {
+		opts = append(opts, libp2p.BandwidthReporter(cfg.BandwidthReporter))
+	}
 	if len(cfg.Announce) > 0 {
 		ann, err := multiaddrs(cfg.Announce, "--announce")
 		if err != nil {
