@@ -28,11 +28,13 @@ test: deps
 
 # The small-file scan is compared with Kubo's ipfs add --only-hash on the
 # same folder; scripts/kubo.sh builds Kubo 0.42 from the Go module proxy
-# once (without it the comparison is with sha256sum alone).
+# once (without it the comparison is with sha256sum alone). Federation
+# starts 20 nodes on loopback, each with its own redis-server.
 bench: deps
 	$(GO) test -run '^$$' -bench 'StoreScaling' -benchtime 20000x -timeout 30m ./store
 	METAMESH_KUBO="$$(./scripts/kubo.sh || true)" $(GO) test -run '^$$' -bench 'Hasher|Scan' -benchtime 1x -timeout 30m ./ingest
 	$(GO) test -run '^$$' -bench 'ParseReleaseName' -timeout 10m ./ingest
+	$(GO) test -run '^$$' -bench 'Federation' -benchtime 1x -timeout 30m ./testnet
 
 # A short run of every fuzz target.
 fuzz:
