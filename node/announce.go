@@ -84,7 +84,7 @@ func (a *announcer) follow(ctx context.Context) {
 	var f *store.Feed
 	for ctx.Err() == nil {
 		if f == nil {
-			head, err := a.head(ctx)
+			head, err := a.st.FeedHead(ctx)
 			if err == nil {
 				err = a.sweep(ctx)
 			}
@@ -123,19 +123,6 @@ func (a *announcer) pause(ctx context.Context, what string, err error) {
 	select {
 	case <-ctx.Done():
 	case <-time.After(time.Second):
-	}
-}
-
-// head is the feed's newest entry ID ("" when empty).
-func (a *announcer) head(ctx context.Context) (string, error) {
-	f := a.st.Feed("")
-	last := ""
-	for {
-		evs, err := f.Next(ctx, 10000, 0)
-		if err != nil || len(evs) == 0 {
-			return last, err
-		}
-		last = evs[len(evs)-1].ID
 	}
 }
 

@@ -25,6 +25,8 @@ const (
 	negativeTTL = 30 * time.Second
 	// maxProviders bounds the DHT providers a lookup collects.
 	maxProviders = 20
+	// maxRemembered bounds the misses and answering peers kept in memory.
+	maxRemembered = 10_000
 )
 
 // resolver answers GET /api/meta/<cid>: the local store first, then the
@@ -84,7 +86,17 @@ func (r *resolver) Meta(ctx context.Context, c string, local bool) (map[string]a
 			r.mu.Lock()
 			delete(r.inflight, c)
 			if errors.Is(cl.err, api.ErrNotFound) {
-				r.negative[c] = time.Now().Add(negativeTTL)
+				if len(r.negative) >= maxRemembered {
+					now := time.Now()
+					for k, until := range r.negative {
+						if now.After(until) {
+							delete(r.negative, k)
+						}
+					}
+				}
+				if len(r.negative) < maxRemembered {
+					r.negative[c] = time.Now().Add(negativeTTL)
+				}
 			}
 			r.mu.Unlock()
 			close(cl.done)
@@ -227,6 +239,9 @@ func (r *resolver) federated(c string) (map[string]any, error) {
 		}
 		sort.Strings(provs)
 		r.mu.Lock()
+		if len(r.sources) >= maxRemembered {
+			clear(r.sources) // a cache: the store still has the files
+		}
 		r.sources[a.rec.CID] = source{peer: a.from, providers: provs}
 		r.mu.Unlock()
 		cancel() // the others may stop

@@ -122,6 +122,19 @@ func (s *Store) Feed(after string) *Feed {
 	return &Feed{s: s, last: after}
 }
 
+// FeedHead is the ID of the newest meta:events entry ("" when there is
+// none): a consumer that has just swept the store follows from there.
+func (s *Store) FeedHead(ctx context.Context) (string, error) {
+	info, err := s.rdb.XInfoStream(ctx, keyEvents).Result()
+	if err != nil {
+		if strings.Contains(err.Error(), "no such key") {
+			return "", nil
+		}
+		return "", fmt.Errorf("store: read events: %w", err)
+	}
+	return info.LastGeneratedID, nil
+}
+
 // Position is the ID of the last event delivered ("" before any).
 func (f *Feed) Position() string { return f.last }
 
