@@ -15,7 +15,7 @@
 //   - records.go: /metamesh/record/1.0.0, both sides.
 //   - resolve.go: federated GET /api/meta and /api/providers.
 //   - backend.go: the api.Backend the HTTP API calls. scan.go: one-shot scan
-//     and fsck.
+//     and fsck. bench_hooks.go: FindProviders alone, for the benchmark.
 //
 // # Goroutines
 //
