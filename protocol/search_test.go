@@ -1,0 +1,181 @@
+package protocol_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/libp2p/go-libp2p/core/crypto"
+	"github.com/libp2p/go-libp2p/core/record"
+
+	"github.com/metamesh/node/protocol"
+)
+
+// fakePayload seals arbitrary bytes under any domain and payload type.
+type fakePayload struct {
+	domain, codec string
+	b             []byte
+}
+
+func (p *fakePayload) Domain() string                 { return p.domain }
+func (p *fakePayload) Codec() []byte                  { return []byte(p.codec) }
+func (p *fakePayload) MarshalRecord() ([]byte, error) { return p.b, nil }
+func (p *fakePayload) UnmarshalRecord(b []byte) error { p.b = b; return nil }
+
+func seal(tb testing.TB, key crypto.PrivKey, domain, codec string, payload []byte) []byte {
+	tb.Helper()
+	env, err := record.Seal(&fakePayload{domain, codec, payload}, key)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	b, err := env.Marshal()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return b
+}
+
+func TestSearch_SealOpenRoundTrip(t *testing.T) {
+	fx := fixedFixture(t)
+	h, err := protocol.NewSearchHit([]string{fx.pb, fx.mid, fx.sha, fx.pbV0}, "Amélie", 42, "video")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.CID != fx.pb || len(h.CIDs) != 3 {
+		t.Fatalf("hit = %+v", h)
+	}
+	env, err := protocol.SealSearch([]protocol.SearchHit{h}, fx.key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := protocol.OpenSearch(env, fx.id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, []protocol.SearchHit{h}) {
+		t.Errorf("got %+v, want %+v", got, h)
+	}
+	empty, err := protocol.SealSearch(nil, fx.key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := protocol.OpenSearch(empty, fx.id); err != nil || len(got) != 0 {
+		t.Errorf("empty answer: %v, %v", got, err)
+	}
+}
+
+func TestOpenSearch_Hostile(t *testing.T) {
+	fx := fixedFixture(t)
+	good := []byte(`[{"cid":"` + fx.pb + `","title":"x","size":1,"fileType":"video","cids":["` + fx.pb + `"]}]`)
+	hit := func(mod func(m map[string]any)) []byte {
+		m := map[string]any{"cid": fx.pb, "title": "x", "size": 1, "fileType": "video", "cids": []string{fx.sha, fx.pb}}
+		mod(m)
+		b, _ := json.Marshal([]any{m})
+		return b
+	}
+	many := make([]json.RawMessage, protocol.MaxSearchHits+1)
+	for i := range many {
+		many[i] = json.RawMessage(good[1 : len(good)-1])
+	}
+	manyB, _ := json.Marshal(many)
+	tampered := seal(t, fx.key, protocol.SearchDomain, protocol.SearchProtocolID, good)
+	tampered[len(tampered)-1] ^= 1
+	for _, tc := range []struct {
+		name string
+		env  []byte
+		want error
+	}{
+		{"bad signature", tampered, protocol.ErrBadSignature},
+		{"record domain", seal(t, fx.key, protocol.RecordDomain, protocol.SearchProtocolID, good), protocol.ErrBadSignature},
+		{"wrong signer", seal(t, fx.otherKey, protocol.SearchDomain, protocol.SearchProtocolID, good), protocol.ErrWrongSigner},
+		{"record payload type", seal(t, fx.key, protocol.SearchDomain, protocol.RecordProtocolID, good), protocol.ErrWrongSearchPayloadType},
+		{"garbage", []byte("not an envelope"), protocol.ErrBadEnvelope},
+		{"oversized", make([]byte, protocol.MaxSearchMessage+1), protocol.ErrTooLarge},
+		{"too many hits", seal(t, fx.key, protocol.SearchDomain, protocol.SearchProtocolID, manyB), protocol.ErrTooLarge},
+		{"not a list", seal(t, fx.key, protocol.SearchDomain, protocol.SearchProtocolID, []byte(`{}`)), protocol.ErrMalformedHits},
+		{"unknown field", seal(t, fx.key, protocol.SearchDomain, protocol.SearchProtocolID, hit(func(m map[string]any) { m["path"] = "/home" })), protocol.ErrMalformedHits},
+		{"wrong canonical", seal(t, fx.key, protocol.SearchDomain, protocol.SearchProtocolID, hit(func(m map[string]any) { m["cid"] = fx.sha })), protocol.ErrWrongCanonical},
+		{"non-canonical form", seal(t, fx.key, protocol.SearchDomain, protocol.SearchProtocolID, hit(func(m map[string]any) { m["cids"] = []string{fx.pbV0}; m["cid"] = fx.pbV0 })), protocol.ErrMalformedHits},
+		{"unsorted", seal(t, fx.key, protocol.SearchDomain, protocol.SearchProtocolID, hit(func(m map[string]any) { m["cids"] = []string{fx.pb, fx.sha} })), protocol.ErrCIDsNotSorted},
+		{"no cids", seal(t, fx.key, protocol.SearchDomain, protocol.SearchProtocolID, hit(func(m map[string]any) { m["cids"] = []string{} })), protocol.ErrMalformedHits},
+		{"long title", seal(t, fx.key, protocol.SearchDomain, protocol.SearchProtocolID, hit(func(m map[string]any) { m["title"] = strings.Repeat("a", protocol.MaxHitTitle+1) })), protocol.ErrMalformedHits},
+		{"negative size", seal(t, fx.key, protocol.SearchDomain, protocol.SearchProtocolID, hit(func(m map[string]any) { m["size"] = -1 })), protocol.ErrMalformedHits},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := protocol.OpenSearch(tc.env, fx.id)
+			if !errors.Is(err, tc.want) {
+				t.Errorf("err = %v, want %v", err, tc.want)
+			}
+			if got != nil {
+				t.Errorf("hits returned with an error: %v", got)
+			}
+		})
+	}
+}
+
+func TestSearchRequest_Framing(t *testing.T) {
+	var buf bytes.Buffer
+	req := protocol.SearchRequest{Q: "matrix", Limit: 20}
+	if err := protocol.WriteSearchRequest(&buf, req); err != nil {
+		t.Fatal(err)
+	}
+	if want := append([]byte{byte(len(`{"q":"matrix","limit":20}`))}, `{"q":"matrix","limit":20}`...); !bytes.Equal(buf.Bytes(), want) {
+		t.Errorf("wire = %q, want %q", buf.Bytes(), want)
+	}
+	got, err := protocol.ReadSearchRequest(&buf)
+	if err != nil || got != req {
+		t.Errorf("read back %+v, %v", got, err)
+	}
+	for _, tc := range []struct {
+		name string
+		wire []byte
+		want error
+	}{
+		{"too large", message(protocol.MaxSearchRequest+1, ""), protocol.ErrTooLarge},
+		{"truncated", message(10, "{}"), protocol.ErrBadFrame},
+		{"empty query", message(uint64(len(`{"q":"","limit":1}`)), `{"q":"","limit":1}`), protocol.ErrBadSearchRequest},
+		{"limit 0", message(uint64(len(`{"q":"a","limit":0}`)), `{"q":"a","limit":0}`), protocol.ErrBadSearchRequest},
+		{"limit 101", message(uint64(len(`{"q":"a","limit":101}`)), `{"q":"a","limit":101}`), protocol.ErrBadSearchRequest},
+		{"unknown field", message(uint64(len(`{"q":"a","limit":1,"x":1}`)), `{"q":"a","limit":1,"x":1}`), protocol.ErrBadSearchRequest},
+		{"not json", message(3, "abc"), protocol.ErrBadSearchRequest},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := protocol.ReadSearchRequest(bytes.NewReader(tc.wire)); !errors.Is(err, tc.want) {
+				t.Errorf("err = %v, want %v", err, tc.want)
+			}
+		})
+	}
+	if err := protocol.WriteSearchRequest(&buf, protocol.SearchRequest{Q: strings.Repeat("a", 257), Limit: 1}); !errors.Is(err, protocol.ErrBadSearchRequest) {
+		t.Errorf("long query written: %v", err)
+	}
+}
+
+func FuzzOpenSearch(f *testing.F) {
+	fx := fixedFixture(f)
+	h, _ := protocol.NewSearchHit([]string{fx.pb, fx.sha}, "title", 1, "video")
+	env, _ := protocol.SealSearch([]protocol.SearchHit{h}, fx.key)
+	f.Add(env)
+	f.Add(seal(f, fx.key, protocol.SearchDomain, protocol.SearchProtocolID, []byte(`[{"cid":"x"}]`)))
+	f.Add([]byte{})
+	f.Add([]byte("garbage"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		hits, err := protocol.OpenSearch(data, fx.id)
+		if err != nil {
+			if hits != nil {
+				t.Fatalf("hits with error %v", err)
+			}
+			return
+		}
+		if len(hits) > protocol.MaxSearchHits {
+			t.Fatalf("%d hits accepted", len(hits))
+		}
+		for _, h := range hits {
+			if err := h.Validate(); err != nil {
+				t.Fatalf("invalid hit accepted: %v", err)
+			}
+		}
+	})
+}

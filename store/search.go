@@ -1,0 +1,546 @@
+package store
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/redis/go-redis/v9"
+	"golang.org/x/text/unicode/norm"
+)
+
+// The search index. Every root's searchable text (titles, the file name,
+// year/season/episode) is cut into folded tokens (Tokens); the index keys
+//
+//	tok:<token>   ZSET  roots holding the token, scored 2 when the token is
+//	                    in a title field, 1 when only elsewhere
+//	toks:<root>   HASH  token → score: what the root is indexed under, so
+//	                    re-indexing removes vanished tokens and a deleted
+//	                    root leaves nothing behind
+//
+// are written only by IndexRoot, which the node calls for every root its
+// change feed or a field write names. Search reads the sets of the query's
+// tokens: its cost is the number of matches, never the library's size.
+
+// Search limits.
+const (
+	// MaxSearchQuery is the longest query, in bytes.
+	MaxSearchQuery = 256
+	// MaxSearchLimit is the most hits one page holds.
+	MaxSearchLimit = 100
+	// maxQueryTokens bounds the tokens a query is cut into.
+	maxQueryTokens = 16
+	// maxRootTokens bounds the tokens one root is indexed under.
+	maxRootTokens = 256
+	// maxTokenLen bounds one token, in bytes; longer ones are cut.
+	maxTokenLen = 64
+)
+
+// ErrInvalidCursor: a search cursor that Search did not hand out for the
+// same query.
+var ErrInvalidCursor = errors.New("invalid search cursor")
+
+// SearchHit is one root a search found.
+type SearchHit struct {
+	CID      string   `json:"cid"` // canonical
+	Title    string   `json:"title"`
+	Episode  string   `json:"episodeTitle,omitempty"`
+	Year     int      `json:"year,omitempty"`
+	Season   *int     `json:"season,omitempty"`
+	EpNumber *int     `json:"episode,omitempty"`
+	Size     int64    `json:"size,omitempty"`
+	FileType string   `json:"fileType,omitempty"`
+	CIDs     []string `json:"cids"`
+	// Source is "local" for a local file, else the first peer that
+	// supplied the root.
+	Source string `json:"source"`
+	// Matched is how many of the query's tokens the root holds; Score
+	// their weights (2 in a title, 1 elsewhere).
+	Matched int `json:"-"`
+	Score   int `json:"-"`
+}
+
+// SearchPage is one page of a search.
+type SearchPage struct {
+	Hits  []SearchHit
+	Total int    // matches in all
+	Next  string // cursor of the next page; "" on the last
+}
+
+// titleField reports whether a flat field holds a title.
+func titleField(f string) bool {
+	return f == "title" || f == "originalTitle" || f == "episodeTitle" || strings.HasPrefix(f, "titles/")
+}
+
+// SearchField reports whether field f of a root is read by the search
+// index (so a write to it calls for IndexRoot). Peers' claims
+// (origin/<peer>/<field>) count by their own name.
+func SearchField(f string) bool {
+	if rest, ok := strings.CutPrefix(f, OriginPrefix+"/"); ok {
+		_, f, _ = strings.Cut(rest, "/")
+	}
+	switch f {
+	case "filePath", "fileName", "movieYear", "year", "season", "episode", "sizeByte", "fileType":
+		return true
+	}
+	return titleField(f)
+}
+
+// Tokens cuts text into search tokens: lower case, accents removed
+// ("Amélie" → "amelie", "Straße" → "strasse"), split at everything that
+// is not a letter or digit. Season and episode marks are written one way:
+// "S1E2" → "s01e02", "s1" → "s01", "E002" → "e02". Tokens are at most 64
+// bytes.
+func Tokens(text string) []string {
+	var out []string
+	var b strings.Builder
+	flush := func() {
+		if b.Len() > 0 {
+			out = append(out, normToken(b.String()))
+			b.Reset()
+		}
+	}
+	for _, r := range norm.NFKD.String(text) {
+		switch {
+		case unicode.Is(unicode.Mn, r):
+			continue
+		case unicode.IsLetter(r) || unicode.IsDigit(r):
+			if f, ok := foldSpecial[r]; ok {
+				b.WriteString(f)
+			} else {
+				b.WriteRune(unicode.ToLower(r))
+			}
+		default:
+			flush()
+		}
+	}
+	flush()
+	return out
+}
+
+// foldSpecial are letters NFKD does not decompose.
+var foldSpecial = map[rune]string{
+	'ß': "ss", 'ẞ': "ss", 'æ': "ae", 'Æ': "ae", 'ø': "o", 'Ø': "o", 'œ': "oe", 'Œ': "oe",
+	'đ': "d", 'Đ': "d", 'ł': "l", 'Ł': "l", 'þ': "th", 'Þ': "th", 'ð': "d", 'Ð': "d", 'ı': "i",
+}
+
+// normToken writes season/episode marks one way and cuts long tokens.
+func normToken(t string) string {
+	if s, e, ok := seasonEpisode(t); ok {
+		switch {
+		case s >= 0 && e >= 0:
+			t = fmt.Sprintf("s%02de%02d", s, e)
+		case s >= 0:
+			t = fmt.Sprintf("s%02d", s)
+		default:
+			t = fmt.Sprintf("e%02d", e)
+		}
+	}
+	if len(t) > maxTokenLen {
+		t = t[:maxTokenLen]
+	}
+	return t
+}
+
+// seasonEpisode parses "s<n>", "e<n>" and "s<n>e<m>" (-1 for a part that
+// is not there).
+func seasonEpisode(t string) (int, int, bool) {
+	num := func(s string) (int, bool) {
+		if s == "" || len(s) > 4 {
+			return 0, false
+		}
+		n, err := strconv.Atoi(s)
+		return n, err == nil && s[0] != '+' && s[0] != '-'
+	}
+	switch {
+	case strings.HasPrefix(t, "s"):
+		sp, ep, both := strings.Cut(t[1:], "e")
+		s, ok := num(sp)
+		if !ok {
+			return 0, 0, false
+		}
+		if !both {
+			return s, -1, true
+		}
+		e, ok := num(ep)
+		return s, e, ok
+	case strings.HasPrefix(t, "e"):
+		e, ok := num(t[1:])
+		return -1, e, ok
+	}
+	return 0, 0, false
+}
+
+// searchTokens is what root's document is indexed under: token → 2 for a
+// title token, 1 for one only elsewhere.
+func searchTokens(d Document) map[string]int {
+	fields := d.presented()
+	out := map[string]int{}
+	add := func(text string, w int) {
+		for _, t := range Tokens(text) {
+			if len(out) >= maxRootTokens && out[t] == 0 {
+				return
+			}
+			out[t] = max(out[t], w)
+		}
+	}
+	names := make([]string, 0, len(fields))
+	for f := range fields {
+		if titleField(f) {
+			names = append(names, f)
+		}
+	}
+	sort.Strings(names)
+	for _, f := range names {
+		add(fields[f], 2)
+	}
+	if fp := fields["filePath"]; fp != "" {
+		add(path.Base(fp), 1)
+	} else if fn := fields["fileName"]; fn != "" {
+		add(path.Base(fn), 1)
+	}
+	for _, f := range []string{"movieYear", "year"} {
+		if y, err := strconv.Atoi(fields[f]); err == nil && y > 0 {
+			add(strconv.Itoa(y), 1)
+		}
+	}
+	s, serr := strconv.Atoi(fields["season"])
+	e, eerr := strconv.Atoi(fields["episode"])
+	if serr == nil && s >= 0 {
+		add(fmt.Sprintf("s%02d", s), 1)
+	}
+	if eerr == nil && e >= 0 {
+		add(fmt.Sprintf("e%02d", e), 1)
+	}
+	if serr == nil && eerr == nil && s >= 0 && e >= 0 {
+		add(fmt.Sprintf("s%02de%02d", s, e), 1)
+	}
+	return out
+}
+
+// IndexRoot brings the search index of root in step with its document:
+// tokens it gained are added, tokens it lost removed, and everything is
+// dropped when the root is gone. It is idempotent; one script writes it
+// all. Calls for the same root must not run concurrently (the node's
+// indexer calls it from one goroutine), so a later call always reads a
+// later document.
+func (s *Store) IndexRoot(ctx context.Context, root RootID) error {
+	d, err := s.Document(ctx, root)
+	args := []any{string(root)}
+	switch {
+	case errors.Is(err, ErrNotFound):
+		args = append(args, "0")
+	case err != nil:
+		return err
+	default:
+		args = append(args, "1")
+		for t, w := range searchTokens(d) {
+			args = append(args, t, w)
+		}
+	}
+	if err := luaIndexRoot.Run(ctx, s.rdb, nil, args...).Err(); err != nil && !errors.Is(err, redis.Nil) {
+		return fmt.Errorf("store: index root: %w", err)
+	}
+	return nil
+}
+
+// luaIndexRoot: ARGV root, present ('1' when the document was read), then
+// token, weight pairs. A root no longer in file:__index__ loses every
+// token whatever was read.
+var luaIndexRoot = redis.NewScript(`
+local r = ARGV[1]
+local tk = 'toks:' .. r
+local want = {}
+if ARGV[2] == '1' and redis.call('SISMEMBER', 'file:__index__', r) == 1 then
+  for i = 3, #ARGV, 2 do want[ARGV[i]] = ARGV[i + 1] end
+end
+local cur = redis.call('HGETALL', tk)
+for i = 1, #cur, 2 do
+  local t = cur[i]
+  if not want[t] then
+    redis.call('ZREM', 'tok:' .. t, r)
+    redis.call('HDEL', tk, t)
+  elseif want[t] == cur[i + 1] then
+    want[t] = nil
+  end
+end
+for t, w in pairs(want) do
+  redis.call('ZADD', 'tok:' .. t, w, r)
+  redis.call('HSET', tk, t, w)
+end
+return 0`)
+
+// Search finds roots by text: every root holding at least one of the
+// query's tokens, those holding all of them first (title matches before
+// file-name ones), then those holding fewer. limit is 1..MaxSearchLimit;
+// cursor is "" or a Next that an earlier page of the same query handed
+// out. Roots known only from peers are found like local ones.
+//
+// Its cost is the number of roots the query's tokens hold (one script),
+// plus one document read per hit of the page; never a scan of the library.
+// Pages are cut by position, so roots that arrive between two pages can
+// shift what the next one holds.
+func (s *Store) Search(ctx context.Context, q string, limit int, cursor string) (SearchPage, error) {
+	if limit <= 0 || limit > MaxSearchLimit {
+		return SearchPage{}, fmt.Errorf("store: search limit %d: want 1..%d", limit, MaxSearchLimit)
+	}
+	toks := queryTokens(q)
+	if len(toks) == 0 {
+		if cursor != "" {
+			return SearchPage{}, fmt.Errorf("store: %w", ErrInvalidCursor)
+		}
+		return SearchPage{}, nil
+	}
+	offset := 0
+	if cursor != "" {
+		var err error
+		if offset, err = readCursor(cursor, toks); err != nil {
+			return SearchPage{}, err
+		}
+	}
+	args := []any{offset, limit}
+	for _, t := range toks {
+		args = append(args, t)
+	}
+	v, err := luaSearch.Run(ctx, s.rdb, nil, args...).Slice()
+	if err != nil {
+		return SearchPage{}, fmt.Errorf("store: search: %w", err)
+	}
+	total, _ := v[0].(int64)
+	page := SearchPage{Total: int(total)}
+	for _, x := range v[1:] {
+		e, _ := x.([]any)
+		if len(e) < 4 {
+			continue
+		}
+		r, _ := e[0].(string)
+		n, _ := e[1].(int64)
+		sc, _ := e[2].(int64)
+		doc, _ := e[3].([]any)
+		if doc == nil {
+			continue
+		}
+		d := readDocument(RootID(r), doc)
+		h := hitOf(d)
+		h.Matched, h.Score = int(n), int(sc)
+		page.Hits = append(page.Hits, h)
+	}
+	if next := offset + limit; next < page.Total {
+		page.Next = writeCursor(next, toks)
+	}
+	return page, nil
+}
+
+// queryTokens are the distinct tokens of q, at most maxQueryTokens.
+func queryTokens(q string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, t := range Tokens(q) {
+		if !seen[t] && len(out) < maxQueryTokens {
+			seen[t] = true
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// A cursor is base64url(offset (uvarint) ‖ the first 8 bytes of
+// sha256(the query's tokens)): opaque to clients, bound to its query.
+func writeCursor(offset int, toks []string) string {
+	b := binary.AppendUvarint(nil, uint64(offset))
+	return base64.RawURLEncoding.EncodeToString(append(b, queryHash(toks)...))
+}
+
+func readCursor(c string, toks []string) (int, error) {
+	b, err := base64.RawURLEncoding.DecodeString(c)
+	if err != nil || len(c) > 32 {
+		return 0, fmt.Errorf("store: %w: not one this node wrote", ErrInvalidCursor)
+	}
+	off, n := binary.Uvarint(b)
+	if n <= 0 || off > 1<<31 || string(b[n:]) != string(queryHash(toks)) {
+		return 0, fmt.Errorf("store: %w: not one of this query", ErrInvalidCursor)
+	}
+	return int(off), nil
+}
+
+func queryHash(toks []string) []byte {
+	h := sha256.Sum256([]byte(strings.Join(toks, "\x00")))
+	return h[:8]
+}
+
+// hitOf is the hit a document gives.
+func hitOf(d Document) SearchHit {
+	f := d.presented()
+	h := SearchHit{CID: d.CanonicalCID(), CIDs: d.CIDs, FileType: f["fileType"], Episode: f["episodeTitle"], Source: "local"}
+	if h.CIDs == nil {
+		h.CIDs = []string{}
+	}
+	if !d.Local() {
+		h.Source = "peer"
+		if len(d.Peers) > 0 {
+			h.Source = d.Peers[0]
+		}
+	}
+	h.Title = f["title"]
+	if h.Title == "" {
+		h.Title = f["titles/eng"]
+	}
+	if h.Title == "" {
+		h.Title = f["originalTitle"]
+	}
+	if h.Title == "" {
+		var names []string
+		for k := range f {
+			if strings.HasPrefix(k, "titles/") {
+				names = append(names, k)
+			}
+		}
+		if len(names) > 0 {
+			sort.Strings(names)
+			h.Title = f[names[0]]
+		}
+	}
+	if h.Title == "" {
+		if fp := f["filePath"]; fp != "" {
+			h.Title = path.Base(fp)
+		} else {
+			h.Title = f["fileName"]
+		}
+	}
+	for _, k := range []string{"movieYear", "year"} {
+		if y, err := strconv.Atoi(f[k]); err == nil && y > 0 {
+			h.Year = y
+			break
+		}
+	}
+	if n, err := strconv.Atoi(f["season"]); err == nil && n >= 0 {
+		h.Season = &n
+	}
+	if n, err := strconv.Atoi(f["episode"]); err == nil && n >= 0 {
+		h.EpNumber = &n
+	}
+	h.Size, _ = strconv.ParseInt(f["sizeByte"], 10, 64)
+	return h
+}
+
+// luaSearch: ARGV offset, limit, tokens. Returns the number of matches,
+// then for each root of the page {root, matched tokens, score, document}.
+// Roots are ordered by matched tokens, then score (descending), then root
+// ID; a root no longer in file:__index__ is left out.
+var luaSearch = readScript(`
+local off, lim = tonumber(ARGV[1]), tonumber(ARGV[2])
+local n, w, roots = {}, {}, {}
+for i = 3, #ARGV do
+  local z = redis.call('ZRANGE', 'tok:' .. ARGV[i], 0, -1, 'WITHSCORES')
+  for k = 1, #z, 2 do
+    local r = z[k]
+    if not n[r] then
+      n[r] = 0; w[r] = 0
+      roots[#roots + 1] = r
+    end
+    n[r] = n[r] + 1
+    w[r] = w[r] + tonumber(z[k + 1])
+  end
+end
+local live = {}
+for _, r in ipairs(roots) do
+  if redis.call('SISMEMBER', IDX, r) == 1 then live[#live + 1] = r end
+end
+table.sort(live, function(a, b)
+  if n[a] ~= n[b] then return n[a] > n[b] end
+  if w[a] ~= w[b] then return w[a] > w[b] end
+  return a < b
+end)
+local out = {#live}
+for k = off + 1, math.min(off + lim, #live) do
+  local r = live[k]
+  local d = docfor(r, 0)
+  if d then d[4] = redis.call('SMEMBERS', 'peers:' .. r) end
+  out[#out + 1] = {r, n[r], w[r], d or false}
+end
+return out`)
+
+// PruneSearchIndex drops the index entries of roots that no longer exist
+// (deleted while no indexer ran). It SCANs toks:*: for the indexer's
+// start-up sweep, never a request path.
+func (s *Store) PruneSearchIndex(ctx context.Context) (int, error) {
+	n := 0
+	it := s.rdb.Scan(ctx, 0, "toks:*", 1000).Iterator()
+	for it.Next(ctx) {
+		r := RootID(strings.TrimPrefix(it.Val(), "toks:"))
+		in, err := s.rdb.SIsMember(ctx, keyIndex, string(r)).Result()
+		if err != nil {
+			return n, fmt.Errorf("store: %w", err)
+		}
+		if !in {
+			if err := s.IndexRoot(ctx, r); err != nil {
+				return n, err
+			}
+			n++
+		}
+	}
+	if err := it.Err(); err != nil {
+		return n, fmt.Errorf("store: %w", err)
+	}
+	return n, nil
+}
+
+// WatchSearchFields calls fn with the roots whose searchable fields
+// (SearchField) were written or deleted, by anyone (the node's own
+// scripts, peers' merges, outside writers), batched over a few
+// milliseconds, until ctx ends or the subscription is lost (a Redis
+// restart: notifications sent meanwhile are gone, so the caller sweeps
+// again). ready is closed once the subscription is in place.
+func (s *Store) WatchSearchFields(ctx context.Context, ready chan<- struct{}, fn func([]RootID)) error {
+	db := s.rdb.Options().DB
+	sub := s.rdb.PSubscribe(ctx, fmt.Sprintf("__keyspace@%d__:file:*", db))
+	defer sub.Close()
+	if _, err := sub.Receive(ctx); err != nil {
+		return err
+	}
+	if ready != nil {
+		close(ready)
+	}
+	prefix := fmt.Sprintf("__keyspace@%d__:file:", db)
+	ch := sub.Channel(redis.WithChannelHealthCheckInterval(10 * time.Second))
+	pending := map[RootID]bool{}
+	var flush <-chan time.Time
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case m, ok := <-ch:
+			if !ok {
+				return errors.New("store: subscription closed")
+			}
+			r, f, ok := strings.Cut(strings.TrimPrefix(m.Channel, prefix), "/")
+			if !ok || !SearchField(f) {
+				continue
+			}
+			pending[RootID(r)] = true
+			if flush == nil {
+				flush = time.After(5 * time.Millisecond)
+			}
+			if len(pending) < 512 {
+				continue
+			}
+		case <-flush:
+		}
+		roots := make([]RootID, 0, len(pending))
+		for r := range pending {
+			roots = append(roots, r)
+		}
+		clear(pending)
+		flush = nil
+		fn(roots)
+	}
+}

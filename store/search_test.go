@@ -1,0 +1,258 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"reflect"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/libp2p/go-libp2p/core/crypto"
+	"github.com/libp2p/go-libp2p/core/peer"
+
+	"github.com/metamesh/node/store"
+	"github.com/metamesh/node/store/storetest"
+)
+
+func TestTokens(t *testing.T) {
+	for _, tc := range []struct{ in, want []string }{
+		{[]string{"The Matrix"}, []string{"the", "matrix"}},
+		{[]string{"Amélie"}, []string{"amelie"}},
+		{[]string{"AMÉLIE"}, []string{"amelie"}},
+		{[]string{"Straße nach Çanakkale"}, []string{"strasse", "nach", "canakkale"}},
+		{[]string{"Show.Name.S1E2.1080p.mkv"}, []string{"show", "name", "s01e02", "1080p", "mkv"}},
+		{[]string{"s01 E003"}, []string{"s01", "e03"}},
+		{[]string{"Blade_Runner-2049 (2017)"}, []string{"blade", "runner", "2049", "2017"}},
+		{[]string{"Ｆｕｌｌｗｉｄｔｈ"}, []string{"fullwidth"}},
+		{[]string{"  ...  "}, nil},
+		{[]string{"søren æble"}, []string{"soren", "aeble"}},
+		{[]string{"season seven"}, []string{"season", "seven"}},
+	} {
+		t.Run(tc.in[0], func(t *testing.T) {
+			if got := store.Tokens(tc.in[0]); !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("Tokens(%q) = %q, want %q", tc.in[0], got, tc.want)
+			}
+		})
+	}
+}
+
+// addFile ingests a file with extracted metadata and indexes it.
+func addFile(tb testing.TB, s *store.Store, path string, c content, fields map[string]string) store.RootID {
+	tb.Helper()
+	o, _, err := s.Ingest(ctx, stat(path, int64(1000+c.full)), c.hashes(), store.Meta{Version: 1, Owned: []string{"titles", "originalTitle", "movieYear", "season", "episode", "episodeTitle"}, Fields: fields})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := s.IndexRoot(ctx, o.Root); err != nil {
+		tb.Fatal(err)
+	}
+	return o.Root
+}
+
+func titles(p store.SearchPage) []string {
+	var out []string
+	for _, h := range p.Hits {
+		out = append(out, h.Title)
+	}
+	return out
+}
+
+func search(tb testing.TB, s *store.Store, q string) []string {
+	tb.Helper()
+	p, err := s.Search(ctx, q, 100, "")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return titles(p)
+}
+
+func TestSearch_RankingAndFields(t *testing.T) {
+	s := storetest.New(t)
+	addFile(t, s, "/lib/Matrix.1999.mkv", content{1, 1}, map[string]string{"titles/eng": "The Matrix", "originalTitle": "The Matrix", "movieYear": "1999"})
+	addFile(t, s, "/lib/Matrix.Reloaded.mkv", content{2, 2}, map[string]string{"titles/eng": "The Matrix Reloaded", "movieYear": "2003"})
+	addFile(t, s, "/lib/amelie.mkv", content{3, 3}, map[string]string{"titles/eng": "Le Fabuleux Destin d'Amélie Poulain", "movieYear": "2001"})
+	addFile(t, s, "/lib/Show.S02E05.mkv", content{4, 4}, map[string]string{"titles/eng": "Show", "season": "2", "episode": "5", "episodeTitle": "Reloaded Matters"})
+	addFile(t, s, "/lib/untitled reloaded matrix.avi", content{5, 5}, nil)
+
+	for _, tc := range []struct {
+		q    string
+		want []string
+	}{
+		{"amelie", []string{"Le Fabuleux Destin d'Amélie Poulain"}},
+		{"AMÉLIE poulain", []string{"Le Fabuleux Destin d'Amélie Poulain"}},
+		{"1999", []string{"The Matrix"}},
+		{"s2e5", []string{"Show"}},
+		{"S02E05", []string{"Show"}},
+		{"show s02", []string{"Show"}},
+		// All tokens in a title, then all tokens in the file name, then
+		// partial matches (more tokens first).
+		{"matrix reloaded", []string{"The Matrix Reloaded", "untitled reloaded matrix.avi", "Show", "The Matrix"}},
+		{"mkv", []string{"The Matrix", "The Matrix Reloaded", "Le Fabuleux Destin d'Amélie Poulain", "Show"}},
+		{"nothing-here", nil},
+		{"!!!", nil},
+	} {
+		t.Run(tc.q, func(t *testing.T) {
+			got := search(t, s, tc.q)
+			// Ties (same tokens, same weight) come in root order.
+			switch tc.q {
+			case "mkv":
+				slices.Sort(got)
+				slices.Sort(tc.want)
+			case "matrix reloaded":
+				if len(got) == 4 {
+					slices.Sort(got[2:])
+				}
+			}
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("Search(%q) = %q, want %q", tc.q, got, tc.want)
+			}
+		})
+	}
+	p, err := s.Search(ctx, "1999", 10, "")
+	if err != nil || len(p.Hits) != 1 {
+		t.Fatalf("Search = %+v, %v", p, err)
+	}
+	h := p.Hits[0]
+	c := content{1, 1}.hashes()
+	if h.CID != c.IPFS || h.Year != 1999 || h.Size != 1001 || h.Source != "local" || len(h.CIDs) != 3 {
+		t.Errorf("hit = %+v", h)
+	}
+}
+
+func TestSearch_Pagination(t *testing.T) {
+	s := storetest.New(t)
+	for i := range 7 {
+		addFile(t, s, "/lib/f"+string(rune('a'+i))+".mkv", content{10 + i, 10 + i}, map[string]string{"titles/eng": "Common Title " + string(rune('A'+i))})
+	}
+	var all []string
+	cursor := ""
+	for pages := 0; ; pages++ {
+		p, err := s.Search(ctx, "common", 3, cursor)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Total != 7 {
+			t.Errorf("Total = %d, want 7", p.Total)
+		}
+		all = append(all, titles(p)...)
+		if p.Next == "" {
+			if pages != 2 {
+				t.Errorf("pages = %d, want 3", pages+1)
+			}
+			break
+		}
+		cursor = p.Next
+	}
+	if len(all) != 7 || len(slices.Compact(slices.Sorted(slices.Values(all)))) != 7 {
+		t.Errorf("pages gave %q, want 7 distinct titles", all)
+	}
+	for _, bad := range []string{"%%%", "AAAAAAAAAAAA", "aGVsbG8"} {
+		if _, err := s.Search(ctx, "common", 3, bad); !errors.Is(err, store.ErrInvalidCursor) {
+			t.Errorf("cursor %q: err = %v, want ErrInvalidCursor", bad, err)
+		}
+	}
+	p, _ := s.Search(ctx, "common", 3, "")
+	if _, err := s.Search(ctx, "title", 3, p.Next); !errors.Is(err, store.ErrInvalidCursor) {
+		t.Errorf("another query's cursor: err = %v, want ErrInvalidCursor", err)
+	}
+	if _, err := s.Search(ctx, "common", 0, ""); err == nil {
+		t.Error("limit 0 accepted")
+	}
+}
+
+func TestSearch_Removal(t *testing.T) {
+	s := storetest.New(t)
+	r := addFile(t, s, "/lib/Alpha.mkv", content{20, 20}, map[string]string{"titles/eng": "Alpha Centauri"})
+
+	t.Run("re-extraction", func(t *testing.T) {
+		_, _, err := s.SetExtracted(ctx, "/lib/Alpha.mkv", store.Meta{Version: 2, Owned: []string{"titles"}, Fields: map[string]string{"titles/eng": "Beta Pictoris"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		must[struct{}](t)(struct{}{}, s.IndexRoot(ctx, r))
+		if got := search(t, s, "centauri"); got != nil {
+			t.Errorf("old title still found: %q", got)
+		}
+		if got := search(t, s, "pictoris"); !reflect.DeepEqual(got, []string{"Beta Pictoris"}) {
+			t.Errorf("new title: %q", got)
+		}
+	})
+	t.Run("rename", func(t *testing.T) {
+		if _, err := s.Rename(ctx, "/lib/Alpha.mkv", "/lib/Gamma.mkv"); err != nil {
+			t.Fatal(err)
+		}
+		must[struct{}](t)(struct{}{}, s.IndexRoot(ctx, r))
+		if got := search(t, s, "alpha"); got != nil {
+			t.Errorf("old file name still found: %q", got)
+		}
+		if got := search(t, s, "gamma"); len(got) != 1 {
+			t.Errorf("new file name: %q", got)
+		}
+	})
+	t.Run("delete", func(t *testing.T) {
+		if _, err := s.RemovePath(ctx, "/lib/Gamma.mkv"); err != nil {
+			t.Fatal(err)
+		}
+		if got := search(t, s, "pictoris"); got != nil {
+			t.Errorf("deleted root found before re-indexing: %q", got)
+		}
+		must[struct{}](t)(struct{}{}, s.IndexRoot(ctx, r))
+		for _, k := range dumpKeys(t, s) {
+			if len(k) > 4 && (k[:4] == "tok:" || k[:5] == "toks:") {
+				t.Errorf("index key left after delete: %s", k)
+			}
+		}
+	})
+}
+
+func TestSearch_PeerOnlyRoots(t *testing.T) {
+	s := storetest.New(t)
+	k, _, _ := crypto.GenerateEd25519Key(nil)
+	p, _ := peer.IDFromPrivateKey(k)
+	c := content{30, 30}.hashes()
+	res, err := s.MergeRecord(ctx, p.String(), []string{c.IPFS, c.SHA256, c.Midhash}, map[string]string{"titles/eng": "Remote Only Film", "sizeByte": "4242"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, err := s.GetByCID(ctx, c.IPFS)
+	if err != nil {
+		t.Fatal(err, res)
+	}
+	must[struct{}](t)(struct{}{}, s.IndexRoot(ctx, root))
+	pg, err := s.Search(ctx, "remote film", 10, "")
+	if err != nil || len(pg.Hits) != 1 {
+		t.Fatalf("Search = %+v, %v", pg, err)
+	}
+	if h := pg.Hits[0]; h.Source != p.String() || h.CID != c.IPFS || h.Title != "Remote Only Film" || h.Size != 4242 {
+		t.Errorf("hit = %+v", h)
+	}
+}
+
+func TestWatchSearchFields_SeesReextraction(t *testing.T) {
+	s := storetest.New(t)
+	r := addFile(t, s, "/lib/w.mkv", content{40, 40}, map[string]string{"titles/eng": "Old"})
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	ready := make(chan struct{})
+	got := make(chan store.RootID, 16)
+	go func() {
+		_ = s.WatchSearchFields(wctx, ready, func(rs []store.RootID) {
+			for _, r := range rs {
+				got <- r
+			}
+		})
+	}()
+	<-ready
+	if _, _, err := s.SetExtracted(ctx, "/lib/w.mkv", store.Meta{Version: 5, Owned: []string{"titles"}, Fields: map[string]string{"titles/eng": "New"}}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case g := <-got:
+		if g != r {
+			t.Errorf("watched root %s, want %s", g, r)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no notification of the re-extraction")
+	}
+}
