@@ -28,6 +28,8 @@ type Ingester struct {
 	queue *queue
 	prog  progress
 	errs  errSet
+	// activity counts changes applied while watching (summed up in logs).
+	activity activity
 
 	watcher  *fsnotify.Watcher
 	addWatch func(string) error // fsnotify Add; replaceable in tests
@@ -207,7 +209,7 @@ func Scan(ctx context.Context, st *store.Store, cfg Config, interval time.Durati
 }
 
 // reportProgress logs scan progress every ProgressInterval while scanning
-// or hashing.
+// or hashing, and the summary of the changes applied while watching.
 func (in *Ingester) reportProgress(ctx context.Context) {
 	defer in.wg.Done()
 	t := time.NewTicker(in.cfg.ProgressInterval)
@@ -215,8 +217,10 @@ func (in *Ingester) reportProgress(ctx context.Context) {
 	for {
 		select {
 		case <-ctx.Done():
+			in.logActivity()
 			return
 		case <-t.C:
+			in.logActivity()
 			p := in.Progress()
 			if p.State != StateScanning && p.State != StateHashing {
 				continue

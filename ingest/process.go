@@ -8,6 +8,8 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"sort"
+	"sync"
 	"time"
 
 	"github.com/metamesh/node/store"
@@ -126,7 +128,7 @@ func (in *Ingester) hardLinks(ctx context.Context, p string) []string {
 func (in *Ingester) rename(ctx context.Context, oldPath, newPath string) error {
 	o, err := retryGet(ctx, in, "rename", func() (store.Outcome, error) { return in.st.Replace(ctx, oldPath, newPath) })
 	if err == nil && o.Kind == store.KindRenamed {
-		in.log.Info("renamed", "from", oldPath, "to", newPath)
+		in.note(false, "renamed", "path", newPath, "from", oldPath)
 		// The new name may carry different metadata (a release name).
 		return in.file(ctx, newPath, false)
 	}
@@ -425,12 +427,65 @@ func retryGet[T any](ctx context.Context, in *Ingester, what string, fn func() (
 	return v, err
 }
 
-// note logs a per-file line: at Info for changes seen while watching, at
-// Debug during a full scan (which logs its progress instead).
+// note logs a per-file line at Debug. Changes seen while watching
+// (quiet false) are also counted, and reportProgress sums them up at Info
+// every ProgressInterval, so a burst of 40,000 new files is a few lines,
+// not 40,000; a single change is logged with its path.
 func (in *Ingester) note(quiet bool, msg string, args ...any) {
-	lvl := slog.LevelInfo
-	if quiet {
-		lvl = slog.LevelDebug
+	in.log.Log(context.Background(), slog.LevelDebug, msg, args...)
+	if !quiet {
+		path, _ := args[1].(string)
+		in.activity.add(msg, path)
 	}
-	in.log.Log(context.Background(), lvl, msg, args...)
+}
+
+// activity counts the changes applied while watching, by kind.
+type activity struct {
+	mu     sync.Mutex
+	counts map[string]int
+	last   string // the path of the last change
+}
+
+func (a *activity) add(kind, path string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.counts == nil {
+		a.counts = map[string]int{}
+	}
+	a.counts[kind]++
+	a.last = path
+}
+
+// take returns and resets the counts.
+func (a *activity) take() (map[string]int, string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	c, last := a.counts, a.last
+	a.counts, a.last = nil, ""
+	return c, last
+}
+
+// logActivity writes the summary of the changes applied since the last
+// one, if any.
+func (in *Ingester) logActivity() {
+	counts, last := in.activity.take()
+	total := 0
+	kinds := make([]string, 0, len(counts))
+	for k, n := range counts {
+		total += n
+		kinds = append(kinds, k)
+	}
+	if total == 0 {
+		return
+	}
+	if total == 1 {
+		in.log.Info("library changed: "+kinds[0], "path", last)
+		return
+	}
+	sort.Strings(kinds)
+	args := []any{"files", total}
+	for _, k := range kinds {
+		args = append(args, k, counts[k])
+	}
+	in.log.Info("library changed", args...)
 }

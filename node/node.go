@@ -35,6 +35,7 @@ type Node struct {
 	rs   *recordService
 	ann  *announcer
 	res  *resolver
+	met  *nodeMetrics
 	stop context.CancelFunc // ends Follow and the announcer
 
 	wg       sync.WaitGroup
@@ -76,6 +77,7 @@ func (n *Node) Start(ctx context.Context) error {
 	if err != nil {
 		return errors.Join(err, n.Close())
 	}
+	routeLibp2pLogs(n.log, n.logLevel())
 	p, err := startP2P(ctx, n.cfg, key, n.log)
 	if err != nil {
 		return errors.Join(err, n.Close())
@@ -119,8 +121,15 @@ func (n *Node) Start(ctx context.Context) error {
 	if err := ing.Start(ctx); err != nil {
 		return errors.Join(err, n.Close())
 	}
+	acc, err := n.access()
+	if err != nil {
+		return errors.Join(err, n.Close())
+	}
+	n.met = newMetrics(n)
 	n.http = &http.Server{
-		Handler:           api.New(&backend{n: n}, n.log),
+		Handler: api.New(&backend{n: n}, n.log, api.Options{
+			Access: acc, Metrics: n.met.handler(), Registerer: n.met.reg,
+		}),
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
@@ -156,6 +165,16 @@ func (n *Node) reprovideOnFirstPeer(ctx context.Context) {
 		}
 		had = has
 	}
+}
+
+// logLevel is the lowest level the node's logger writes.
+func (n *Node) logLevel() slog.Level {
+	for _, l := range []slog.Level{slog.LevelDebug, slog.LevelInfo, slog.LevelWarn} {
+		if n.log.Enabled(context.Background(), l) {
+			return l
+		}
+	}
+	return slog.LevelError
 }
 
 // PeerID is the node's libp2p identity (after Start).

@@ -77,6 +77,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		s.closeServer()
 		return nil, fmt.Errorf("store: redis url %q: %w", url, err)
 	}
+	clientLogOnce.Do(func() { redis.SetLogger(clientLog{s.log}) })
 	var warnOnce sync.Once
 	ro.OnConnect = func(ctx context.Context, cn *redis.Conn) error {
 		// A Redis that forbids CONFIG (some hosted ones) still stores
@@ -195,3 +196,15 @@ func fieldsKey(r RootID) string          { return "fields:" + string(r) }
 func cidKey(c string) string             { return "cid:" + c }
 func cidAltKey(c string) string          { return "cidalt:" + c }
 func pathKey(p string) string            { return "path:" + p }
+
+// clientLog routes go-redis's own log lines (dial failures while Redis is
+// down, which the store reports as errors itself) to the store's logger at
+// debug, instead of raw lines on stderr. go-redis has one logger per
+// process: the first store's logger gets them.
+type clientLog struct{ log *slog.Logger }
+
+func (l clientLog) Printf(ctx context.Context, format string, v ...any) {
+	l.log.Log(ctx, slog.LevelDebug, "redis client: "+fmt.Sprintf(format, v...))
+}
+
+var clientLogOnce sync.Once

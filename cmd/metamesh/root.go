@@ -25,6 +25,12 @@ func newRootCmd() *cobra.Command {
 	root.PersistentFlags().String("log-format", "text", "log format: text or json (env METAMESH_LOG_FORMAT)")
 	root.AddCommand(newVersionCmd(), newHashCmd(), newCIDCmd(), newFsckCmd(), newRunCmd(), newScanCmd(),
 		newIDCmd(), newLookupCmd(), newProvidersCmd(), newPeersCmd(), newStatusCmd())
+	// pflag writes every boolean flag as "--json[=true|false]"; the help
+	// shows plain switches (the column stays aligned).
+	cobra.AddTemplateFunc("plainBools", func(s string) string {
+		return strings.ReplaceAll(s, "[=true|false]", strings.Repeat(" ", len("[=true|false]")))
+	})
+	root.SetUsageTemplate(strings.ReplaceAll(root.UsageTemplate(), ".FlagUsages | trimTrailingWhitespaces", ".FlagUsages | plainBools | trimTrailingWhitespaces"))
 	return root
 }
 
