@@ -1,7 +1,9 @@
 package ingest
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -80,23 +82,26 @@ func (c *Config) Validate() error {
 // the bad entry.
 func Libraries(dirs []string) ([]string, error) {
 	if len(dirs) == 0 {
-		return nil, fmt.Errorf("ingest: Libraries: at least one library directory is required")
+		return nil, fmt.Errorf("library: at least one library directory is required")
 	}
 	resolved := make([]string, len(dirs))
 	for i, lib := range dirs {
 		abs, err := filepath.Abs(lib)
 		if err != nil {
-			return nil, fmt.Errorf("ingest: Libraries[%d] %q: %w", i, lib, err)
+			return nil, fmt.Errorf("library %q: %w", lib, err)
 		}
 		if real, err := filepath.EvalSymlinks(abs); err == nil {
 			abs = real
 		}
 		fi, err := os.Stat(abs)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("library %q does not exist", lib)
+		}
 		if err != nil {
-			return nil, fmt.Errorf("ingest: Libraries[%d] %q: %w", i, lib, err)
+			return nil, fmt.Errorf("library %q: %w", lib, err)
 		}
 		if !fi.IsDir() {
-			return nil, fmt.Errorf("ingest: Libraries[%d] %q: not a directory", i, lib)
+			return nil, fmt.Errorf("library %q is not a directory", lib)
 		}
 		resolved[i] = abs
 	}

@@ -72,7 +72,7 @@ func TestLibraries_Errors(t *testing.T) {
 		want string
 	}{
 		{"none", nil, "at least one"},
-		{"missing", []string{root, filepath.Join(root, "nope")}, `Libraries[1] "` + filepath.Join(root, "nope")},
+		{"missing", []string{root, filepath.Join(root, "nope")}, `library "` + filepath.Join(root, "nope") + `" does not exist`},
 		{"a file", []string{file}, "not a directory"},
 	}
 	for _, tt := range tests {
