@@ -2,6 +2,9 @@ package api
 
 import (
 	"fmt"
+	"net/url"
+	"slices"
+	"strings"
 
 	"github.com/metamesh/node/protocol"
 )
@@ -12,10 +15,50 @@ import (
 func ParseCID(s string) (string, error) {
 	c, err := protocol.Normalize(s)
 	if err != nil {
-		return "", fmt.Errorf("%w: %v", ErrBadRequest, err)
+		// go-cid prefixes every layer of its errors with "invalid cid: ";
+		// protocol's message already says so once.
+		msg := strings.ReplaceAll(err.Error(), "invalid cid: ", "")
+		return "", badRequest("%s", msg)
 	}
 	return c, nil
 }
 
-// flag reads a boolean query parameter: "1", "true", "yes" are true.
-func flag(v string) bool { return v == "1" || v == "true" || v == "yes" }
+// boolParam reads a boolean query parameter: absent, "0" or "false" is
+// false, "1" or "true" is true; anything else is an error wrapping
+// ErrBadRequest.
+func boolParam(q url.Values, name string) (bool, error) {
+	vs, ok := q[name]
+	if !ok {
+		return false, nil
+	}
+	if len(vs) > 1 {
+		return false, badRequest("query parameter %q given %d times", name, len(vs))
+	}
+	switch vs[0] {
+	case "1", "true":
+		return true, nil
+	case "0", "false":
+		return false, nil
+	}
+	return false, badRequest("query parameter %s=%q: want 1, 0, true or false", name, vs[0])
+}
+
+// onlyParams refuses query parameters other than allowed, so a typo
+// (?locl=1) is an error instead of being ignored.
+func onlyParams(q url.Values, allowed ...string) error {
+	for k := range q {
+		if !slices.Contains(allowed, k) {
+			if len(allowed) == 0 {
+				return badRequest("unknown query parameter %q: this endpoint takes none", k)
+			}
+			return badRequest("unknown query parameter %q: this endpoint takes %s", k, strings.Join(allowed, ", "))
+		}
+	}
+	return nil
+}
+
+// badRequest is an error wrapping ErrBadRequest whose text is only the
+// formatted message.
+func badRequest(format string, args ...any) error {
+	return &statusError{sentinel: ErrBadRequest, msg: fmt.Sprintf(format, args...)}
+}

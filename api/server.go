@@ -5,7 +5,10 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"path"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Backend is what the API needs from the node. Implementations are safe
@@ -22,6 +25,17 @@ type Backend interface {
 	Providers(ctx context.Context, cid string) ([]string, error)
 	// Peers lists the connected peers.
 	Peers(ctx context.Context) ([]Peer, error)
+	// File opens the bytes of the local file a canonical CID names, once
+	// its sha2-256 is confirmed and only inside a library root. Errors
+	// wrap ErrNotFound (unknown, outside the libraries, gone; a
+	// *NotFoundError for a file known only from peers), ErrConflict (not
+	// confirmed yet, or changed on disk since it was hashed) or
+	// ErrUnavailable. The caller closes File.Content.
+	File(ctx context.Context, cid string) (*File, error)
+	// Events follows the event stream after the stream ID after ("" for
+	// from now on). An after that was trimmed from the stream makes the
+	// first Next return ErrEventsTrimmed.
+	Events(ctx context.Context, after string) (EventStream, error)
 }
 
 // Peer is one entry of GET /api/peers.
@@ -54,46 +68,136 @@ type RedisStatus struct {
 	Error   string `json:"error,omitempty"`
 }
 
+// Options configure a Server. The zero value serves loopback rules
+// without metrics.
+type Options struct {
+	// Access says who may call what (access.go).
+	Access Access
+	// Metrics serves GET /metrics; nil answers 404.
+	Metrics http.Handler
+	// Registerer, when set, receives the HTTP request metrics
+	// (metamesh_http_requests_total, metamesh_http_request_duration_seconds).
+	Registerer prometheus.Registerer
+	// MaxSubscribers bounds concurrent GET /api/events streams; beyond it
+	// a subscriber gets 503. Default 32.
+	MaxSubscribers int
+	// Heartbeat is the interval of the SSE keep-alive comment. Default 15s.
+	Heartbeat time.Duration
+}
+
 // Server routes the API.
 type Server struct {
-	b   Backend
-	log *slog.Logger
-	mux *http.ServeMux
+	b    Backend
+	log  *slog.Logger
+	mux  *http.ServeMux
+	opts Options
+	subs chan struct{} // one token per open event stream
+	hm   *httpMetrics  // nil without a Registerer
 }
 
 // New builds the routes; it starts nothing.
-func New(b Backend, log *slog.Logger) *Server {
-	s := &Server{b: b, log: log.With("component", "api"), mux: http.NewServeMux()}
+func New(b Backend, log *slog.Logger, opts Options) *Server {
+	if opts.MaxSubscribers <= 0 {
+		opts.MaxSubscribers = 32
+	}
+	if opts.Heartbeat <= 0 {
+		opts.Heartbeat = 15 * time.Second
+	}
+	s := &Server{b: b, log: log.With("component", "api"), mux: http.NewServeMux(), opts: opts,
+		subs: make(chan struct{}, opts.MaxSubscribers)}
+	if opts.Registerer != nil {
+		s.hm = newHTTPMetrics(opts.Registerer)
+	}
 	s.mux.HandleFunc("GET /health", s.health)
 	s.mux.HandleFunc("GET /ready", s.ready)
+	s.mux.HandleFunc("GET /metrics", s.metrics)
 	s.mux.HandleFunc("GET /api/status", s.status)
-	s.mux.HandleFunc("GET /api/meta/{cid}", s.meta)
-	s.mux.HandleFunc("GET /api/providers/{cid}", s.providers)
 	s.mux.HandleFunc("GET /api/peers", s.peers)
-	s.mux.HandleFunc("GET /api/meta/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, fmt.Errorf("%w: missing CID: use /api/meta/<cid>", ErrBadRequest))
-	})
+	s.mux.HandleFunc("GET /api/events", s.events)
+	s.routeCID("/api/meta", s.meta)
+	s.routeCID("/api/providers", s.providers)
+	s.routeCID("/api/file", s.file)
 	return s
 }
 
-// ServeHTTP implements http.Handler. Unknown routes and wrong methods get
-// JSON errors too.
+// routeCID routes GET prefix/<cid> to h, and answers precise errors for
+// prefix and prefix/ (no CID) and for anything after the CID.
+func (s *Server) routeCID(prefix string, h http.HandlerFunc) {
+	missing := func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, badRequest("missing CID: use %s/<cid>", prefix))
+	}
+	s.mux.HandleFunc("GET "+prefix, missing)
+	s.mux.HandleFunc("GET "+prefix+"/{$}", missing)
+	s.mux.HandleFunc("GET "+prefix+"/{cid}", h)
+	s.mux.HandleFunc("GET "+prefix+"/{cid}/{rest...}", func(w http.ResponseWriter, r *http.Request) {
+		writeErrorCode(w, http.StatusNotFound, fmt.Sprintf("no such endpoint: %s: %s/<cid> takes nothing after the CID", r.URL.Path, prefix))
+	})
+}
+
+// ServeHTTP implements http.Handler: access rules first (access.go), then
+// the routes. Unknown routes, wrong methods and paths that are not in
+// clean form get JSON errors too, never a redirect.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	p := r.URL.EscapedPath()
+	if clean := cleanPath(p); clean != p {
+		s.refuse(w, r, start, http.StatusNotFound, fmt.Sprintf("no such endpoint: %s: the path is not in clean form (did you mean %s?)", p, clean))
+		return
+	}
+	if code, msg := s.opts.Access.check(r); code != 0 {
+		if code == http.StatusUnauthorized {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="metamesh"`)
+		}
+		s.refuse(w, r, start, code, msg)
+		return
+	}
 	h, pattern := s.mux.Handler(r)
 	if pattern == "" {
 		rec := &statusRecorder{header: http.Header{}}
 		h.ServeHTTP(rec, r)
 		if rec.code == http.StatusMethodNotAllowed {
 			w.Header().Set("Allow", rec.header.Get("Allow"))
-			writeJSON(w, http.StatusMethodNotAllowed, map[string]string{"error": r.Method + " is not allowed on " + r.URL.Path})
+			s.refuse(w, r, start, http.StatusMethodNotAllowed, r.Method+" is not allowed on "+r.URL.Path)
 			return
 		}
-		writeJSON(w, http.StatusNotFound, map[string]string{"error": "no such endpoint: " + r.URL.Path})
+		s.refuse(w, r, start, http.StatusNotFound, "no such endpoint: "+r.URL.Path)
 		return
 	}
-	start := time.Now()
-	s.mux.ServeHTTP(w, r)
-	s.log.Debug("request", "method", r.Method, "path", r.URL.Path, "took", time.Since(start))
+	if s.hm == nil {
+		s.mux.ServeHTTP(w, r)
+		s.log.Debug("request", "method", r.Method, "path", r.URL.Path, "took", time.Since(start))
+		return
+	}
+	cw := &codeWriter{ResponseWriter: w}
+	s.mux.ServeHTTP(cw, r)
+	s.hm.observe(pattern, cw.status(), time.Since(start))
+	s.log.Debug("request", "method", r.Method, "path", r.URL.Path, "code", cw.status(), "took", time.Since(start))
+}
+
+// refuse answers an error the routes never saw, counted under the route
+// "other".
+func (s *Server) refuse(w http.ResponseWriter, r *http.Request, start time.Time, code int, msg string) {
+	writeErrorCode(w, code, msg)
+	if s.hm != nil {
+		s.hm.observe("other", code, time.Since(start))
+	}
+	s.log.Debug("request refused", "method", r.Method, "path", r.URL.Path, "code", code, "took", time.Since(start))
+}
+
+// cleanPath is p with "." and ".." elements and repeated slashes
+// resolved, a trailing slash kept (as net/http cleans request paths).
+func cleanPath(p string) string {
+	if p == "" {
+		return "/"
+	}
+	if p[0] != '/' {
+		p = "/" + p
+	}
+	np := path.Clean(p)
+	if p[len(p)-1] == '/' && np != "/" {
+		np += "/"
+	}
+	return np
 }
 
 type statusRecorder struct {
@@ -117,7 +221,19 @@ func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
 }
 
+func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
+	if s.opts.Metrics == nil {
+		writeErrorCode(w, http.StatusNotFound, "metrics are not enabled on this server")
+		return
+	}
+	s.opts.Metrics.ServeHTTP(w, r)
+}
+
 func (s *Server) status(w http.ResponseWriter, r *http.Request) {
+	if err := onlyParams(r.URL.Query()); err != nil {
+		writeError(w, err)
+		return
+	}
 	st, err := s.b.Status(r.Context())
 	if err != nil {
 		writeError(w, err)
@@ -127,12 +243,22 @@ func (s *Server) status(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) meta(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	if err := onlyParams(q, "local"); err != nil {
+		writeError(w, err)
+		return
+	}
+	local, err := boolParam(q, "local")
+	if err != nil {
+		writeError(w, err)
+		return
+	}
 	c, err := ParseCID(r.PathValue("cid"))
 	if err != nil {
 		writeError(w, err)
 		return
 	}
-	doc, err := s.b.Meta(r.Context(), c, flag(r.URL.Query().Get("local")))
+	doc, err := s.b.Meta(r.Context(), c, local)
 	if err != nil {
 		if status(err) >= 500 {
 			s.log.Error("meta lookup", "cid", c, "err", err)
@@ -140,10 +266,15 @@ func (s *Server) meta(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
+	typeDocument(doc)
 	writeJSON(w, http.StatusOK, doc)
 }
 
 func (s *Server) providers(w http.ResponseWriter, r *http.Request) {
+	if err := onlyParams(r.URL.Query()); err != nil {
+		writeError(w, err)
+		return
+	}
 	c, err := ParseCID(r.PathValue("cid"))
 	if err != nil {
 		writeError(w, err)
@@ -158,6 +289,10 @@ func (s *Server) providers(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) peers(w http.ResponseWriter, r *http.Request) {
+	if err := onlyParams(r.URL.Query()); err != nil {
+		writeError(w, err)
+		return
+	}
 	ps, err := s.b.Peers(r.Context())
 	if err != nil {
 		writeError(w, err)

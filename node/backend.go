@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
+	"path/filepath"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/metamesh/node/api"
@@ -24,8 +27,15 @@ type backend struct{ n *Node }
 
 // Meta answers from the local store and, unless local, the federation.
 func (b *backend) Meta(ctx context.Context, cid string, local bool) (map[string]any, error) {
-	return b.n.res.Meta(ctx, cid, local)
+	start := time.Now()
+	doc, err := b.n.res.Meta(ctx, cid, local)
+	if b.n.met != nil {
+		b.n.met.lookup(doc, err, time.Since(start))
+	}
+	return doc, err
 }
+
+func status404(err error) bool { return errors.Is(err, api.ErrNotFound) }
 
 // Providers lists the peers the DHT returns for cid.
 func (b *backend) Providers(ctx context.Context, cid string) ([]string, error) {
@@ -112,4 +122,148 @@ func (b *backend) Ready(ctx context.Context) error {
 	default:
 		return fmt.Errorf("initial scan not finished (%s)", s)
 	}
+}
+
+// File opens the local file c names for the API: only a confirmed file
+// (its sha2-256 computed from its own bytes), only through an os.Root of
+// the library that holds its path (a symlink out, ".." or a path outside
+// every library is not found), and only while its size and mtime are
+// still those that were hashed; otherwise a conflict, and the ingester is
+// asked to look at the path again.
+func (b *backend) File(ctx context.Context, c string) (*api.File, error) {
+	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
+	defer cancel()
+	n := b.n
+	doc, err := n.st.DocumentByCID(ctx, c)
+	if err != nil {
+		return nil, apiError(err, c)
+	}
+	p := doc.FilePath()
+	if p == "" {
+		m, _ := n.res.fromStore(ctx, c)
+		nf := &api.NotFoundError{CID: c}
+		if ps, ok := m["providers"].([]string); ok {
+			nf.Providers = ps
+		}
+		return nil, nf
+	}
+	ps, err := n.st.Path(ctx, p)
+	if err != nil {
+		return nil, apiError(err, c)
+	}
+	own, err := n.st.Announced(ctx, doc.Root)
+	if err != nil {
+		return nil, apiError(err, c)
+	}
+	if !ps.Hashed || own == "" {
+		return nil, fmt.Errorf("%w: %s is not confirmed yet (only its midhash is known); retry once its full hash is done", api.ErrConflict, c)
+	}
+	lib, rel, ok := n.libraryOf(p)
+	if !ok {
+		return nil, fmt.Errorf("%w: no file with CID %s inside the libraries", api.ErrNotFound, c)
+	}
+	f, fi, err := openIn(lib, rel)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: the file is not readable inside its library: %v", api.ErrNotFound, c, err)
+	}
+	if fi.Size() != ps.Size || fi.ModTime().UnixNano() != ps.MtimeNs {
+		f.Close()
+		n.ing.Touch(p)
+		return nil, fmt.Errorf("%w: %s changed on disk since it was hashed (size %d, was %d); it is being hashed again", api.ErrConflict, c, fi.Size(), ps.Size)
+	}
+	return &api.File{Content: f, Name: filepath.Base(p), Size: fi.Size(), ModTime: fi.ModTime(),
+		MimeType: doc.Fields["mimeType"], CID: doc.CanonicalCID()}, nil
+}
+
+// libraryOf returns the library holding the absolute path p and p
+// relative to it; false when p is outside every library (".." included).
+func (n *Node) libraryOf(p string) (lib, rel string, ok bool) {
+	for _, l := range n.cfg.Libraries {
+		r, err := filepath.Rel(l, p)
+		if err != nil || r == "." || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) || filepath.IsAbs(r) {
+			continue
+		}
+		return l, r, true
+	}
+	return "", "", false
+}
+
+// openIn opens rel inside lib with os.Root, so neither a symlink nor ".."
+// leaves the library, and checks it is a regular file.
+func openIn(lib, rel string) (*os.File, os.FileInfo, error) {
+	root, err := os.OpenRoot(lib)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer root.Close()
+	f, err := root.Open(rel)
+	if err != nil {
+		return nil, nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, nil, fmt.Errorf("not a regular file")
+	}
+	return f, fi, nil
+}
+
+// Events follows meta:events for the API after the stream ID after, or
+// from the newest entry when after is "".
+func (b *backend) Events(ctx context.Context, after string) (api.EventStream, error) {
+	if after == "" {
+		ctx, cancel := context.WithTimeout(ctx, requestTimeout)
+		defer cancel()
+		head, err := b.n.st.FeedHead(ctx)
+		if err != nil {
+			return nil, apiError(err, "")
+		}
+		after = head
+	}
+	return &eventStream{st: b.n.st, feed: b.n.st.Feed(after)}, nil
+}
+
+// eventStream maps store events to API events: root IDs never leave the
+// node, so a key-set event's root (and a merge's Into) is sent as the
+// root's canonical CID at send time.
+type eventStream struct {
+	st   *store.Store
+	feed *store.Feed
+}
+
+func (e *eventStream) Position() string { return e.feed.Position() }
+
+func (e *eventStream) Next(ctx context.Context, wait time.Duration) ([]api.Event, error) {
+	evs, err := e.feed.Next(ctx, 100, wait)
+	if errors.Is(err, store.ErrFeedTrimmed) {
+		return nil, fmt.Errorf("%w: %v", api.ErrEventsTrimmed, err)
+	}
+	if err != nil {
+		return nil, apiError(err, "")
+	}
+	canon := map[store.RootID]string{}
+	cidOf := func(r store.RootID) string {
+		if r == "" {
+			return ""
+		}
+		if c, ok := canon[r]; ok {
+			return c
+		}
+		c := ""
+		if d, err := e.st.Document(ctx, r); err == nil {
+			c = d.CanonicalCID()
+		}
+		canon[r] = c
+		return c
+	}
+	out := make([]api.Event, 0, len(evs))
+	for _, ev := range evs {
+		out = append(out, api.Event{ID: ev.ID, Type: ev.Type, Path: ev.Path, OldPath: ev.OldPath,
+			CID: cidOf(ev.Root), Added: ev.Added, Removed: ev.Removed, Into: cidOf(ev.Into), Timestamp: ev.Timestamp})
+	}
+	return out, nil
 }

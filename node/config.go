@@ -80,6 +80,17 @@ type Config struct {
 	// default 100000): the least recently used are evicted.
 	PeerRootsMax int
 
+	// APITokenFile holds the bearer token the API requires on a
+	// non-loopback APIAddr (--api-token-file, METAMESH_API_TOKEN_FILE).
+	// Default DataDir/api-token, generated (mode 0600) when missing.
+	APITokenFile string
+	// PublicRead opens GET /api/meta, /api/search and /api/file without
+	// the token on a non-loopback APIAddr (--public-read).
+	PublicRead bool
+	// APIHosts are more Host header names the API answers on loopback
+	// (--api-host), besides localhost, 127.0.0.1 and [::1].
+	APIHosts []string
+
 	// Gater, when set, also decides which peers the host may connect with
 	// (after AllowPeers). It has no flag: programs that embed a node (the
 	// testnet harness cutting partitions) set it.

@@ -38,6 +38,9 @@ comma-separated.`,
 			cfg.ReprovideInterval, _ = f.GetDuration("reprovide-interval")
 			cfg.LookupTimeout, _ = f.GetDuration("lookup-timeout")
 			cfg.PeerRootsMax, _ = f.GetInt("peer-roots-max")
+			cfg.APITokenFile, _ = f.GetString("api-token-file")
+			cfg.PublicRead, _ = f.GetBool("public-read")
+			cfg.APIHosts, _ = f.GetStringArray("api-host")
 			return node.Run(cmd.Context(), cfg)
 		},
 	}
@@ -56,6 +59,9 @@ comma-separated.`,
 	f.Duration("reprovide-interval", 22*time.Hour, "how often every announced CID is provided again (env METAMESH_REPROVIDE_INTERVAL)")
 	f.Duration("lookup-timeout", 10*time.Second, "how long a federated lookup may take before 404 (env METAMESH_LOOKUP_TIMEOUT)")
 	f.Int("peer-roots-max", 100_000, "files known only from peers kept at most; the least recently used go (env METAMESH_PEER_ROOTS_MAX)")
+	f.String("api-token-file", "", "bearer token file the API requires off loopback; generated (mode 0600) when missing (default DATA/api-token; env METAMESH_API_TOKEN_FILE)")
+	f.Bool("public-read", false, "off loopback, serve GET /api/meta, /api/search and /api/file without the token (env METAMESH_PUBLIC_READ)")
+	f.StringArray("api-host", nil, "another Host header name the API answers on loopback, besides localhost, 127.0.0.1 and [::1]; repeat for more (env METAMESH_API_HOST)")
 	return c
 }
 

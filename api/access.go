@@ -1,0 +1,114 @@
+package api
+
+import (
+	"crypto/subtle"
+	"net"
+	"net/http"
+	"strings"
+)
+
+// Access says who may use the API.
+//
+// On loopback (Loopback true) every request is served, but only with a
+// Host header naming the node itself (localhost, 127.0.0.1, [::1], or one
+// of Hosts, any port): a web page the household visits cannot read the
+// API through DNS rebinding.
+//
+// Otherwise every endpoint but /health, /ready and /metrics requires
+// "Authorization: Bearer <Token>"; PublicRead opens GET (and HEAD)
+// /api/meta, /api/search and /api/file without it. An empty Token then
+// serves nothing that needs one.
+type Access struct {
+	Loopback   bool
+	Token      string
+	PublicRead bool
+	// Hosts are more names the Host header may carry on loopback.
+	Hosts []string
+}
+
+// open are the endpoints served to anyone.
+var open = map[string]bool{"/health": true, "/ready": true, "/metrics": true}
+
+// publicRead are the endpoint prefixes PublicRead opens to GET and HEAD.
+var publicRead = []string{"/api/meta/", "/api/search", "/api/file/"}
+
+// check returns the status and message refusing r, or 0.
+func (a *Access) check(r *http.Request) (int, string) {
+	if a.Loopback {
+		if !a.hostAllowed(r.Host) {
+			return http.StatusMisdirectedRequest, "Host " + quote(r.Host) + " is not this node: on loopback the API answers only localhost, 127.0.0.1, [::1] and the names given with --api-host"
+		}
+		return 0, ""
+	}
+	if open[r.URL.Path] {
+		return 0, ""
+	}
+	if a.PublicRead && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
+		for _, p := range publicRead {
+			if strings.HasPrefix(r.URL.Path, p) || r.URL.Path+"/" == p {
+				return 0, ""
+			}
+		}
+	}
+	got, ok := bearer(r)
+	switch {
+	case !ok:
+		return http.StatusUnauthorized, "this endpoint needs Authorization: Bearer <token> (the token is in the file --api-token-file names)"
+	case a.Token == "" || subtle.ConstantTimeCompare([]byte(got), []byte(a.Token)) != 1:
+		return http.StatusUnauthorized, "wrong bearer token"
+	}
+	return 0, ""
+}
+
+// bearer returns the token of an "Authorization: Bearer" header.
+func bearer(r *http.Request) (string, bool) {
+	h := r.Header.Get("Authorization")
+	scheme, tok, ok := strings.Cut(h, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	tok = strings.TrimSpace(tok)
+	return tok, tok != ""
+}
+
+// hostAllowed reports whether a Host header names the node on loopback.
+func (a *Access) hostAllowed(host string) bool {
+	h := host
+	if hh, _, err := net.SplitHostPort(host); err == nil {
+		h = hh
+	} else if strings.HasPrefix(host, "[") && strings.HasSuffix(host, "]") {
+		h = host[1 : len(host)-1]
+	}
+	h = strings.ToLower(strings.TrimSuffix(h, "."))
+	switch h {
+	case "localhost", "127.0.0.1", "::1":
+		return true
+	}
+	for _, n := range a.Hosts {
+		if strings.EqualFold(strings.TrimSuffix(n, "."), h) {
+			return true
+		}
+	}
+	return false
+}
+
+func quote(s string) string {
+	if s == "" {
+		return `""`
+	}
+	return `"` + s + `"`
+}
+
+// IsLoopback reports whether a listen address (host:port) is reachable
+// only from this machine: a loopback IP or "localhost".
+func IsLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}

@@ -1,0 +1,198 @@
+package node_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/metamesh/node/ingest"
+	"github.com/metamesh/node/node"
+	"github.com/metamesh/node/store"
+)
+
+// fileBody is 4 KiB of known bytes: byte i is 'a'+i%26.
+func fileBody() []byte {
+	b := make([]byte, 4096)
+	for i := range b {
+		b[i] = byte('a' + i%26)
+	}
+	return b
+}
+
+func TestAPI_File(t *testing.T) {
+	lib, _ := filepath.EvalSymlinks(t.TempDir())
+	body := fileBody()
+	p := filepath.Join(lib, "Some Movie (2010).mkv")
+	writeOld(t, p, body)
+	n := startNodeWith(t, lib, nil)
+	c := canonicalOf(t, p)
+	etag := `"` + c + `"`
+
+	tests := []struct {
+		name, method string
+		hdr          map[string]string
+		code         int
+		want         string // body; "" to skip
+		check        func(t *testing.T, h map[string][]string, body []byte)
+	}{
+		{name: "whole", method: "GET", code: 200, want: string(body)},
+		{name: "head", method: "HEAD", code: 200, check: func(t *testing.T, h map[string][]string, b []byte) {
+			if len(b) != 0 || h["Content-Length"][0] != "4096" {
+				t.Errorf("HEAD: body %d bytes, Content-Length %v", len(b), h["Content-Length"])
+			}
+		}},
+		{name: "single range", method: "GET", hdr: map[string]string{"Range": "bytes=10-19"}, code: 206, want: string(body[10:20]),
+			check: func(t *testing.T, h map[string][]string, _ []byte) {
+				if got := h["Content-Range"][0]; got != "bytes 10-19/4096" {
+					t.Errorf("Content-Range %q", got)
+				}
+			}},
+		{name: "suffix range", method: "GET", hdr: map[string]string{"Range": "bytes=-5"}, code: 206, want: string(body[4091:])},
+		{name: "multi range", method: "GET", hdr: map[string]string{"Range": "bytes=0-1,100-101"}, code: 206,
+			check: func(t *testing.T, h map[string][]string, b []byte) {
+				if ct := h["Content-Type"][0]; !strings.HasPrefix(ct, "multipart/byteranges; boundary=") {
+					t.Errorf("Content-Type %q", ct)
+				}
+				if !strings.Contains(string(b), "Content-Type: text/plain") || !strings.Contains(string(b), "bytes 100-101/4096") ||
+					!strings.Contains(string(b), string(body[100:102])) {
+					t.Errorf("multipart body %q", b)
+				}
+			}},
+		{name: "unsatisfiable", method: "GET", hdr: map[string]string{"Range": "bytes=5000-6000"}, code: 416,
+			check: func(t *testing.T, h map[string][]string, _ []byte) {
+				if got := h["Content-Range"][0]; got != "bytes */4096" {
+					t.Errorf("Content-Range %q", got)
+				}
+			}},
+		{name: "if-none-match", method: "GET", hdr: map[string]string{"If-None-Match": etag}, code: 304},
+		{name: "if-none-match other", method: "GET", hdr: map[string]string{"If-None-Match": `"bafkother"`}, code: 200, want: string(body)},
+		{name: "if-range same", method: "GET", hdr: map[string]string{"Range": "bytes=0-3", "If-Range": etag}, code: 206, want: string(body[:4])},
+		{name: "if-range other", method: "GET", hdr: map[string]string{"Range": "bytes=0-3", "If-Range": `"bafkother"`}, code: 200, want: string(body)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			resp, b := do(t, n, tt.method, "/api/file/"+c, tt.hdr)
+			if resp.StatusCode != tt.code {
+				t.Fatalf("status %d, want %d: %s", resp.StatusCode, tt.code, b)
+			}
+			if tt.want != "" && string(b) != tt.want {
+				t.Errorf("body %q, want %q", b, tt.want)
+			}
+			if tt.code < 300 {
+				h := resp.Header
+				if got := h.Get("ETag"); got != etag {
+					t.Errorf("ETag %q, want %q", got, etag)
+				}
+				if got := h.Get("Cache-Control"); got != "public, max-age=31536000, immutable" {
+					t.Errorf("Cache-Control %q", got)
+				}
+				if got := h.Get("Content-Disposition"); got != `inline; filename="Some Movie (2010).mkv"` {
+					t.Errorf("Content-Disposition %q", got)
+				}
+				if got := h.Get("Content-Type"); tt.name != "multi range" && got != "text/plain" /* the stored mimeType, from the bytes */ {
+					t.Errorf("Content-Type %q", got)
+				}
+			}
+			if tt.check != nil {
+				tt.check(t, resp.Header, b)
+			}
+		})
+	}
+}
+
+func TestAPI_FileErrors(t *testing.T) {
+	lib, _ := filepath.EvalSymlinks(t.TempDir())
+	outside, _ := filepath.EvalSymlinks(t.TempDir())
+	writeOld(t, filepath.Join(lib, "a.mkv"), []byte(strings.Repeat("a", 3000)))
+	writeOld(t, filepath.Join(lib, "link.mkv"), []byte(strings.Repeat("l", 3000)))
+	writeOld(t, filepath.Join(lib, "stale.mkv"), []byte(strings.Repeat("s", 3000)))
+	writeOld(t, filepath.Join(outside, "secret.mkv"), []byte(strings.Repeat("x", 3000)))
+	writeOld(t, filepath.Join(outside, "dotdot.mkv"), []byte(strings.Repeat("d", 3000)))
+	// A settle time no test waits out: a file changed after the scan stays
+	// as the store knew it.
+	n := startNodeWith(t, lib, func(c *node.Config) { c.Settle = time.Hour })
+	ctx := context.Background()
+	st := n.Store()
+
+	// What the store says may point outside the libraries: another writer,
+	// an old configuration. Record two such files as confirmed.
+	register := func(path, real string) string {
+		t.Helper()
+		h, err := ingest.HashFile(ctx, real)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fi, _ := os.Stat(real)
+		fs := store.FileStat{Path: path, Size: fi.Size(), MtimeNs: fi.ModTime().UnixNano()}
+		if _, err := st.Arrive(ctx, fs, h.Midhash); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.Confirm(ctx, fs, h.Store()); err != nil {
+			t.Fatal(err)
+		}
+		return h.Canonical
+	}
+	outsideCID := register(filepath.Join(outside, "secret.mkv"), filepath.Join(outside, "secret.mkv"))
+	dotdotCID := register(lib+"/../"+filepath.Base(outside)+"/dotdot.mkv", filepath.Join(outside, "dotdot.mkv"))
+
+	// A symlink out of the library in place of an ingested file.
+	linkCID := canonicalOf(t, filepath.Join(lib, "link.mkv"))
+	os.Remove(filepath.Join(lib, "link.mkv"))
+	if err := os.Symlink(filepath.Join(outside, "secret.mkv"), filepath.Join(lib, "link.mkv")); err != nil {
+		t.Fatal(err)
+	}
+	// A file rewritten after it was hashed.
+	staleCID := canonicalOf(t, filepath.Join(lib, "stale.mkv"))
+	os.WriteFile(filepath.Join(lib, "stale.mkv"), []byte(strings.Repeat("S", 3001)), 0o644)
+
+	// A file known only from a peer: a root without a path.
+	peerCID := "bafkreicysg23kiwv34eg2d7qweipxwosdo2py4ldv42nbauguluen5v6am"
+	root, err := st.Mint(ctx, store.FileStat{})
+	if err == nil {
+		err = st.AddAlias(ctx, root, peerCID)
+	}
+	peerOK := err == nil
+
+	tests := []struct {
+		name, path string
+		code       int
+		errHas     string
+	}{
+		{"unknown", "/api/file/bafkreigh2akiscaildcqabsyg3dfr6chu3fgpregiymsck7e7aqa4s52zy", 404, "no file"},
+		{"malformed", "/api/file/banana", 400, "invalid CID"},
+		{"no cid", "/api/file/", 400, "missing CID"},
+		{"after cid", "/api/file/" + linkCID + "/x", 404, "nothing after the CID"},
+		{"outside the libraries", "/api/file/" + outsideCID, 404, "inside the libraries"},
+		{"dot-dot", "/api/file/" + dotdotCID, 404, "inside the libraries"},
+		{"symlink out", "/api/file/" + linkCID, 404, "not readable inside its library"},
+		{"stale", "/api/file/" + staleCID, 409, "changed on disk"},
+		{"stale again", "/api/file/" + staleCID, 409, "changed on disk"},
+		{"traversal in the URL", "/api/file/../../etc/passwd", 404, "not in clean form"},
+		{"query", "/api/file/" + linkCID + "?x=1", 400, "unknown query parameter"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			resp, b := do(t, n, "GET", tt.path, nil)
+			if resp.StatusCode != tt.code || !strings.Contains(string(b), tt.errHas) {
+				t.Fatalf("status %d %s, want %d with %q", resp.StatusCode, b, tt.code, tt.errHas)
+			}
+			if resp.Header.Get("ETag") != "" || resp.Header.Get("Content-Type") != "application/json" {
+				t.Errorf("error answer with ETag %q, Content-Type %q", resp.Header.Get("ETag"), resp.Header.Get("Content-Type"))
+			}
+		})
+	}
+	if peerOK {
+		t.Run("known only from peers", func(t *testing.T) {
+			resp, b := do(t, n, "GET", "/api/file/"+peerCID, nil)
+			var m map[string]any
+			json.Unmarshal(b, &m)
+			if resp.StatusCode != 404 || m["providers"] == nil {
+				t.Fatalf("status %d %s, want 404 with providers", resp.StatusCode, b)
+			}
+		})
+	}
+}

@@ -1,0 +1,92 @@
+package node_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/metamesh/node/ingest"
+	"github.com/metamesh/node/node"
+	"github.com/metamesh/node/store/storetest"
+)
+
+// startNodeWith starts a node on lib with cfg changed by edit, and waits
+// for its initial scan.
+func startNodeWith(t *testing.T, lib string, edit func(*node.Config)) *node.Node {
+	t.Helper()
+	srv := storetest.Server(t)
+	cfg := node.Config{
+		Libraries: []string{lib}, RedisURL: srv.URL(), APIAddr: "127.0.0.1:0", DataDir: storetest.Dir(t),
+		Listen: []string{"/ip4/127.0.0.1/tcp/0"}, Settle: 30 * time.Millisecond, Logger: storetest.Logger(t),
+	}
+	if edit != nil {
+		edit(&cfg)
+	}
+	n, err := node.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := n.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { n.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := n.Ingester().WaitIdle(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// writeOld writes a file with an mtime an hour ago, so the initial scan
+// takes it as settled whatever Settle is.
+func writeOld(t *testing.T, p string, data []byte) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(p, old, old); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// canonicalOf is the canonical CID of the file at p.
+func canonicalOf(t *testing.T, p string) string {
+	t.Helper()
+	h, err := ingest.HashFile(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h.Canonical
+}
+
+// do sends a request with headers and returns the response and its body.
+func do(t *testing.T, n *node.Node, method, path string, hdr map[string]string) (*http.Response, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(method, "http://"+n.APIAddr()+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range hdr {
+		if k == "Host" {
+			req.Host = v
+			continue
+		}
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp, body
+}

@@ -1,0 +1,128 @@
+package node
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/metamesh/node/ingest"
+)
+
+// nodeMetrics are the node's Prometheus series, on a registry of its own (so
+// several nodes in one process, as in the testnet, do not collide). Ingest,
+// provide and peer figures are read at scrape time from what the
+// ingester, the announcer and the host already count; lookups are counted
+// as the API answers them.
+type nodeMetrics struct {
+	reg *prometheus.Registry
+
+	lookups       *prometheus.CounterVec
+	lookupLatency *prometheus.HistogramVec
+}
+
+// scanStates are the values of metamesh_scan_state's state label.
+var scanStates = []string{ingest.StateStarting, ingest.StateScanning, ingest.StateHashing,
+	ingest.StateWatching, ingest.StatePolling, ingest.StateIdle, ingest.StateStopped}
+
+func newMetrics(n *Node) *nodeMetrics {
+	m := &nodeMetrics{
+		reg: prometheus.NewRegistry(),
+		lookups: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "metamesh_lookups_total",
+			Help: "GET /api/meta lookups by source (local, peer: stored from peers or fetched from them, none) and result (found, not_found, error).",
+		}, []string{"source", "result"}),
+		lookupLatency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "metamesh_lookup_duration_seconds",
+			Help:    "GET /api/meta lookup time by source.",
+			Buckets: prometheus.ExponentialBuckets(0.0001, 4, 10),
+		}, []string{"source"}),
+	}
+	prog := func() ingest.Progress { return n.ing.Progress() }
+	gauge := func(name, help string, f func() float64) prometheus.Collector {
+		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, f)
+	}
+	counter := func(name, help string, f func() float64) prometheus.Collector {
+		return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help}, f)
+	}
+	m.reg.MustRegister(
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		m.lookups, m.lookupLatency,
+		gauge("metamesh_scan_files_done", "Files the current (or last) full scan finished, whatever the result.",
+			func() float64 { return float64(prog().FilesDone) }),
+		gauge("metamesh_scan_files_total", "Files the current (or last) full scan found.",
+			func() float64 { return float64(prog().FilesTotal) }),
+		gauge("metamesh_scan_files_hashed", "Full hash passes (sha2-256 and UnixFS) since the current scan started.",
+			func() float64 { return float64(prog().Hashed) }),
+		gauge("metamesh_scan_files_failed", "Files the current scan could not ingest.",
+			func() float64 { return float64(prog().Errors) }),
+		gauge("metamesh_scan_bytes_hashed", "Bytes hashed since the current scan started.",
+			func() float64 { return float64(prog().BytesDone) }),
+		gauge("metamesh_scan_bytes_total", "Bytes the current scan has to hash.",
+			func() float64 { return float64(prog().BytesTotal) }),
+		gauge("metamesh_scan_hash_bytes_per_second", "Hashing rate of the current (or last) scan.",
+			func() float64 { return prog().Rate }),
+		gauge("metamesh_scan_duration_seconds", "How long the current scan has run, or the last one took.",
+			func() float64 {
+				p := prog()
+				if p.StartedAt.IsZero() {
+					return 0
+				}
+				end := p.FinishedAt
+				if end.IsZero() {
+					end = time.Now()
+				}
+				return end.Sub(p.StartedAt).Seconds()
+			}),
+		gauge("metamesh_hash_queue", "Files waiting for a hashing worker.",
+			func() float64 { return float64(n.ing.QueueLen()) }),
+		counter("metamesh_provides_done_total", "CIDs provided to the DHT.",
+			func() float64 { return float64(n.ann.Stats().Provided) }),
+		counter("metamesh_provides_failed_total", "Provides that failed.",
+			func() float64 { return float64(n.ann.Stats().Failed) }),
+		gauge("metamesh_provides_queued", "CIDs waiting to be provided.",
+			func() float64 { return float64(n.ann.Stats().Queued) }),
+		gauge("metamesh_provides_announced", "CIDs the node announces.",
+			func() float64 { return float64(n.ann.Stats().Announced) }),
+		gauge("metamesh_peers", "Connected peers.",
+			func() float64 { return float64(len(n.p2p.host.Network().Peers())) }),
+	)
+	for _, s := range scanStates {
+		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "metamesh_scan_state", Help: "1 for the ingester's current state, 0 for the others.",
+			ConstLabels: prometheus.Labels{"state": s},
+		}, func() float64 {
+			if prog().State == s {
+				return 1
+			}
+			return 0
+		}))
+	}
+	return m
+}
+
+// handler serves the registry in the Prometheus exposition format.
+func (m *nodeMetrics) handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
+}
+
+// lookup counts one GET /api/meta answer.
+func (m *nodeMetrics) lookup(doc map[string]any, err error, took time.Duration) {
+	source, result := "none", "found"
+	switch {
+	case err == nil:
+		source = "peer"
+		if s, _ := doc["source"].(string); s == "local" {
+			source = "local"
+		}
+	case status404(err):
+		result = "not_found"
+	default:
+		result = "error"
+	}
+	m.lookups.WithLabelValues(source, result).Inc()
+	m.lookupLatency.WithLabelValues(source).Observe(took.Seconds())
+}
