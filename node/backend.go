@@ -267,3 +267,9 @@ func (e *eventStream) Next(ctx context.Context, wait time.Duration) ([]api.Event
 	}
 	return out, nil
 }
+
+// Search answers GET /api/search: the local index, and with federated
+// connected peers' answers (search.go).
+func (b *backend) Search(ctx context.Context, q string, limit int, cursor string, federated bool) (api.SearchResult, error) {
+	return b.n.srch.search(ctx, q, limit, cursor, federated)
+}

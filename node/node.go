@@ -36,6 +36,7 @@ type Node struct {
 	ann  *announcer
 	res  *resolver
 	met  *nodeMetrics
+	srch *searchService
 	stop context.CancelFunc // ends Follow and the announcer
 
 	wg       sync.WaitGroup
@@ -98,6 +99,14 @@ func (n *Node) Start(ctx context.Context) error {
 	go func() {
 		defer n.wg.Done()
 		n.ann.run(bg, 4)
+	}()
+	// Search: the index follows the feed and field writes; peers ask on
+	// /metamesh/search/1.0.0.
+	n.srch = newSearchService(p.host, st, key, n.log)
+	n.wg.Add(1)
+	go func() {
+		defer n.wg.Done()
+		newSearchIndexer(st, n.log).run(bg)
 	}()
 	n.wg.Add(1)
 	go func() {
@@ -218,6 +227,9 @@ func (n *Node) Close() error {
 		n.wg.Wait()
 		if n.rs != nil {
 			n.rs.close()
+		}
+		if n.srch != nil {
+			n.srch.close()
 		}
 		if n.p2p != nil {
 			errs = append(errs, n.p2p.Close())

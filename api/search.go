@@ -1,0 +1,122 @@
+package api
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strconv"
+	"unicode/utf8"
+)
+
+// Search limits of GET /api/search.
+const (
+	MaxSearchQuery     = 256 // bytes
+	MaxSearchLimit     = 100
+	DefaultSearchLimit = 20
+	maxSearchCursor    = 64
+)
+
+// Searcher is the part of a Backend that answers GET /api/search; a
+// Backend without it answers 404 there.
+type Searcher interface {
+	// Search finds files by text: the local index, then, with federated
+	// and on the first page only (cursor ""), connected peers' answers.
+	// Errors wrap ErrBadRequest (a cursor it did not hand out) or
+	// ErrUnavailable.
+	Search(ctx context.Context, q string, limit int, cursor string, federated bool) (SearchResult, error)
+}
+
+// SearchResult is the JSON shape of GET /api/search.
+type SearchResult struct {
+	// Hits: local first, then peers' (deduplicated by canonical CID).
+	// Each has cid (canonical), title, size, fileType, cids and source
+	// ("local" or a peer ID), and year, season, episode, episodeTitle
+	// when known.
+	Hits []map[string]any `json:"hits"`
+	// Next is the cursor of the next local page, "" on the last.
+	Next string `json:"next,omitempty"`
+	// Peers are the peers whose answers were merged (federated only).
+	Peers []string `json:"peers"`
+}
+
+// routeSearch registers GET /api/search.
+func (s *Server) routeSearch() {
+	s.mux.HandleFunc("GET /api/search", s.search)
+}
+
+func (s *Server) search(w http.ResponseWriter, r *http.Request) {
+	sb, ok := s.b.(Searcher)
+	if !ok {
+		writeJSON(w, http.StatusNotFound, map[string]string{"error": "this node does not search"})
+		return
+	}
+	q, limit, cursor, fed, err := searchParams(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	res, err := sb.Search(r.Context(), q, limit, cursor, fed)
+	if err != nil {
+		if status(err) >= 500 {
+			s.log.Error("search", "q", q, "err", err)
+		}
+		writeError(w, err)
+		return
+	}
+	if res.Hits == nil {
+		res.Hits = []map[string]any{}
+	}
+	if res.Peers == nil {
+		res.Peers = []string{}
+	}
+	writeJSON(w, http.StatusOK, res)
+}
+
+// searchParams reads q (1..MaxSearchQuery bytes of UTF-8), limit
+// (1..MaxSearchLimit, default DefaultSearchLimit), cursor and federated;
+// any other parameter, or one given twice, is an error.
+func searchParams(r *http.Request) (q string, limit int, cursor string, fed bool, err error) {
+	v := r.URL.Query()
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: "+format, append([]any{ErrBadRequest}, args...)...)
+	}
+	for k, vals := range v {
+		switch k {
+		case "q", "limit", "cursor", "federated":
+			if len(vals) > 1 {
+				return "", 0, "", false, bad("%s given %d times", k, len(vals))
+			}
+		default:
+			return "", 0, "", false, bad("unknown parameter %q (want q, limit, cursor, federated)", k)
+		}
+	}
+	q = v.Get("q")
+	switch {
+	case q == "":
+		return "", 0, "", false, bad("missing q: use /api/search?q=<words>")
+	case len(q) > MaxSearchQuery:
+		return "", 0, "", false, bad("q of %d bytes, at most %d", len(q), MaxSearchQuery)
+	case !utf8.ValidString(q):
+		return "", 0, "", false, bad("q is not UTF-8")
+	}
+	limit = DefaultSearchLimit
+	if l := v.Get("limit"); l != "" || v.Has("limit") {
+		n, err := strconv.Atoi(l)
+		if err != nil || n < 1 || n > MaxSearchLimit {
+			return "", 0, "", false, bad("limit %q: want a number from 1 to %d", l, MaxSearchLimit)
+		}
+		limit = n
+	}
+	cursor = v.Get("cursor")
+	if len(cursor) > maxSearchCursor {
+		return "", 0, "", false, bad("cursor of %d bytes: not one this node wrote", len(cursor))
+	}
+	switch f := v.Get("federated"); f {
+	case "", "0", "false", "no":
+	case "1", "true", "yes":
+		fed = true
+	default:
+		return "", 0, "", false, bad("federated %q: want 1 or 0", f)
+	}
+	return q, limit, cursor, fed, nil
+}
