@@ -1,0 +1,67 @@
+package main
+
+import (
+	"crypto/rand"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/metamesh/node/store/storetest"
+)
+
+// `metamesh search` against a running node: the table, --json, and the
+// server's error text with a non-zero exit for a bad --limit.
+func TestSearch_CLI(t *testing.T) {
+	lib, _ := filepath.EvalSymlinks(t.TempDir())
+	data, api := storetest.Dir(t), freeAddr(t)
+	b := make([]byte, 5000)
+	rand.Read(b)
+	if err := os.WriteFile(filepath.Join(lib, "Amélie.Poulain.2001.mkv"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(binary, "run", "--library", lib, "--data", data, "--api", api, "--settle", "100ms", "--log-level", "warn")
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		cmd.Wait()
+	})
+	var out string
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		o, _, code := metamesh(t, nil, "search", "--api", api, "AMELIE")
+		if code == 0 && strings.Contains(o, "Poulain") {
+			out = o
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("metamesh search never found the file (last exit %d, %q)", code, o)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if !strings.Contains(out, "TITLE") || !strings.Contains(out, "2001") || !strings.Contains(out, "local") {
+		t.Errorf("table = %q", out)
+	}
+	o, _, code := metamesh(t, nil, "search", "poulain", "--json", "--federated", "--api", api)
+	var m struct {
+		Hits  []map[string]any `json:"hits"`
+		Peers []string         `json:"peers"`
+	}
+	if code != 0 || json.Unmarshal([]byte(o), &m) != nil || len(m.Hits) != 1 || m.Hits[0]["source"] != "local" || m.Peers == nil {
+		t.Errorf("--json: exit %d, %q", code, o)
+	}
+	if o, _, _ := metamesh(t, nil, "search", "--api", api, "nothing-like-it"); !strings.Contains(o, "no match") {
+		t.Errorf("no match: %q", o)
+	}
+	_, e, code := metamesh(t, nil, "search", "--api", api, "--limit", "500", "x")
+	if code == 0 || !strings.Contains(e, "limit") {
+		t.Errorf("--limit 500: exit %d, stderr %q", code, e)
+	}
+}
