@@ -36,7 +36,7 @@ var publicRead = []string{"/api/meta/", "/api/search", "/api/file/"}
 func (a *Access) check(r *http.Request) (int, string) {
 	if a.Loopback {
 		if !a.hostAllowed(r.Host) {
-			return http.StatusMisdirectedRequest, "Host " + quote(r.Host) + " is not this node: on loopback the API answers only localhost, 127.0.0.1, [::1] and the names given with --api-host"
+			return http.StatusForbidden, "Host " + quote(r.Host) + " is not this node: on loopback the API answers only localhost, 127.0.0.1, [::1] and the names given with --api-host"
 		}
 		return 0, ""
 	}
