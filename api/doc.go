@@ -3,9 +3,15 @@
 // Redis: everything goes through the Backend interface, which the node
 // satisfies.
 //
-// Files: server.go (routes, handlers), errors.go (error → status mapping),
-// param.go (parsing of untrusted path and query input).
+// Files: server.go (routes, handlers, ServeHTTP), errors.go (error →
+// status mapping), param.go (parsing of untrusted path and query input),
+// access.go (loopback Host check, bearer token, --public-read),
+// document.go (typing the known fields of /api/meta), file.go
+// (/api/file), events.go (/api/events, server-sent events), metrics.go
+// (HTTP request metrics).
 //
 // Handlers run on net/http's goroutines; Backend implementations must be
-// safe for concurrent use.
+// safe for concurrent use. Each /api/events subscriber holds its handler's
+// goroutine and one blocking Redis read; Options.MaxSubscribers bounds
+// them.
 package api

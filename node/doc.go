@@ -14,13 +14,25 @@
 //   - announce.go: the announcer (what is provided, and when).
 //   - records.go: /metamesh/record/1.0.0, both sides.
 //   - resolve.go: federated GET /api/meta and /api/providers.
-//   - backend.go: the api.Backend the HTTP API calls. scan.go: one-shot scan
+//   - search.go: the search indexer (feed + field writes → store.IndexRoot),
+//     /metamesh/search/1.0.0 (answered with local files only, signed), the
+//     federated fan-out (at most 32 connected peers, 8 at once, 3 s) and
+//     GET /api/search.
+//   - backend.go: the api.Backend the HTTP API calls (documents, status,
+//     files opened through os.Root, the event stream with root IDs mapped
+//     to canonical CIDs).
+//   - auth.go: the API's access rules and bearer token file.
+//   - metrics.go: the Prometheus registry (metamesh_ series read at scrape
+//     time from ingest, the announcer and the host; lookup counters).
+//   - scan.go: one-shot scan
 //     and fsck. bench_hooks.go: FindProviders alone, for the benchmark.
 //
 // # Goroutines
 //
 // Start runs: the HTTP server; store.Follow (outside writers' fields);
 // the announcer (a feed reader, a reprovide ticker and 4 provide workers);
+// the search indexer (a feed reader, a field-write subscriber and one
+// worker that alone calls IndexRoot);
 // a watcher that reprovides when the routing table goes from empty to not
 // empty; the bootstrap loop (when --bootstrap is set); and, per inbound
 // record stream, libp2p's handler goroutine. A federated lookup runs on a

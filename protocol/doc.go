@@ -18,6 +18,8 @@
 //     the length-prefixed messages of the record protocol on an io.Reader
 //     or io.Writer (the node owns the streams, their deadlines, Reset and
 //     Close).
+//   - search.go: the search protocol: SearchRequest (Write/ReadSearchRequest),
+//     SearchHit, SealSearch and OpenSearch.
 //   - errors.go: the package's sentinel errors.
 //   - testdata/record-vector.txt: one request and one response, byte for
 //     byte, signed with a fixed key, for other implementations to test
@@ -97,4 +99,25 @@
 // "cid" is their canonical; the caps hold; no meta key is forbidden; the
 // time parses; and "cids" holds the asked CID (compared in canonical form).
 // testdata/record-vector.txt holds one exchange byte for byte.
+//
+// # The search protocol, /metamesh/search/1.0.0
+//
+// One request, one response, framed like the record protocol's messages
+// (unsigned-varint length, then the body). Request body: UTF-8 JSON
+// {"q": text of 1 to 256 bytes, "limit": 1 to 100}, at most
+// MaxSearchRequest (4 KiB); no other fields. Response body: a signed
+// envelope as for records, at most MaxSearchMessage (1 MiB), but with
+// domain "metamesh-search" (SearchDomain) and payload type the 22 bytes
+// "/metamesh/search/1.0.0"; its payload is a JSON list of at most 100
+// hits, each exactly
+//
+//	{"cid": Canonical(cids), "title": ≤ 1024 bytes, "size": bytes ≥ 0,
+//	 "fileType": ≤ 64 bytes, "cids": [canonical form, sorted, no repeats,
+//	 1 to 256]}
+//
+// An answerer lists only files it holds itself (never what peers told it,
+// never paths). A receiver accepts an answer only if (OpenSearch) the
+// signature verifies for the domain, the payload type matches, the signer
+// is the peer at the other end of the stream, and every hit is valid;
+// otherwise the whole answer is dropped.
 package protocol

@@ -57,6 +57,13 @@
 //	conflicts:<root>          SET     "<peer> <otherRoot>": a peer's record linked
 //	                                  this local root and another one through
 //	                                  strong digests; nothing of it was merged
+//	tok:<token>               ZSET    roots whose searchable text holds the token
+//	                                  (search.go: Tokens), scored 2 for a title
+//	                                  token, 1 for one only in the file name or
+//	                                  year/season/episode
+//	toks:<root>               HASH    token → score: what the root is indexed
+//	                                  under, so IndexRoot removes vanished tokens
+//	                                  and a deleted root leaves none behind
 //	file:<root>/origin/<peer>/<field>
 //	                          STRING  what a peer said about the root; never
 //	                                  written over the root's own fields
@@ -122,6 +129,12 @@
 //   - follow.go: Follow and Repair (the open schema).
 //   - merge.go: MergeRecord, the conflict-free merge of peers' records,
 //     and the eviction of roots known only from peers.
+//   - search.go: the search index (Tokens, IndexRoot, Search: O(matches),
+//     an opaque offset cursor bound to its query), PruneSearchIndex and
+//     WatchSearchFields (roots whose searchable fields were written, from
+//     keyspace notifications). The index is written only by IndexRoot,
+//     which the node's indexer calls for every root the feed or a field
+//     write names; no lifecycle script writes it.
 //   - check.go: Check, every schema invariant (fsck; uses SCAN).
 //   - rootid.go: root IDs. errors.go: sentinel errors.
 //
