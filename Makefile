@@ -21,7 +21,7 @@ build:
 
 run: deps build
 	@mkdir -p "$(LIBRARY)" "$(DATA)"
-	./$(BIN) run --library "$(LIBRARY)" --data "$(DATA)" --api "$(API)"
+	./$(BIN) run --library "$(LIBRARY)" --data "$(DATA)" --api "$(API)" $(if $(LISTEN),--listen "$(LISTEN)") $(if $(BOOTSTRAP),--bootstrap "$(BOOTSTRAP)")
 
 test: deps
 	$(GO) test -race -count=1 -timeout 15m ./...

@@ -183,6 +183,6 @@ func (in *Ingester) readSmall(ctx context.Context, cur store.FileStat, buf *[]by
 			return store.Hashes{}, nil, fmt.Errorf("%s: hashed %d bytes of %d", cur.Path, m, cur.Size)
 		}
 	}
-	in.prog.update(func(p *Progress) { p.Hashed++ })
+	in.prog.update(func(p *Progress) { p.Hashed++; p.BytesHashed += cur.Size })
 	return h, data, nil
 }

@@ -60,6 +60,12 @@ func MidhashFile(f io.ReaderAt, size int64) (string, error) {
 // HashFile computes all three CIDs of the file at path: midhash256 (one
 // sample read), then sha2-256 and the IPFS CID together in one read pass.
 func HashFile(ctx context.Context, path string) (FileHashes, error) {
+	return HashFileReporting(ctx, path, nil)
+}
+
+// HashFileReporting is HashFile telling read, when not nil, how many bytes
+// the full pass read, as it reads them (for progress).
+func HashFileReporting(ctx context.Context, path string, read func(n int64)) (FileHashes, error) {
 	f, fi, err := openRegular(path)
 	if err != nil {
 		return FileHashes{}, err
@@ -69,7 +75,11 @@ func HashFile(ctx context.Context, path string) (FileHashes, error) {
 	if h.Midhash, err = MidhashFile(f, h.Size); err != nil {
 		return FileHashes{}, fmt.Errorf("%s: %w", path, err)
 	}
-	n, sha, ipfs, err := FullHash(ctx, io.NewSectionReader(f, 0, h.Size))
+	var r io.Reader = io.NewSectionReader(f, 0, h.Size)
+	if read != nil {
+		r = reporter{r: r, read: read}
+	}
+	n, sha, ipfs, err := FullHash(ctx, r)
 	if err != nil {
 		return FileHashes{}, fmt.Errorf("%s: %w", path, err)
 	}
@@ -79,6 +89,20 @@ func HashFile(ctx context.Context, path string) (FileHashes, error) {
 	h.SHA256, h.IPFS = sha, ipfs
 	h.Canonical = protocol.Canonical([]string{h.Midhash, h.SHA256, h.IPFS})
 	return h, nil
+}
+
+// reporter tells read how many bytes each Read returned.
+type reporter struct {
+	r    io.Reader
+	read func(int64)
+}
+
+func (p reporter) Read(b []byte) (int, error) {
+	n, err := p.r.Read(b)
+	if n > 0 {
+		p.read(int64(n))
+	}
+	return n, err
 }
 
 // openRegular opens path for reading only if it is a regular file. Anything

@@ -307,11 +307,20 @@ func (in *Ingester) hash(ctx context.Context, path string, cur store.FileStat) (
 	if before.Size() != cur.Size || before.ModTime().UnixNano() != cur.MtimeNs {
 		return FileHashes{}, ErrChangedWhileHashing
 	}
-	h, err := HashFile(ctx, path)
+	var read int64
+	h, err := HashFileReporting(ctx, path, func(n int64) {
+		read += n
+		in.prog.update(func(p *Progress) { p.BytesHashed += n; p.BytesInFlight += n })
+	})
+	in.prog.update(func(p *Progress) {
+		p.BytesInFlight -= read
+		if err == nil {
+			p.Hashed++
+		}
+	})
 	if err != nil {
 		return FileHashes{}, err
 	}
-	in.prog.update(func(p *Progress) { p.Hashed++ })
 	after, err := os.Stat(path)
 	if err != nil {
 		return FileHashes{}, err

@@ -30,6 +30,14 @@ type Progress struct {
 	Errors     int64     `json:"errors"`
 	// Hashed counts full hash passes since the scan started.
 	Hashed int64 `json:"hashed"`
+	// BytesHashed counts the bytes read by full hash passes, as they are
+	// read; HashRate is BytesHashed per second of the scan (unchanged
+	// files cost nothing, so this is what hashing really runs at).
+	BytesHashed int64   `json:"bytesHashed"`
+	HashRate    float64 `json:"hashBytesPerSecond"`
+	// BytesInFlight are the bytes already read of files still being
+	// hashed: BytesDone + BytesInFlight moves while a large file is read.
+	BytesInFlight int64 `json:"bytesInFlight"`
 }
 
 type progress struct {
@@ -48,6 +56,7 @@ func (p *progress) get() Progress {
 	if el := end.Sub(out.StartedAt).Seconds(); el > 0 && !out.StartedAt.IsZero() {
 		out.Rate = float64(out.BytesDone) / el
 		out.FilesRate = float64(out.FilesDone) / el
+		out.HashRate = float64(out.BytesHashed) / el
 	}
 	return out
 }

@@ -32,6 +32,9 @@ type announcer struct {
 	stats     ProvideStats
 }
 
+// errNoPeers: the routing table is empty, so there is nobody to provide to.
+var errNoPeers = errors.New("no peers to provide to")
+
 // ProvideStats are the announcer's counters.
 type ProvideStats struct {
 	Queued       int           `json:"queued"`
@@ -232,7 +235,10 @@ func (a *announcer) worker(ctx context.Context) {
 		}
 		a.mu.Lock()
 		delete(a.queued, c)
-		if err != nil {
+		if errors.Is(err, errNoPeers) {
+			// Nobody to tell yet: the node provides everything again when
+			// its first peer shows up. Not a failure.
+		} else if err != nil {
 			a.stats.Failed++
 			a.log.Debug("provide failed", "cid", c, "err", err)
 		} else {

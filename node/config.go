@@ -182,8 +182,18 @@ func (c *Config) Validate() error {
 	if _, err := multiaddrs(c.Listen, "--listen"); err != nil {
 		return fmt.Errorf("config: Listen: %w", err)
 	}
-	if _, err := parseBootstrap(c.Bootstrap); err != nil {
+	boot, err := parseBootstrap(c.Bootstrap)
+	if err != nil {
 		return fmt.Errorf("config: Bootstrap: %w", err)
+	}
+	if c.hasPSK() {
+		for _, ai := range boot {
+			for _, a := range ai.Addrs {
+				if isQUIC(a) {
+					return fmt.Errorf("config: Bootstrap: %s/p2p/%s is QUIC, which cannot run a private network (--swarm-key); give its TCP address", a, ai.ID)
+				}
+			}
+		}
 	}
 	if _, err := multiaddrs(c.Announce, "--announce"); err != nil {
 		return fmt.Errorf("config: Announce: %w", err)

@@ -86,8 +86,12 @@ func (n *Node) Start(ctx context.Context) error {
 	n.p2p = p
 	n.rs = newRecordService(p.host, st, key, n.log)
 	n.res = newResolver(st, p, n.rs, n.cfg.LookupTimeout, n.log)
-	n.ann = newAnnouncer(st, func(ctx context.Context, c cid.Cid) error { return p.dht.Provide(ctx, c, true) },
-		n.cfg.ReprovideInterval, n.log)
+	n.ann = newAnnouncer(st, func(ctx context.Context, c cid.Cid) error {
+		if p.dht.RoutingTable().Size() == 0 {
+			return errNoPeers
+		}
+		return p.dht.Provide(ctx, c, true)
+	}, n.cfg.ReprovideInterval, n.log)
 	bg, cancel := context.WithCancel(context.Background())
 	n.stop = cancel
 	n.wg.Add(2)

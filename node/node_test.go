@@ -148,8 +148,8 @@ func TestConfig_Validate(t *testing.T) {
 		cfg  node.Config
 		want []string // what the error names; nil: valid
 	}{
-		{"no library", node.Config{DataDir: dir}, []string{"Libraries"}},
-		{"missing library", node.Config{Libraries: []string{filepath.Join(dir, "nope")}, DataDir: dir}, []string{"Libraries"}},
+		{"no library", node.Config{DataDir: dir}, []string{"library"}},
+		{"missing library", node.Config{Libraries: []string{filepath.Join(dir, "nope")}, DataDir: dir}, []string{"does not exist", "nope"}},
 		{"library is a file", node.Config{Libraries: []string{file}, DataDir: dir}, []string{"not a directory"}},
 		{"bad api", node.Config{Libraries: []string{dir}, DataDir: dir + "-data", APIAddr: "nonsense"}, []string{"APIAddr"}},
 		{"negative workers", node.Config{Libraries: []string{dir}, DataDir: dir + "-data", Workers: -1}, []string{"Workers"}},

@@ -28,6 +28,7 @@ import (
 	bconnmgr "github.com/libp2p/go-libp2p/p2p/net/connmgr"
 	noise "github.com/libp2p/go-libp2p/p2p/security/noise"
 	quic "github.com/libp2p/go-libp2p/p2p/transport/quic"
+	"github.com/libp2p/go-libp2p/p2p/transport/quicreuse"
 	tcp "github.com/libp2p/go-libp2p/p2p/transport/tcp"
 	ma "github.com/multiformats/go-multiaddr"
 )
@@ -93,6 +94,8 @@ type p2p struct {
 	cm   *bconnmgr.BasicConnMgr
 	log  *slog.Logger
 	boot []peer.AddrInfo
+	// private is true with a swarm key (a private network).
+	private bool
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -102,7 +105,7 @@ type p2p struct {
 // loop. Nothing reaches out on its own: no mDNS, no port mapping unless
 // NATPortMap, no relays, no public bootstrap peers.
 func startP2P(ctx context.Context, cfg Config, key crypto.PrivKey, log *slog.Logger) (*p2p, error) {
-	p := &p2p{log: log.With("component", "p2p")}
+	p := &p2p{log: log.With("component", "p2p"), private: cfg.hasPSK()}
 	listen, err := cfg.listenAddrs(p.log)
 	if err != nil {
 		return nil, err
@@ -138,7 +141,10 @@ func startP2P(ctx context.Context, cfg Config, key crypto.PrivKey, log *slog.Log
 	opts := []libp2p.Option{
 		libp2p.Identity(key),
 		libp2p.ListenAddrs(listen...),
-		libp2p.Transport(tcp.NewTCPTransport),
+		// No SO_REUSEPORT: a second node on the same port must fail to
+		// start, not share the port and split the dials between two IDs.
+		libp2p.Transport(tcp.NewTCPTransport, tcp.DisableReuseport()),
+		libp2p.QUICReuse(quicreuse.NewConnManager, quicreuse.DisableReuseport()),
 		libp2p.Security(noise.ID, noise.New),
 		libp2p.Muxer(yamux.ID, yamux.DefaultTransport),
 		libp2p.ConnectionManager(cm),
@@ -192,6 +198,31 @@ func startP2P(ctx context.Context, cfg Config, key crypto.PrivKey, log *slog.Log
 		return nil, fmt.Errorf("p2p: start host: %w", err)
 	}
 	p.host = h
+	// Every address asked for must be bound: libp2p drops one it cannot
+	// listen on when another works.
+	bound := h.Network().ListenAddresses()
+	for _, want := range listen {
+		ok := false
+		for _, got := range bound {
+			ok = ok || sameListen(want, got)
+		}
+		if !ok {
+			h.Close()
+			return nil, fmt.Errorf("p2p: cannot listen on %s (--listen): not an address of this machine, or in use", want)
+		}
+	}
+	h.Network().Notify(&network.NotifyBundle{
+		ConnectedF: func(n network.Network, c network.Conn) {
+			if len(n.ConnsToPeer(c.RemotePeer())) == 1 {
+				p.log.Info("peer connected", "peer", c.RemotePeer(), "addr", c.RemoteMultiaddr(), "direction", c.Stat().Direction)
+			}
+		},
+		DisconnectedF: func(n network.Network, c network.Conn) {
+			if n.Connectedness(c.RemotePeer()) != network.Connected {
+				p.log.Info("peer disconnected", "peer", c.RemotePeer())
+			}
+		},
+	})
 	mode := dht.ModeServer
 	switch cfg.DHTMode {
 	case "client":
@@ -230,6 +261,7 @@ func (p *p2p) bootstrapLoop(ctx context.Context) {
 	defer p.wg.Done()
 	next := map[peer.ID]time.Time{}
 	backoff := map[peer.ID]time.Duration{}
+	warned := map[peer.ID]bool{}
 	tick := time.NewTicker(500 * time.Millisecond)
 	defer tick.Stop()
 	for {
@@ -249,10 +281,22 @@ func (p *p2p) bootstrapLoop(ctx context.Context) {
 				b := max(backoff[ai.ID]*2, time.Second)
 				backoff[ai.ID] = min(b, time.Minute)
 				next[ai.ID] = time.Now().Add(backoff[ai.ID])
-				p.log.Debug("bootstrap peer not reachable; will retry", "peer", ai.ID, "in", backoff[ai.ID], "err", err)
+				args := []any{"peer", ai.ID, "addrs", ai.Addrs, "retry in", backoff[ai.ID], "err", err}
+				if p.private {
+					args = append(args, "hint", "with --swarm-key, a peer with another key or none cannot connect")
+				}
+				if !warned[ai.ID] {
+					// Once per outage: a mistyped address or ID must not
+					// stay silent, nor flood the log while a peer is away.
+					p.log.Warn("cannot reach bootstrap peer; retrying with backoff", args...)
+					warned[ai.ID] = true
+				} else {
+					p.log.Debug("bootstrap peer still not reachable", args...)
+				}
 				continue
 			}
 			p.log.Info("connected to bootstrap peer", "peer", ai.ID)
+			warned[ai.ID] = false
 			backoff[ai.ID] = 0
 			// A fresh connection fills the routing table at once.
 			go func() { _ = p.dht.Bootstrap(ctx) }()
@@ -400,6 +444,28 @@ func multiaddrs(addrs []string, flag string) ([]ma.Multiaddr, error) {
 		out = append(out, m)
 	}
 	return out, nil
+}
+
+// sameListen reports whether bound is what want asked for (a port 0 or an
+// unspecified IP matches what was picked).
+func sameListen(want, bound ma.Multiaddr) bool {
+	if want.Equal(bound) {
+		return true
+	}
+	wc, bc := []ma.Component(want), []ma.Component(bound)
+	if len(wc) != len(bc) {
+		return false
+	}
+	for i := range wc {
+		if wc[i].Protocol().Code != bc[i].Protocol().Code {
+			return false
+		}
+		v := wc[i].Value()
+		if v != bc[i].Value() && v != "0" && v != "0.0.0.0" && v != "::" {
+			return false
+		}
+	}
+	return true
 }
 
 // isQUIC reports whether m is a QUIC address.

@@ -21,8 +21,10 @@ import (
 const (
 	// lookupFanout bounds the peers asked at once for one CID.
 	lookupFanout = 8
-	// negativeTTL is how long a CID no peer had answers 404 at once.
-	negativeTTL = 30 * time.Second
+	// negativeTTL is how long a CID no peer had answers 404 at once: long
+	// enough to spare the network a burst of retries, short enough that a
+	// file a peer is still ingesting shows up soon.
+	negativeTTL = 5 * time.Second
 	// maxProviders bounds the DHT providers a lookup collects.
 	maxProviders = 20
 	// maxRemembered bounds the misses and answering peers kept in memory.
@@ -250,7 +252,10 @@ func (r *resolver) federated(c string) (map[string]any, error) {
 	askedMu.Lock()
 	n := len(asked)
 	askedMu.Unlock()
-	return nil, fmt.Errorf("%w: no file with CID %s here or on the %d peers asked within %s", api.ErrNotFound, c, n, r.timeout)
+	if ctx.Err() != nil {
+		return nil, fmt.Errorf("%w: no file with CID %s here, and none of the %d peers asked had it within %s", api.ErrNotFound, c, n, r.timeout)
+	}
+	return nil, fmt.Errorf("%w: no file with CID %s here or on the %d peers asked", api.ErrNotFound, c, n)
 }
 
 // Providers lists the peers the DHT returns for c.

@@ -93,6 +93,15 @@ func apiGet(cmd *cobra.Command, path string, timeout time.Duration) (map[string]
 	return m, raw, nil
 }
 
+// jsonError prints the node's JSON error answer on stdout when --json is
+// set (a script reads one format whatever happened), and returns err.
+func jsonError(cmd *cobra.Command, raw []byte, err error) error {
+	if j, _ := cmd.Flags().GetBool("json"); j && raw != nil {
+		_ = printJSON(cmd, raw)
+	}
+	return err
+}
+
 // printJSON prints the node's answer, indented.
 func printJSON(cmd *cobra.Command, raw []byte) error {
 	var v any
@@ -120,7 +129,7 @@ the federation. Exit status 3 when no one has the file, 2 for a malformed CID.`,
 			}
 			m, raw, err := apiGet(cmd, path, time.Minute)
 			if err != nil {
-				return err
+				return jsonError(cmd, raw, err)
 			}
 			if j, _ := cmd.Flags().GetBool("json"); j {
 				return printJSON(cmd, raw)
@@ -156,7 +165,7 @@ func newProvidersCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			m, raw, err := apiGet(cmd, "/api/providers/"+url.PathEscape(args[0]), time.Minute)
 			if err != nil {
-				return err
+				return jsonError(cmd, raw, err)
 			}
 			if j, _ := cmd.Flags().GetBool("json"); j {
 				return printJSON(cmd, raw)

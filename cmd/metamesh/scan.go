@@ -57,26 +57,47 @@ directory may not lie inside a library.`,
 	return c
 }
 
+// stateWord is how a line or the bar names a scan state: a one-off scan
+// that has finished is "done".
+func stateWord(state string) string {
+	if state == ingest.StateIdle {
+		return "done"
+	}
+	return state
+}
+
 func progressLines(w io.Writer) func(ingest.Progress) {
 	return func(p ingest.Progress) {
-		fmt.Fprintf(w, "%s: %d/%d files, %s/%s, %.1f MB/s\n", p.State, p.FilesDone, p.FilesTotal,
-			bytesText(p.BytesDone), bytesText(p.BytesTotal), p.Rate/1e6)
+		fmt.Fprintf(w, "%s: %d/%d files, %s/%s, hashing at %.1f MB/s\n", stateWord(p.State), p.FilesDone, p.FilesTotal,
+			bytesText(min(p.BytesDone+p.BytesInFlight, max(p.BytesTotal, p.BytesDone))), bytesText(p.BytesTotal), p.HashRate/1e6)
 	}
 }
 
+// progressBar draws the scan on a terminal: it moves with the bytes read
+// (a large file moves it while it is hashed), shows the hashing rate (not
+// the rate at which unchanged files are skipped), and ends at 100% on a
+// line of its own.
 func progressBar(w io.Writer) func(ingest.Progress) {
 	var bar *progressbar.ProgressBar
+	var shown int64
 	return func(p ingest.Progress) {
 		if bar == nil {
-			bar = progressbar.NewOptions64(-1, progressbar.OptionSetWriter(w), progressbar.OptionShowBytes(true),
-				progressbar.OptionSetDescription("scanning"), progressbar.OptionClearOnFinish())
+			bar = progressbar.NewOptions64(max(p.BytesTotal, 1), progressbar.OptionSetWriter(w),
+				progressbar.OptionSetWidth(30), progressbar.OptionThrottle(100*time.Millisecond),
+				progressbar.OptionOnCompletion(func() { fmt.Fprintln(w) }))
 		}
-		if p.BytesTotal > 0 {
-			bar.ChangeMax64(p.BytesTotal)
+		total := max(p.BytesTotal, 1)
+		bar.ChangeMax64(total)
+		done := p.BytesDone + p.BytesInFlight
+		finished := p.State != ingest.StateScanning && p.State != ingest.StateHashing
+		if finished {
+			done = total
 		}
-		_ = bar.Set64(p.BytesDone)
-		bar.Describe(fmt.Sprintf("%s %d/%d files", p.State, p.FilesDone, p.FilesTotal))
-		if p.State != ingest.StateScanning && p.State != ingest.StateHashing {
+		shown = max(shown, min(done, total)) // never backwards
+		bar.Describe(fmt.Sprintf("%-8s %d/%d files, %s/%s, %.1f MB/s", stateWord(p.State), p.FilesDone, p.FilesTotal,
+			bytesText(shown), bytesText(p.BytesTotal), p.HashRate/1e6))
+		_ = bar.Set64(shown)
+		if finished {
 			_ = bar.Finish()
 		}
 	}
