@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"sort"
 	"strings"
 	"time"
@@ -46,8 +47,9 @@ so a node's ID can be known (and given to peers as --bootstrap) before it runs.`
 	return c
 }
 
-// apiFlag adds --api (the node to talk to) and --json.
+// apiFlag adds --api (the node to talk to), --api-token-file and --json.
 func apiFlag(c *cobra.Command) {
+	c.Flags().String("api-token-file", "", "file holding the node's API token, for a node that is not on loopback (env METAMESH_API_TOKEN_FILE)")
 	c.Flags().String("api", "http://"+node.DefaultAPIAddr, "the running node's API, URL or host:port (env METAMESH_API)")
 	c.Flags().Bool("json", false, "print the node's JSON answer as it is")
 }
@@ -66,6 +68,13 @@ func apiGet(cmd *cobra.Command, path string, timeout time.Duration) (map[string]
 	req, err := http.NewRequestWithContext(cmd.Context(), http.MethodGet, u.String(), nil)
 	if err != nil {
 		return nil, nil, err
+	}
+	if tf, _ := cmd.Flags().GetString("api-token-file"); tf != "" {
+		tok, err := os.ReadFile(tf)
+		if err != nil {
+			return nil, nil, fmt.Errorf("--api-token-file: %w", err)
+		}
+		req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(string(tok)))
 	}
 	resp, err := (&http.Client{Timeout: timeout}).Do(req)
 	if err != nil {
