@@ -217,14 +217,33 @@ func newPeersCmd() *cobra.Command {
 func newStatusCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "status",
-		Short: "Print the running node's status (peer ID, addresses, peers, scan, Redis)",
+		Short: "Print the running node's status (peer ID, addresses, peers, scan, Redis); --json for all of it",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			_, raw, err := apiGet(cmd, "/api/status", 10*time.Second)
+			m, raw, err := apiGet(cmd, "/api/status", 10*time.Second)
 			if err != nil {
-				return err
+				return jsonError(cmd, raw, err)
 			}
-			return printJSON(cmd, raw)
+			if j, _ := cmd.Flags().GetBool("json"); j {
+				return printJSON(cmd, raw)
+			}
+			w := cmd.OutOrStdout()
+			fmt.Fprintf(w, "version    %v\npeer ID    %v\n", m["version"], m["peerId"])
+			for _, a := range list(m["addrs"]) {
+				fmt.Fprintf(w, "address    %s\n", a)
+			}
+			for _, l := range list(m["libraries"]) {
+				fmt.Fprintf(w, "library    %s\n", l)
+			}
+			fmt.Fprintf(w, "files      %v roots\npeers      %v\n", m["roots"], m["peers"])
+			if sc, ok := m["scan"].(map[string]any); ok {
+				fmt.Fprintf(w, "scan       %v: %v/%v files, %v errors\n", sc["state"], sc["filesDone"], sc["filesTotal"], sc["errors"])
+			}
+			fmt.Fprintf(w, "announce   %v queued\n", m["provideQueue"])
+			if r, ok := m["redis"].(map[string]any); ok {
+				fmt.Fprintf(w, "redis      ok=%v %v\n", r["ok"], r["addr"])
+			}
+			return nil
 		},
 	}
 	apiFlag(c)
