@@ -1,0 +1,139 @@
+package node_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"net/http"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/metamesh/node/node"
+	"github.com/metamesh/node/protocol"
+	"github.com/metamesh/node/store"
+	"github.com/metamesh/node/store/storetest"
+)
+
+// BenchmarkMetaThroughput loads 100,000 roots into a running node's store,
+// then drives GET /api/meta/<cid>?local=1 with 32 concurrent keep-alive
+// clients on random known CIDs for a few seconds, and runs
+// redis-benchmark -t get on the same Redis with 32 clients: the node's
+// rate as a ratio of Redis's GET rate, and the request latencies.
+func BenchmarkMetaThroughput(b *testing.B) {
+	const roots, clients, run = 100_000, 32, 5 * time.Second
+	srv := storetest.Server(b)
+	lib, _ := filepath.EvalSymlinks(b.TempDir())
+	n, err := node.New(node.Config{
+		Libraries: []string{lib}, RedisURL: srv.URL(), APIAddr: "127.0.0.1:0", DataDir: storetest.Dir(b),
+		Listen: []string{"/ip4/127.0.0.1/tcp/0"}, Logger: storetest.Logger(b),
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := n.Start(ctx); err != nil {
+		b.Fatal(err)
+	}
+	defer n.Close()
+	wctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	if err := n.Ingester().WaitIdle(wctx); err != nil {
+		b.Fatal(err)
+	}
+	// The roots' paths are inside the library but never on disk: the
+	// initial scan is over and no event will look at them.
+	st := n.Store()
+	cids := make([]string, 0, roots)
+	start := time.Now()
+	var batch []store.IngestItem
+	for i := 0; i < roots; i++ {
+		var seed [8]byte
+		binary.BigEndian.PutUint64(seed[:], uint64(i))
+		d1 := sha256.Sum256(append([]byte("m"), seed[:]...))
+		d2 := sha256.Sum256(append([]byte("s"), seed[:]...))
+		m, _ := protocol.MidhashCID(d1[:])
+		s, _ := protocol.SHA256CID(d2[:])
+		cids = append(cids, s.String())
+		batch = append(batch, store.IngestItem{
+			File:   store.FileStat{Path: fmt.Sprintf("%s/d%03d/Some.Movie.%d.2010.1080p.mkv", lib, i%500, i), Size: int64(4096 + i), MtimeNs: 1},
+			Hashes: store.Hashes{Midhash: m.String(), SHA256: s.String(), IPFS: s.String()},
+			Meta: store.Meta{Version: 1, Fields: map[string]string{"mimeType": "video/matroska", "fileType": "video",
+				"titles/eng": "Some Movie " + strconv.Itoa(i), "movieYear": "2010", "videoType": "movie"}},
+		})
+		if len(batch) == 64 || i == roots-1 {
+			if _, err := st.IngestBatch(ctx, batch); err != nil {
+				b.Fatal(err)
+			}
+			batch = batch[:0]
+		}
+	}
+	fmt.Printf("\nloaded %d roots in %s\n", roots, time.Since(start).Round(time.Millisecond))
+
+	url := "http://" + n.APIAddr() + "/api/meta/"
+	tr := &http.Transport{MaxIdleConnsPerHost: clients, MaxConnsPerHost: clients}
+	client := &http.Client{Transport: tr}
+	var done atomic.Int64
+	lat := make([][]time.Duration, clients)
+	var wg sync.WaitGroup
+	stop := time.Now().Add(run)
+	for c := 0; c < clients; c++ {
+		wg.Add(1)
+		go func(c int) {
+			defer wg.Done()
+			i := c * 7919
+			for time.Now().Before(stop) {
+				i = (i*1103515245 + 12345) & 0x7fffffff
+				t0 := time.Now()
+				resp, err := client.Get(url + cids[i%roots] + "?local=1")
+				if err != nil {
+					b.Error(err)
+					return
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != 200 {
+					b.Errorf("status %d", resp.StatusCode)
+					return
+				}
+				lat[c] = append(lat[c], time.Since(t0))
+				done.Add(1)
+			}
+		}(c)
+	}
+	wg.Wait()
+	var all []time.Duration
+	for _, l := range lat {
+		all = append(all, l...)
+	}
+	slices.Sort(all)
+	rate := float64(done.Load()) / run.Seconds()
+	p50, p99 := all[len(all)/2], all[len(all)*99/100]
+
+	out, err := exec.Command("redis-benchmark", "-s", srv.Addr(), "-t", "get", "-n", "300000", "-c", strconv.Itoa(clients), "-q").CombinedOutput()
+	if err != nil {
+		b.Fatalf("redis-benchmark: %v\n%s", err, out)
+	}
+	mm := regexp.MustCompile(`GET: ([0-9.]+) requests per second`).FindSubmatch(out)
+	if mm == nil {
+		b.Fatalf("redis-benchmark said %q", out)
+	}
+	redisRate, _ := strconv.ParseFloat(string(mm[1]), 64)
+	fmt.Printf("GET /api/meta/<cid>?local=1, %d roots, %d clients, %s:\n", roots, clients, run)
+	fmt.Printf("  node   %8.0f req/s   p50 %6.2f ms   p99 %6.2f ms\n", rate, ms(p50), ms(p99))
+	fmt.Printf("  redis-benchmark -t get, same Redis, %d clients: %8.0f req/s\n", clients, redisRate)
+	fmt.Printf("  node / Redis GET: %.2f (goal >= 0.5)\n\n", rate/redisRate)
+	b.ReportMetric(rate/redisRate, "meta/redis-get")
+	b.ReportMetric(ms(p50), "p50-ms")
+	b.ReportMetric(ms(p99), "p99-ms")
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
