@@ -3,6 +3,7 @@ module github.com/metamesh/node
 go 1.26.0
 
 require (
+	github.com/chromedp/chromedp v0.23.0
 	github.com/fsnotify/fsnotify v1.10.1
 	github.com/gabriel-vasile/mimetype v1.4.16
 	github.com/ipfs/boxo v0.43.0
@@ -24,6 +25,11 @@ require (
 	go.uber.org/zap v1.28.0
 	golang.org/x/term v0.48.0
 	golang.org/x/text v0.42.0
+)
+
+require (
+	github.com/chromedp/cdproto v0.159.0 // indirect
+	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
 )
 
 require (

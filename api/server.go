@@ -114,6 +114,7 @@ func New(b Backend, log *slog.Logger, opts Options) *Server {
 	s.mux.HandleFunc("GET /api/status", s.status)
 	s.mux.HandleFunc("GET /api/peers", s.peers)
 	s.routeSearch()
+	s.routeWeb()
 	s.mux.HandleFunc("GET /api/events", s.events)
 	s.routeCID("/api/meta", s.meta)
 	s.routeCID("/api/providers", s.providers)

@@ -1,0 +1,368 @@
+// MetaMesh web page: plain JavaScript against the node's HTTP API.
+// Text from the API is only ever set with textContent, never as HTML.
+"use strict";
+
+const TOKEN_KEY = "metamesh.token";
+const $ = (id) => document.getElementById(id);
+let token = sessionStorage.getItem(TOKEN_KEY) || "";
+let tokenWaiters = null; // pending askToken promise callbacks
+
+// el builds an element with attributes and children (strings become text).
+function el(tag, attrs, ...children) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k === "class") e.className = v;
+    else if (k.startsWith("on")) e.addEventListener(k.slice(2), v);
+    else e.setAttribute(k, v === true ? "" : v);
+  }
+  for (const c of children) {
+    if (c === undefined || c === null) continue;
+    e.append(c instanceof Node ? c : String(c));
+  }
+  return e;
+}
+
+function fmtBytes(n) {
+  if (typeof n !== "number" || !isFinite(n)) return "";
+  const u = ["B", "KiB", "MiB", "GiB", "TiB"];
+  let i = 0;
+  while (n >= 1024 && i < u.length - 1) { n /= 1024; i++; }
+  return (i === 0 ? n : n.toFixed(1)) + " " + u[i];
+}
+
+function pad2(n) { return String(n).padStart(2, "0"); }
+
+// askToken shows the token form once and resolves when it is submitted;
+// concurrent callers share the same prompt.
+function askToken(why) {
+  if (tokenWaiters) return tokenWaiters.promise;
+  let resolve;
+  const promise = new Promise((r) => { resolve = r; });
+  tokenWaiters = { promise, resolve };
+  $("token-why").textContent = why;
+  $("token-section").hidden = false;
+  $("token").focus();
+  return promise;
+}
+
+$("token-form").addEventListener("submit", (ev) => {
+  ev.preventDefault();
+  token = $("token").value.trim();
+  sessionStorage.setItem(TOKEN_KEY, token);
+  $("token").value = "";
+  $("token-section").hidden = true;
+  const w = tokenWaiters;
+  tokenWaiters = null;
+  if (w) w.resolve();
+});
+
+// api fetches a JSON endpoint; a 401 asks for the token and retries.
+async function api(path) {
+  for (let attempt = 0; ; attempt++) {
+    const headers = { Accept: "application/json" };
+    if (token) headers.Authorization = "Bearer " + token;
+    const resp = await fetch(path, { headers });
+    if (resp.status === 401 && attempt < 3) {
+      await askToken(token ? "That token was refused; enter the node's API token." :
+        "This node needs its API token (the file --api-token-file names).");
+      continue;
+    }
+    let body = null;
+    try { body = await resp.json(); } catch (e) { body = null; }
+    if (!resp.ok) {
+      const err = new Error((body && body.error) || resp.status + " " + resp.statusText);
+      err.status = resp.status;
+      throw err;
+    }
+    return body;
+  }
+}
+
+// ---- search ----
+
+function hitLine(h) {
+  const parts = [];
+  if (h.year) parts.push(String(h.year));
+  if (h.season !== undefined && h.season !== null && h.season !== "") {
+    parts.push("S" + pad2(h.season) + (h.episode !== undefined && h.episode !== null && h.episode !== "" ? "E" + pad2(h.episode) : ""));
+  }
+  if (h.episodeTitle) parts.push(h.episodeTitle);
+  if (h.fileType) parts.push(h.fileType);
+  if (typeof h.size === "number") parts.push(fmtBytes(h.size));
+  return parts.join(" · ");
+}
+
+async function search(q, federated) {
+  const status = $("search-status");
+  const list = $("results");
+  status.textContent = "Searching…";
+  list.replaceChildren();
+  try {
+    const res = await api("/api/search?q=" + encodeURIComponent(q) + (federated ? "&federated=1" : ""));
+    const hits = res.hits || [];
+    status.textContent = hits.length === 0 ? "Nothing found." :
+      hits.length + (hits.length === 1 ? " result" : " results") +
+      (federated ? " (asked " + (res.peers || []).length + " peers)" : "");
+    for (const h of hits) {
+      list.append(el("li", { class: "hit" },
+        el("button", { type: "button", class: "link title", "data-cid": h.cid, onclick: () => openRecord(h.cid) },
+          h.title || "(untitled)"),
+        el("div", { class: "muted" }, hitLine(h)),
+        el("div", {}, el("code", { class: "cid", title: "canonical CID" }, h.cid)),
+        el("div", { class: "muted" }, "from ", h.source === "local" ? "this node" : el("code", {}, h.source))));
+    }
+  } catch (e) {
+    status.textContent = "Search failed: " + e.message;
+  }
+}
+
+$("search-form").addEventListener("submit", (ev) => {
+  ev.preventDefault();
+  search($("q").value.trim(), $("federated").checked);
+});
+
+$("cid-form").addEventListener("submit", (ev) => {
+  ev.preventDefault();
+  openRecord($("cid").value.trim());
+});
+
+// ---- record ----
+
+function asList(v) {
+  if (Array.isArray(v)) return v.map(String);
+  if (v && typeof v === "object") return Object.values(v).flatMap(asList);
+  if (typeof v === "string" && v) return [v];
+  return [];
+}
+
+function tree(v) {
+  if (v && typeof v === "object") {
+    const ul = el("ul");
+    const entries = Array.isArray(v) ? v.map((x, i) => [String(i), x]) : Object.entries(v).sort((a, b) => a[0].localeCompare(b[0]));
+    for (const [k, x] of entries) {
+      if (x && typeof x === "object") {
+        ul.append(el("li", {}, el("details", { open: true }, el("summary", {}, k), tree(x))));
+      } else {
+        ul.append(el("li", {}, el("span", { class: "key" }, k), ": ", el("span", { class: "val" }, String(x))));
+      }
+    }
+    return ul;
+  }
+  return el("span", { class: "val" }, String(v));
+}
+
+// playable is "video" or "audio" when this browser can play mime.
+function playable(mime) {
+  if (typeof mime !== "string") return "";
+  const kind = mime.startsWith("video/") ? "video" : mime.startsWith("audio/") ? "audio" : "";
+  if (!kind) return "";
+  return document.createElement(kind).canPlayType(mime) ? kind : "";
+}
+
+let recordSeq = 0;
+
+async function openRecord(cid) {
+  if (!cid) return;
+  const seq = ++recordSeq;
+  const sec = $("record");
+  sec.hidden = false;
+  $("record-title").textContent = "Record";
+  $("record-status").textContent = "Loading " + cid + "…";
+  $("record-body").hidden = true;
+  if (location.hash !== "#cid=" + cid) history.replaceState(null, "", "#cid=" + encodeURIComponent(cid));
+  let doc;
+  try {
+    doc = await api("/api/meta/" + encodeURIComponent(cid));
+  } catch (e) {
+    if (seq === recordSeq) $("record-status").textContent = "Could not open " + cid + ": " + e.message;
+    return;
+  }
+  const canonical = doc.canonical_cid || cid;
+  const cids = [...new Set([canonical, ...asList(doc.cids)])];
+  const infos = await Promise.all(cids.map((c) =>
+    api("/api/cid/" + encodeURIComponent(c)).catch((e) => ({ input: c, codec: "?", tier: "?", rank: -1, problem: e.message }))));
+  if (seq !== recordSeq) return;
+
+  const title = (doc.titles && (doc.titles.eng || Object.values(doc.titles)[0])) || doc.originalTitle ||
+    (typeof doc.filePath === "string" ? doc.filePath.split("/").pop() : "") || canonical;
+  $("record-title").textContent = title;
+  $("record-status").textContent = "";
+  const bits = [];
+  if (doc.mimeType) bits.push(doc.mimeType);
+  if (typeof doc.sizeByte === "number") bits.push(fmtBytes(doc.sizeByte));
+  if (doc.source) bits.push(doc.source === "local" ? "on this node" : "from peer " + doc.source);
+  if (typeof doc.filePath === "string") bits.push(doc.filePath);
+  $("record-summary").textContent = bits.join(" · ");
+
+  const href = "/api/file/" + encodeURIComponent(canonical);
+  const dl = $("download");
+  dl.href = href;
+  dl.textContent = "Download" + (typeof doc.sizeByte === "number" ? " (" + fmtBytes(doc.sizeByte) + ")" : "");
+  dl.onclick = token ? (ev) => { ev.preventDefault(); downloadWithToken(href, title); } : null;
+
+  const player = $("player");
+  player.replaceChildren();
+  const kind = playable(doc.mimeType);
+  if (kind && !token) {
+    player.append(el(kind, { controls: true, preload: "none", src: href, "aria-label": "Play " + title }));
+  } else if (kind) {
+    player.append(el("button", { type: "button", onclick: () => playWithToken(kind, href, title) }, "Load player"));
+  }
+
+  infos.sort((a, b) => (b.rank - a.rank) || String(a.input).localeCompare(String(b.input)));
+  const tbody = $("cids").tBodies[0];
+  tbody.replaceChildren();
+  for (const info of infos) {
+    const c = info.normalized || info.input;
+    const isCanon = c === canonical;
+    tbody.append(el("tr", { class: isCanon ? "canonical" : "", "data-cid": c, "aria-current": isCanon ? "true" : null },
+      el("td", {}, el("code", { class: "cid" }, c), isCanon ? el("strong", { class: "badge" }, "canonical") : null),
+      el("td", {}, info.codec + (info.multihash ? " / " + info.multihash : "")),
+      el("td", { class: "tier" }, info.tier),
+      el("td", { class: "rank" }, String(info.rank), info.problem ? el("div", { class: "muted" }, info.problem) : null)));
+  }
+
+  const listInto = (id, items, empty) => {
+    const ul = $(id);
+    ul.replaceChildren();
+    if (items.length === 0) ul.append(el("li", { class: "muted" }, empty));
+    for (const it of items) ul.append(el("li", {}, el("code", {}, it)));
+  };
+  listInto("providers", asList(doc.providers), "none known");
+  const dups = asList(doc.duplicates);
+  listInto("duplicates", dups, "none");
+  if (typeof doc.duplicateCount === "number" && doc.duplicateCount > dups.length) {
+    $("duplicates").append(el("li", { class: "muted" }, "… " + (doc.duplicateCount - dups.length) + " more"));
+  }
+  $("tree").replaceChildren(tree(doc));
+  $("record-body").hidden = false;
+}
+
+async function fetchBlob(href) {
+  const resp = await fetch(href, { headers: { Authorization: "Bearer " + token } });
+  if (!resp.ok) throw new Error(resp.status + " " + resp.statusText);
+  return URL.createObjectURL(await resp.blob());
+}
+
+async function downloadWithToken(href, name) {
+  try {
+    const url = await fetchBlob(href);
+    const a = el("a", { href: url, download: name });
+    document.body.append(a);
+    a.click();
+    a.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 60000);
+  } catch (e) {
+    $("record-status").textContent = "Download failed: " + e.message;
+  }
+}
+
+async function playWithToken(kind, href, title) {
+  try {
+    const url = await fetchBlob(href);
+    $("player").replaceChildren(el(kind, { controls: true, src: url, "aria-label": "Play " + title }));
+  } catch (e) {
+    $("record-status").textContent = "Could not load the file: " + e.message;
+  }
+}
+
+// ---- node ----
+
+let live = "";        // "events" or "polling"
+let pollTimer = 0;
+let refreshTimer = 0;
+
+function renderStatus(st) {
+  $("peer-id").textContent = st.peerId || "";
+  $("addrs").replaceChildren(...(st.addrs || []).map((a) => el("li", {}, el("code", {}, a))));
+  $("roots").textContent = String(st.roots ?? "");
+  $("provide-queue").textContent = String(st.provideQueue ?? "");
+  $("hash-queue").textContent = String(st.hashQueue ?? "");
+  const sc = st.scan || {};
+  $("scan-state").textContent = sc.state || "";
+  const done = (sc.bytesDone || 0) + (sc.bytesInFlight || 0);
+  const total = sc.bytesTotal || 0;
+  const p = $("scan-progress");
+  p.max = total > 0 ? total : 1;
+  p.value = total > 0 ? Math.min(done, total) : (sc.state === "watching" || sc.state === "polling" || sc.state === "idle" ? 1 : 0);
+  $("scan-text").textContent = (sc.filesDone ?? 0) + " / " + (sc.filesTotal ?? 0) + " files, " +
+    fmtBytes(Math.min(done, total || done)) + " / " + fmtBytes(total) +
+    (sc.errors ? ", " + sc.errors + " errors" : "");
+  $("summary").textContent = "Version " + (st.version || "?") + " · " + (st.roots ?? 0) + " files · " +
+    (st.peers ?? 0) + " peers" + (st.redis && !st.redis.ok ? " · Redis is down" : "");
+}
+
+async function refreshNode() {
+  const [st, ps] = await Promise.all([api("/api/status"), api("/api/peers")]);
+  renderStatus(st);
+  const peers = (ps && ps.peers) || [];
+  $("peers").replaceChildren(...(peers.length === 0 ? [el("li", { class: "muted" }, "no peers connected")] :
+    peers.map((p) => el("li", {}, el("code", {}, p.id),
+      p.latencyMs ? el("span", { class: "muted" }, " " + p.latencyMs.toFixed(1) + " ms") : null))));
+  return st;
+}
+
+// scheduleRefresh reloads the node's state soon, at most every 300 ms.
+function scheduleRefresh() {
+  if (refreshTimer) return;
+  refreshTimer = setTimeout(async () => {
+    refreshTimer = 0;
+    try {
+      const st = await refreshNode();
+      const busy = st.scan && !["watching", "polling", "idle"].includes(st.scan.state);
+      if (busy && live === "events") scheduleRefresh(); // bytes move between events
+    } catch (e) { /* shown on the next poll */ }
+  }, 300);
+}
+
+function startPolling(why) {
+  live = "polling";
+  $("live-mode").textContent = "polling every 3 s (" + why + ")";
+  if (pollTimer) return;
+  pollTimer = setInterval(() => { refreshNode().catch((e) => { $("live-mode").textContent = "polling: " + e.message; }); }, 3000);
+}
+
+function addEvent(e) {
+  const list = $("events");
+  const what = e.path || e.cid || e.into || "";
+  const item = el("li", { "data-type": e.type || "" }, el("span", { class: "badge" }, e.type || "event"), " ", what);
+  if (e.cid) item.append(" ", el("button", { type: "button", class: "link", onclick: () => openRecord(e.cid) }, "open"));
+  list.prepend(item);
+  while (list.children.length > 20) list.lastChild.remove();
+}
+
+function startEvents() {
+  if (!window.EventSource) { startPolling("this browser has no EventSource"); return; }
+  const es = new EventSource("/api/events");
+  es.onopen = () => {
+    live = "events";
+    $("live-mode").textContent = "live (server-sent events)";
+  };
+  es.onmessage = (m) => {
+    try { addEvent(JSON.parse(m.data)); } catch (e) { /* not an event */ }
+    scheduleRefresh();
+  };
+  es.addEventListener("reset", () => scheduleRefresh());
+  es.onerror = () => {
+    if (es.readyState === EventSource.CLOSED) startPolling("the event stream is not available");
+    else $("live-mode").textContent = "reconnecting…";
+  };
+}
+
+async function init() {
+  let st = null;
+  try {
+    st = await refreshNode();
+  } catch (e) {
+    $("summary").textContent = "The node did not answer: " + e.message;
+  }
+  // EventSource cannot send a token: with one, poll instead.
+  if (st && !token) startEvents();
+  else startPolling(token ? "the API needs a token" : "the node did not answer");
+  if (st && st.scan && !["watching", "polling", "idle"].includes(st.scan.state)) scheduleRefresh();
+  const m = location.hash.match(/^#cid=(.+)$/);
+  if (m) openRecord(decodeURIComponent(m[1]));
+}
+
+init();
