@@ -183,7 +183,7 @@ func TestWeb_SearchRecordLive(t *testing.T) {
 	poll("wait for the new file's event", `document.getElementById("events").textContent.includes("Live.Arrival.2020.mkv")`)
 	poll("wait for the file count", `document.getElementById("roots").textContent === "2"`)
 	live := must(t, ctx, "read the update mode", ce, chromedp.TextContent(chromedp.CSS("#live-mode")))
-	shot := must(t, ctx, "take a screenshot", ce, chromedp.FullScreenshot(90))
+	shot := must(t, ctx, "take a screenshot", ce, chromedp.FullScreenshot(100)) // quality 100: PNG
 	p := filepath.Join(t.TempDir(), "web.png")
 	if err := os.WriteFile(p, shot, 0o644); err != nil {
 		t.Fatal(err)
