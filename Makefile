@@ -9,12 +9,15 @@ VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 BIN     := bin/metamesh
 FUZZTIME ?= 10s
 
-.PHONY: all build run test bench fuzz lint deps clean
+.PHONY: all build run test bench fuzz lint deps deps-test clean
 
 all: build
 
 deps:
 	@./scripts/deps.sh
+
+deps-test:
+	@./scripts/deps.sh --test
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-s -w -X github.com/metamesh/node/node.Version=$(VERSION)" -o $(BIN) ./cmd/metamesh
@@ -23,7 +26,7 @@ run: deps build
 	@mkdir -p "$(LIBRARY)" "$(DATA)"
 	./$(BIN) run --library "$(LIBRARY)" --data "$(DATA)" --api "$(API)" $(if $(LISTEN),--listen "$(LISTEN)") $(if $(BOOTSTRAP),--bootstrap "$(BOOTSTRAP)")
 
-test: deps
+test: deps-test
 	$(GO) test -race -count=1 -timeout 15m ./...
 
 # The small-file scan is compared with Kubo's ipfs add --only-hash on the
