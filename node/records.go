@@ -35,12 +35,11 @@ type recordService struct {
 	key crypto.PrivKey
 	log *slog.Logger
 
-	mu      sync.Mutex
-	inbound map[peer.ID]int
+	inbound peerLimit
 }
 
 func newRecordService(h host.Host, st *store.Store, key crypto.PrivKey, log *slog.Logger) *recordService {
-	rs := &recordService{h: h, st: st, key: key, log: log.With("component", "records"), inbound: map[peer.ID]int{}}
+	rs := &recordService{h: h, st: st, key: key, log: log.With("component", "records")}
 	h.SetStreamHandler(libp2pproto.ID(protocol.RecordProtocolID), rs.handle)
 	return rs
 }
@@ -53,12 +52,12 @@ func (rs *recordService) close() { rs.h.RemoveStreamHandler(libp2pproto.ID(proto
 // of its own files only.
 func (rs *recordService) handle(s network.Stream) {
 	from := s.Conn().RemotePeer()
-	if !rs.enter(from) {
+	if !rs.inbound.enter(from) {
 		rs.log.Debug("too many record streams from one peer; reset", "peer", from)
 		s.Reset()
 		return
 	}
-	defer rs.leave(from)
+	defer rs.inbound.leave(from)
 	_ = s.SetDeadline(time.Now().Add(recordStreamTimeout))
 	asked, err := protocol.ReadRequest(bufio.NewReader(s))
 	if err != nil {
@@ -102,21 +101,33 @@ func (rs *recordService) sealed(ctx context.Context, asked string) ([]byte, erro
 	return protocol.SealRecord(rec, rs.key)
 }
 
-func (rs *recordService) enter(p peer.ID) bool {
-	rs.mu.Lock()
-	defer rs.mu.Unlock()
-	if rs.inbound[p] >= maxInboundPerPeer {
+// peerLimit bounds the streams of one protocol each peer may have open
+// at once (maxInboundPerPeer); its zero value is ready to use.
+type peerLimit struct {
+	mu   sync.Mutex
+	open map[peer.ID]int
+}
+
+// enter reports whether p may open one more stream, and counts it.
+func (l *peerLimit) enter(p peer.ID) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.open == nil {
+		l.open = map[peer.ID]int{}
+	}
+	if l.open[p] >= maxInboundPerPeer {
 		return false
 	}
-	rs.inbound[p]++
+	l.open[p]++
 	return true
 }
 
-func (rs *recordService) leave(p peer.ID) {
-	rs.mu.Lock()
-	defer rs.mu.Unlock()
-	if rs.inbound[p]--; rs.inbound[p] <= 0 {
-		delete(rs.inbound, p)
+// leave counts one of p's streams closed.
+func (l *peerLimit) leave(p peer.ID) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.open[p]--; l.open[p] <= 0 {
+		delete(l.open, p)
 	}
 }
 

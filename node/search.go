@@ -205,12 +205,11 @@ type searchService struct {
 	key crypto.PrivKey
 	log *slog.Logger
 
-	mu      sync.Mutex
-	inbound map[peer.ID]int
+	inbound peerLimit
 }
 
 func newSearchService(h host.Host, st *store.Store, key crypto.PrivKey, log *slog.Logger) *searchService {
-	ss := &searchService{h: h, st: st, key: key, log: log.With("component", "search"), inbound: map[peer.ID]int{}}
+	ss := &searchService{h: h, st: st, key: key, log: log.With("component", "search")}
 	h.SetStreamHandler(libp2pproto.ID(protocol.SearchProtocolID), ss.handle)
 	return ss
 }
@@ -222,12 +221,12 @@ func (ss *searchService) close() { ss.h.RemoveStreamHandler(libp2pproto.ID(proto
 // only), nor are paths.
 func (ss *searchService) handle(s network.Stream) {
 	from := s.Conn().RemotePeer()
-	if !ss.enter(from) {
+	if !ss.inbound.enter(from) {
 		ss.log.Debug("too many search streams from one peer; reset", "peer", from)
 		s.Reset()
 		return
 	}
-	defer ss.leave(from)
+	defer ss.inbound.leave(from)
 	_ = s.SetDeadline(time.Now().Add(searchStreamTimeout))
 	req, err := protocol.ReadSearchRequest(bufio.NewReader(s))
 	if err != nil {
@@ -267,24 +266,6 @@ func (ss *searchService) sealed(ctx context.Context, req protocol.SearchRequest)
 		hits = append(hits, ph)
 	}
 	return protocol.SealSearch(hits, ss.key)
-}
-
-func (ss *searchService) enter(p peer.ID) bool {
-	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	if ss.inbound[p] >= maxInboundPerPeer {
-		return false
-	}
-	ss.inbound[p]++
-	return true
-}
-
-func (ss *searchService) leave(p peer.ID) {
-	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	if ss.inbound[p]--; ss.inbound[p] <= 0 {
-		delete(ss.inbound, p)
-	}
 }
 
 // ask sends one search to peer p and verifies the answer (signature,
