@@ -7,11 +7,14 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime/pprof"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -78,6 +81,20 @@ func BenchmarkMetaThroughput(b *testing.B) {
 	}
 	fmt.Printf("\nloaded %d roots in %s\n", roots, time.Since(start).Round(time.Millisecond))
 
+	if path := os.Getenv("METAMESH_BENCH_CPUPROFILE"); path != "" {
+		// The load phase alone, where the request path's time goes.
+		f, err := os.Create(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		pprof.StartCPUProfile(f)
+		defer func() { pprof.StopCPUProfile(); f.Close() }()
+	}
+	if wrk, err := exec.LookPath("wrk"); err == nil {
+		rate, p50, p99 := runWrk(b, wrk, "http://"+n.APIAddr(), cids, clients, run)
+		reportMeta(b, srv.Addr(), "wrk", roots, clients, run, rate, p50, p99)
+		return
+	}
 	url := "http://" + n.APIAddr() + "/api/meta/"
 	tr := &http.Transport{MaxIdleConnsPerHost: clients, MaxConnsPerHost: clients}
 	client := &http.Client{Transport: tr}
@@ -118,7 +135,13 @@ func BenchmarkMetaThroughput(b *testing.B) {
 	rate := float64(done.Load()) / run.Seconds()
 	p50, p99 := all[len(all)/2], all[len(all)*99/100]
 
-	out, err := exec.Command("redis-benchmark", "-s", srv.Addr(), "-t", "get", "-n", "300000", "-c", strconv.Itoa(clients), "-q").CombinedOutput()
+	reportMeta(b, srv.Addr(), "an in-process Go client", roots, clients, run, rate, ms(p50), ms(p99))
+}
+
+// reportMeta runs redis-benchmark's GET on the node's Redis and prints the
+// node's rate next to it.
+func reportMeta(b *testing.B, redisSocket, gen string, roots, clients int, run time.Duration, rate, p50, p99 float64) {
+	out, err := exec.Command("redis-benchmark", "-s", redisSocket, "-t", "get", "-n", "300000", "-c", strconv.Itoa(clients), "-q").CombinedOutput()
 	if err != nil {
 		b.Fatalf("redis-benchmark: %v\n%s", err, out)
 	}
@@ -127,13 +150,58 @@ func BenchmarkMetaThroughput(b *testing.B) {
 		b.Fatalf("redis-benchmark said %q", out)
 	}
 	redisRate, _ := strconv.ParseFloat(string(mm[1]), 64)
-	fmt.Printf("GET /api/meta/<cid>?local=1, %d roots, %d clients, %s:\n", roots, clients, run)
-	fmt.Printf("  node   %8.0f req/s   p50 %6.2f ms   p99 %6.2f ms\n", rate, ms(p50), ms(p99))
+	fmt.Printf("GET /api/meta/<cid>?local=1, %d roots, %d connections from %s, %s:\n", roots, clients, gen, run)
+	fmt.Printf("  node   %8.0f req/s   p50 %6.2f ms   p99 %6.2f ms\n", rate, p50, p99)
 	fmt.Printf("  redis-benchmark -t get, same Redis, %d clients: %8.0f req/s\n", clients, redisRate)
 	fmt.Printf("  node / Redis GET: %.2f (goal >= 0.5)\n\n", rate/redisRate)
 	b.ReportMetric(rate/redisRate, "meta/redis-get")
-	b.ReportMetric(ms(p50), "p50-ms")
-	b.ReportMetric(ms(p99), "p99-ms")
+	b.ReportMetric(p50, "p50-ms")
+	b.ReportMetric(p99, "p99-ms")
+}
+
+// runWrk drives the node with wrk (another process, as redis-benchmark
+// is) on random known CIDs and returns its rate and p50/p99 in ms.
+func runWrk(b *testing.B, wrk, base string, cids []string, clients int, run time.Duration) (float64, float64, float64) {
+	dir := b.TempDir()
+	list := filepath.Join(dir, "cids")
+	if err := os.WriteFile(list, []byte(strings.Join(cids, "\n")+"\n"), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	script := filepath.Join(dir, "meta.lua")
+	lua := `local cids = {}
+for line in io.lines("` + list + `") do cids[#cids + 1] = line end
+math.randomseed(os.time())
+request = function()
+  return wrk.format("GET", "/api/meta/" .. cids[math.random(#cids)] .. "?local=1")
+end
+`
+	if err := os.WriteFile(script, []byte(lua), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	out, err := exec.Command(wrk, "-t2", "-c"+strconv.Itoa(clients), "-d"+strconv.Itoa(int(run.Seconds()))+"s", "--latency", "-s", script, base).CombinedOutput()
+	if err != nil {
+		b.Fatalf("wrk: %v\n%s", err, out)
+	}
+	num := func(re string) float64 {
+		m := regexp.MustCompile(re).FindSubmatch(out)
+		if m == nil {
+			b.Fatalf("wrk said %q", out)
+		}
+		v, _ := strconv.ParseFloat(string(m[1]), 64)
+		switch string(m[2]) {
+		case "us":
+			v /= 1000
+		case "s":
+			v *= 1000
+		}
+		return v
+	}
+	rateM := regexp.MustCompile(`Requests/sec:\s+([0-9.]+)`).FindSubmatch(out)
+	if rateM == nil || strings.Contains(string(out), "Non-2xx") {
+		b.Fatalf("wrk said %q", out)
+	}
+	rate, _ := strconv.ParseFloat(string(rateM[1]), 64)
+	return rate, num(`50%\s+([0-9.]+)(us|ms|s)`), num(`99%\s+([0-9.]+)(us|ms|s)`)
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
