@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/metamesh/node/protocol"
 	"github.com/metamesh/node/store"
@@ -141,6 +142,7 @@ func (in *Ingester) oneByOne(ctx context.Context, paths []string) (retry []strin
 // returns the bytes too, for the extractors; they live in buf. A file
 // whose size or mtime differ from cur once read is ErrChangedWhileHashing.
 func (in *Ingester) readSmall(ctx context.Context, cur store.FileStat, buf *[]byte) (store.Hashes, []byte, error) {
+	start := time.Now()
 	f, err := in.open(cur.Path)
 	if err != nil {
 		return store.Hashes{}, nil, err
@@ -184,5 +186,8 @@ func (in *Ingester) readSmall(ctx context.Context, cur store.FileStat, buf *[]by
 		}
 	}
 	in.prog.update(func(p *Progress) { p.Hashed++; p.BytesHashed += cur.Size })
+	if in.cfg.OnHashed != nil {
+		in.cfg.OnHashed(time.Since(start).Seconds())
+	}
 	return h, data, nil
 }

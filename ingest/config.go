@@ -35,6 +35,10 @@ type Config struct {
 	// stored paths of a configured library that is completely empty are
 	// kept either way (an unmounted drive).
 	ReleaseOutside bool
+	// OnHashed, when not nil, is told how long each full hash pass of a
+	// file took, in seconds (for metrics). It may be called from several
+	// goroutines at once.
+	OnHashed func(seconds float64)
 	// Extractors; nil means DefaultExtractors.
 	Extractors []Extractor
 	// Logger; default slog.Default().

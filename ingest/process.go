@@ -308,6 +308,7 @@ func (in *Ingester) hash(ctx context.Context, path string, cur store.FileStat) (
 		return FileHashes{}, ErrChangedWhileHashing
 	}
 	var read int64
+	start := time.Now()
 	h, err := HashFileReporting(ctx, path, func(n int64) {
 		read += n
 		in.prog.update(func(p *Progress) { p.BytesHashed += n; p.BytesInFlight += n })
@@ -320,6 +321,9 @@ func (in *Ingester) hash(ctx context.Context, path string, cur store.FileStat) (
 	})
 	if err != nil {
 		return FileHashes{}, err
+	}
+	if in.cfg.OnHashed != nil {
+		in.cfg.OnHashed(time.Since(start).Seconds())
 	}
 	after, err := os.Stat(path)
 	if err != nil {

@@ -145,6 +145,7 @@ func TestAPI_Metrics(t *testing.T) {
 		`metamesh_lookups_total{result="found",source="local"} 1`,
 		"metamesh_lookup_duration_seconds_bucket", "metamesh_http_request_duration_seconds_bucket",
 		"metamesh_scan_files_done 1", "metamesh_scan_bytes_hashed", "metamesh_scan_files_hashed",
+		"metamesh_hash_duration_seconds_count 1",
 		`metamesh_scan_state{state="watching"} 1`, "metamesh_provides_done_total", "metamesh_provides_failed_total",
 		"metamesh_provides_queued", "metamesh_peers 0", "go_goroutines", "process_",
 	} {

@@ -27,6 +27,15 @@ type nodeMetrics struct {
 var scanStates = []string{ingest.StateStarting, ingest.StateScanning, ingest.StateHashing,
 	ingest.StateWatching, ingest.StatePolling, ingest.StateIdle, ingest.StateStopped}
 
+// newHashDuration is the histogram of full hash passes, by their time.
+func newHashDuration() prometheus.Histogram {
+	return prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:    "metamesh_hash_duration_seconds",
+		Help:    "Time of one file's full hash pass (sha2-256 and UnixFS in one read).",
+		Buckets: prometheus.ExponentialBuckets(0.001, 4, 10),
+	})
+}
+
 func newMetrics(n *Node) *nodeMetrics {
 	m := &nodeMetrics{
 		reg: prometheus.NewRegistry(),
@@ -50,7 +59,7 @@ func newMetrics(n *Node) *nodeMetrics {
 	m.reg.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		m.lookups, m.lookupLatency,
+		m.lookups, m.lookupLatency, n.hashDuration,
 		gauge("metamesh_scan_files_done", "Files the current (or last) full scan finished, whatever the result.",
 			func() float64 { return float64(prog().FilesDone) }),
 		gauge("metamesh_scan_files_total", "Files the current (or last) full scan found.",
@@ -59,12 +68,14 @@ func newMetrics(n *Node) *nodeMetrics {
 			func() float64 { return float64(prog().Hashed) }),
 		gauge("metamesh_scan_files_failed", "Files the current scan could not ingest.",
 			func() float64 { return float64(prog().Errors) }),
-		gauge("metamesh_scan_bytes_hashed", "Bytes hashed since the current scan started.",
+		gauge("metamesh_scan_bytes_done", "Bytes of the files the current scan finished (unchanged files included).",
 			func() float64 { return float64(prog().BytesDone) }),
+		gauge("metamesh_scan_bytes_hashed", "Bytes read by full hash passes since the current scan started.",
+			func() float64 { return float64(prog().BytesHashed) }),
 		gauge("metamesh_scan_bytes_total", "Bytes the current scan has to hash.",
 			func() float64 { return float64(prog().BytesTotal) }),
-		gauge("metamesh_scan_hash_bytes_per_second", "Hashing rate of the current (or last) scan.",
-			func() float64 { return prog().Rate }),
+		gauge("metamesh_scan_hash_bytes_per_second", "Hashing rate of the current (or last) scan: bytes hashed per second.",
+			func() float64 { return prog().HashRate }),
 		gauge("metamesh_scan_duration_seconds", "How long the current scan has run, or the last one took.",
 			func() float64 {
 				p := prog()

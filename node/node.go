@@ -12,6 +12,7 @@ import (
 
 	"github.com/ipfs/go-cid"
 	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/metamesh/node/api"
 	"github.com/metamesh/node/ingest"
@@ -31,13 +32,16 @@ type Node struct {
 	http *http.Server
 	ln   net.Listener
 
-	p2p  *p2p
-	rs   *recordService
-	ann  *announcer
-	res  *resolver
-	met  *nodeMetrics
-	srch *searchService
-	stop context.CancelFunc // ends Follow and the announcer
+	p2p *p2p
+	rs  *recordService
+	ann *announcer
+	res *resolver
+	met *nodeMetrics
+	// hashDuration exists before ingest starts (it reports into it);
+	// newMetrics registers it.
+	hashDuration prometheus.Histogram
+	srch         *searchService
+	stop         context.CancelFunc // ends Follow and the announcer
 
 	wg       sync.WaitGroup
 	once     sync.Once
@@ -55,7 +59,7 @@ func New(cfg Config) (*Node, error) {
 		return nil, err
 	}
 	logDropped(cfg.Logger, dropped, cfg.Libraries)
-	return &Node{cfg: cfg, log: cfg.Logger}, nil
+	return &Node{cfg: cfg, log: cfg.Logger, hashDuration: newHashDuration()}, nil
 }
 
 // Start opens the store (starting the managed redis-server when no URL is
@@ -125,6 +129,7 @@ func (n *Node) Start(ctx context.Context) error {
 		// A running node serves its configured libraries only: paths
 		// stored under a library it no longer has are released.
 		ReleaseOutside: true,
+		OnHashed:       n.hashDuration.Observe,
 		Logger:         n.log,
 	})
 	if err != nil {
