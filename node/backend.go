@@ -140,7 +140,7 @@ func (b *backend) File(ctx context.Context, c string) (*api.File, error) {
 	}
 	p := doc.FilePath()
 	if p == "" {
-		m, _ := n.res.fromStore(ctx, c)
+		m, _, _ := n.res.fromStore(ctx, c)
 		nf := &api.NotFoundError{CID: c}
 		if ps, ok := m["providers"].([]string); ok {
 			nf.Providers = ps

@@ -79,6 +79,10 @@ type Config struct {
 	// PeerRootsMax caps the roots known only from peers (--peer-roots-max,
 	// default 100000): the least recently used are evicted.
 	PeerRootsMax int
+	// PeerRecordTTL is how old what peers said of a file may get before a
+	// lookup asks them again and replaces it (--peer-record-ttl, default
+	// 1h; negative never asks again).
+	PeerRecordTTL time.Duration
 
 	// APITokenFile holds the bearer token the API requires on a
 	// non-loopback APIAddr (--api-token-file, METAMESH_API_TOKEN_FILE).
@@ -141,6 +145,9 @@ func (c *Config) SetDefaults() {
 	}
 	if c.PeerRootsMax == 0 {
 		c.PeerRootsMax = 100_000
+	}
+	if c.PeerRecordTTL == 0 {
+		c.PeerRecordTTL = time.Hour
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()

@@ -90,6 +90,7 @@ func (n *Node) Start(ctx context.Context) error {
 	n.p2p = p
 	n.rs = newRecordService(p.host, st, key, n.log)
 	n.res = newResolver(st, p, n.rs, n.cfg.LookupTimeout, n.log)
+	n.res.refreshAfter = n.cfg.PeerRecordTTL
 	n.ann = newAnnouncer(st, func(ctx context.Context, c cid.Cid) error {
 		if p.dht.RoutingTable().Size() == 0 {
 			return errNoPeers

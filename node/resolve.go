@@ -43,6 +43,9 @@ type resolver struct {
 	rs      *recordService
 	timeout time.Duration
 	log     *slog.Logger
+	// refreshAfter is Config.PeerRecordTTL: how old a record of a file
+	// known only from peers may get before a lookup asks again.
+	refreshAfter time.Duration
 
 	mu       sync.Mutex
 	negative map[string]time.Time // CID → until
@@ -70,10 +73,25 @@ func newResolver(st *store.Store, p *p2p, rs *recordService, timeout time.Durati
 // Meta answers for c (canonical form): a local file, a file peers sent
 // before, or, unless local, the federation.
 func (r *resolver) Meta(ctx context.Context, c string, local bool) (map[string]any, error) {
-	doc, err := r.fromStore(ctx, c)
+	doc, stale, err := r.fromStore(ctx, c)
+	if err == nil && stale != "" && !local && r.p != nil {
+		// What peers said is a cache: past PeerRecordTTL the peers are
+		// asked again, and their fresh record replaces it. Without an
+		// answer, the old one is still better than none.
+		if fresh, ferr := r.lookup(ctx, c, stale); ferr == nil {
+			return fresh, nil
+		}
+		return doc, nil
+	}
 	if err == nil || local || !errors.Is(err, api.ErrNotFound) || r.p == nil {
 		return doc, err
 	}
+	return r.lookup(ctx, c, "")
+}
+
+// lookup runs (or joins) the federated lookup of c; replace, when set, is
+// a stale root known only from peers that a fresh answer replaces.
+func (r *resolver) lookup(ctx context.Context, c string, replace store.RootID) (map[string]any, error) {
 	r.mu.Lock()
 	if until, ok := r.negative[c]; ok && time.Now().Before(until) {
 		r.mu.Unlock()
@@ -84,7 +102,7 @@ func (r *resolver) Meta(ctx context.Context, c string, local bool) (map[string]a
 		cl = &call{done: make(chan struct{})}
 		r.inflight[c] = cl
 		go func() {
-			cl.doc, cl.err = r.federated(c)
+			cl.doc, cl.err = r.federated(c, replace)
 			r.mu.Lock()
 			delete(r.inflight, c)
 			if errors.Is(cl.err, api.ErrNotFound) {
@@ -114,21 +132,27 @@ func (r *resolver) Meta(ctx context.Context, c string, local bool) (map[string]a
 }
 
 // fromStore reads c's document: source "local" for a local file, the
-// answering peer for one known from peers.
-func (r *resolver) fromStore(ctx context.Context, c string) (map[string]any, error) {
+// answering peer for one known from peers. stale is the root of a file
+// known only from peers whose record is older than refreshAfter.
+func (r *resolver) fromStore(ctx context.Context, c string) (m map[string]any, stale store.RootID, err error) {
 	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
 	defer cancel()
 	doc, err := r.st.DocumentByCID(ctx, c)
 	if err != nil {
-		return nil, apiError(err, c)
+		return nil, "", apiError(err, c)
 	}
-	m := doc.Nested()
+	m = doc.Nested()
 	if doc.FilePath() != "" {
 		m["source"] = "local"
 		if r.p != nil {
 			m["providers"] = []string{r.p.host.ID().String()}
 		}
-		return m, nil
+		return m, "", nil
+	}
+	if r.refreshAfter > 0 {
+		if at, err := r.st.PeerRootTouched(ctx, doc.Root); err == nil && !at.IsZero() && time.Since(at) > r.refreshAfter {
+			stale = doc.Root
+		}
 	}
 	canon := doc.CanonicalCID()
 	r.mu.Lock()
@@ -140,11 +164,11 @@ func (r *resolver) fromStore(ctx context.Context, c string) (map[string]any, err
 	} else if peers := doc.Peers; len(peers) > 0 {
 		m["source"], m["providers"] = peers[0], peers
 	}
-	return m, nil
+	return m, stale, nil
 }
 
 // federated asks the network for c within the lookup timeout.
-func (r *resolver) federated(c string) (map[string]any, error) {
+func (r *resolver) federated(c string, replace store.RootID) (map[string]any, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), r.timeout)
 	defer cancel()
 	id, err := cid.Decode(c)
@@ -227,6 +251,13 @@ func (r *resolver) federated(c string) (map[string]any, error) {
 	go func() { workers.Wait(); close(answers) }()
 
 	for a := range answers {
+		if replace != "" {
+			// The stale record goes; the fresh one takes its place.
+			if err := r.st.DeleteRoot(ctx, replace); err != nil && !errors.Is(err, store.ErrNotFound) {
+				r.log.Warn("cannot drop a stale peer record", "cid", c, "err", err)
+			}
+			replace = ""
+		}
 		res, err := r.st.MergeRecord(ctx, a.from.String(), a.rec.CIDs, a.rec.Meta)
 		if err != nil {
 			r.log.Warn("cannot merge a peer's record", "peer", a.from, "cid", c, "err", err)
@@ -247,7 +278,8 @@ func (r *resolver) federated(c string) (map[string]any, error) {
 		r.sources[a.rec.CID] = source{peer: a.from, providers: provs}
 		r.mu.Unlock()
 		cancel() // the others may stop
-		return r.fromStore(context.Background(), c)
+		m, _, err := r.fromStore(context.Background(), c)
+		return m, err
 	}
 	askedMu.Lock()
 	n := len(asked)

@@ -6,8 +6,11 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/metamesh/node/protocol"
 )
@@ -408,3 +411,16 @@ while redis.call('ZCARD', PEERROOTS) > cap do
   end
 end
 return answer(kind, q, loc, {}, folded, evicted)`)
+
+// PeerRootTouched is when a merge last wrote to root, a root known only
+// from peers (zero for any other root): how old what peers said of it is.
+func (s *Store) PeerRootTouched(ctx context.Context, root RootID) (time.Time, error) {
+	ms, err := s.rdb.ZScore(ctx, keyPeerRoots, string(root)).Result()
+	if errors.Is(err, redis.Nil) {
+		return time.Time{}, nil
+	}
+	if err != nil {
+		return time.Time{}, fmt.Errorf("store: %w", err)
+	}
+	return time.UnixMilli(int64(ms)), nil
+}

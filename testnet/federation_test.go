@@ -289,3 +289,39 @@ func TestKillRestart_ReannouncesFromItsStore(t *testing.T) {
 		t.Errorf("announced %d CIDs after the restart, want 1", st.Announced)
 	}
 }
+
+// What peers said of a file is a cache: past PeerRecordTTL a lookup asks
+// again and the fresh record replaces the old one.
+func TestLookup_StalePeerRecordIsRefreshed(t *testing.T) {
+	c := New(t, 2, Options{PeerRecordTTL: time.Second})
+	c.Chain()
+	h := file(t, c, 0, "rated.bin", 4000)
+	st := c.Nodes[0].Node.Store()
+	root, err := st.GetByCID(t.Context(), h.SHA256)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rate := func(v string) {
+		if _, err := st.SetFields(t.Context(), root, map[string]string{"rating": v}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rate("7")
+	if doc := lookup(t, c, 1, h.Canonical); doc["rating"] != "7" && doc["rating"] != 7.0 {
+		t.Fatalf("first lookup: rating %v", doc["rating"])
+	}
+	rate("9")
+	c.WaitFor("node 1 to see the new rating", 20*time.Second, func() bool {
+		_, doc := c.Nodes[1].Get("/api/meta/" + h.Canonical)
+		return fmt.Sprint(doc["rating"]) == "9"
+	})
+	if _, doc := c.Nodes[1].Get("/api/meta/" + h.Canonical + "?local=1"); fmt.Sprint(doc["rating"]) != "9" {
+		t.Errorf("the refreshed record is not in node 1's store: %v", doc["rating"])
+	}
+	// And with node 0 gone, the old record is still served.
+	c.Kill(0)
+	time.Sleep(1100 * time.Millisecond)
+	if code, doc := c.Nodes[1].Get("/api/meta/" + h.Canonical); code != 200 || fmt.Sprint(doc["rating"]) != "9" {
+		t.Errorf("with its producer gone: %d %v", code, doc["rating"])
+	}
+}

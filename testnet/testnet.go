@@ -60,6 +60,8 @@ type Options struct {
 	LookupTimeout time.Duration
 	// PeerRootsMax of every node; default the node's.
 	PeerRootsMax int
+	// PeerRecordTTL of every node; default the node's.
+	PeerRecordTTL time.Duration
 	// Reporter, when set, is called at every start of member i and what
 	// it returns counts that node's libp2p stream bytes
 	// (node.Config.BandwidthReporter). Benchmarks set it.
@@ -255,7 +257,7 @@ func (m *Member) start(bootstrap []string) {
 		Libraries: []string{m.Library}, DataDir: m.Data, RedisURL: srv.URL(), APIAddr: "127.0.0.1:0",
 		Settle: 50 * time.Millisecond, Listen: []string{m.listen}, Bootstrap: bootstrap,
 		ReprovideInterval: o.ReprovideInterval, ProviderRecordTTL: o.ProviderRecordTTL,
-		LookupTimeout: o.LookupTimeout, PeerRootsMax: o.PeerRootsMax, BandwidthReporter: bw,
+		LookupTimeout: o.LookupTimeout, PeerRootsMax: o.PeerRootsMax, PeerRecordTTL: o.PeerRecordTTL, BandwidthReporter: bw,
 		Gater:  &memberGater{p: m.c.cut, self: self},
 		Logger: m.logger("node"),
 	})
