@@ -109,7 +109,7 @@ func StartServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 		return nil, fmt.Errorf("store: redis dir: %w", err)
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger.With("component", "redis-server"), socket: socket, done: make(chan struct{})}
-	if s.lock, err = lockDir(cfg.Dir, cfg.LockWait); err != nil {
+	if s.lock, err = lockDir(cfg.Dir, cfg.LockWait, s.log); err != nil {
 		return nil, err
 	}
 	if err := s.launch(ctx); err != nil {
@@ -125,7 +125,7 @@ func StartServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 // lockDir takes an exclusive lock on dir, so two processes never run a
 // redis-server on the same append-only files. The kernel drops the lock
 // when the node and its redis-server are gone, even after kill -9.
-func lockDir(dir string, wait time.Duration) (*os.File, error) {
+func lockDir(dir string, wait time.Duration, log *slog.Logger) (*os.File, error) {
 	path := filepath.Join(dir, "metamesh.lock")
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
@@ -134,17 +134,21 @@ func lockDir(dir string, wait time.Duration) (*os.File, error) {
 	// A redis-server of a node that was just killed may still be
 	// flushing; it holds the lock too (it inherits it), so wait a little.
 	deadline := time.Now().Add(wait)
-	for {
+	for said := false; ; said = true {
 		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
 		if !errors.Is(err, syscall.EWOULDBLOCK) || time.Now().After(deadline) {
 			break
+		}
+		if !said {
+			log.Info("the data directory is in use; waiting a moment in case its previous redis-server is still shutting down",
+				"dir", dir, "wait", wait)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
 	if err != nil {
 		f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, fmt.Errorf("%w: %s is used by another running metamesh; stop it or pass --redis-url to share its Redis", ErrDataDirInUse, dir)
+			return nil, fmt.Errorf("%w: %s is used by another running metamesh: stop it first, or give this command --data of its own (fsck and scan can use the running node's Redis with --redis-url unix://%s/r.sock)", ErrDataDirInUse, dir, dir)
 		}
 		return nil, fmt.Errorf("store: lock %s: %w", path, err)
 	}
