@@ -51,27 +51,43 @@ func (rs *recordService) close() { rs.h.RemoveStreamHandler(libp2pproto.ID(proto
 // for: a record is signed by its producer, and the node produces records
 // of its own files only.
 func (rs *recordService) handle(s network.Stream) {
+	serveStream(s, &rs.inbound, recordStreamTimeout, rs.log, "record", func(r *bufio.Reader) ([]byte, error) {
+		asked, err := protocol.ReadRequest(r)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", errBadRequest, err)
+		}
+		return rs.sealed(context.Background(), asked)
+	})
+}
+
+// errBadRequest: a peer's request did not parse (logged at debug: a peer's
+// fault, not the node's).
+var errBadRequest = errors.New("bad request")
+
+// serveStream runs one inbound exchange of a request/answer protocol: at
+// most maxInboundPerPeer open per peer, a deadline on the whole exchange,
+// Reset on any error and Close on success. answer reads the request and
+// returns the response body (nil: "not here").
+func serveStream(s network.Stream, limit *peerLimit, timeout time.Duration, log *slog.Logger, what string, answer func(*bufio.Reader) ([]byte, error)) {
 	from := s.Conn().RemotePeer()
-	if !rs.inbound.enter(from) {
-		rs.log.Debug("too many record streams from one peer; reset", "peer", from)
+	if !limit.enter(from) {
+		log.Debug("too many "+what+" streams from one peer; reset", "peer", from)
 		s.Reset()
 		return
 	}
-	defer rs.inbound.leave(from)
-	_ = s.SetDeadline(time.Now().Add(recordStreamTimeout))
-	asked, err := protocol.ReadRequest(bufio.NewReader(s))
+	defer limit.leave(from)
+	_ = s.SetDeadline(time.Now().Add(timeout))
+	body, err := answer(bufio.NewReader(s))
 	if err != nil {
-		rs.log.Debug("bad record request; reset", "peer", from, "err", err)
+		lvl := slog.LevelWarn
+		if errors.Is(err, errBadRequest) {
+			lvl = slog.LevelDebug
+		}
+		log.Log(context.Background(), lvl, "cannot answer a "+what+" request; reset", "peer", from, "err", err)
 		s.Reset()
 		return
 	}
-	env, err := rs.sealed(context.Background(), asked)
-	if err != nil {
-		rs.log.Warn("cannot answer a record request; reset", "peer", from, "cid", asked, "err", err)
-		s.Reset()
-		return
-	}
-	if err := protocol.WriteResponse(s, env); err != nil {
+	if err := protocol.WriteResponse(s, body); err != nil {
 		s.Reset()
 		return
 	}

@@ -220,31 +220,13 @@ func (ss *searchService) close() { ss.h.RemoveStreamHandler(libp2pproto.ID(proto
 // known only from peers are never sent (a node vouches for its own files
 // only), nor are paths.
 func (ss *searchService) handle(s network.Stream) {
-	from := s.Conn().RemotePeer()
-	if !ss.inbound.enter(from) {
-		ss.log.Debug("too many search streams from one peer; reset", "peer", from)
-		s.Reset()
-		return
-	}
-	defer ss.inbound.leave(from)
-	_ = s.SetDeadline(time.Now().Add(searchStreamTimeout))
-	req, err := protocol.ReadSearchRequest(bufio.NewReader(s))
-	if err != nil {
-		ss.log.Debug("bad search request; reset", "peer", from, "err", err)
-		s.Reset()
-		return
-	}
-	env, err := ss.sealed(context.Background(), req)
-	if err != nil {
-		ss.log.Warn("cannot answer a search; reset", "peer", from, "err", err)
-		s.Reset()
-		return
-	}
-	if err := protocol.WriteResponse(s, env); err != nil {
-		s.Reset()
-		return
-	}
-	s.Close()
+	serveStream(s, &ss.inbound, searchStreamTimeout, ss.log, "search", func(r *bufio.Reader) ([]byte, error) {
+		req, err := protocol.ReadSearchRequest(r)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", errBadRequest, err)
+		}
+		return ss.sealed(context.Background(), req)
+	})
 }
 
 func (ss *searchService) sealed(ctx context.Context, req protocol.SearchRequest) ([]byte, error) {
