@@ -52,18 +52,39 @@ func (s *Store) Follow(ctx context.Context) error {
 }
 
 func (s *Store) follow(ctx context.Context, repair bool) error {
+	return s.watchFileKeys(ctx, func() error {
+		if !repair {
+			return nil
+		}
+		rep, err := s.Repair(ctx, false)
+		if err == nil && rep.Listed+rep.Unlisted > 0 {
+			s.log.Info("field index repaired after reconnecting", "listed", rep.Listed, "unlisted", rep.Unlisted)
+		}
+		return err
+	}, func(keys []string) error {
+		if _, err := s.track(ctx, keys, false); err != nil {
+			if IsUnavailable(err) {
+				return err
+			}
+			s.log.Warn("cannot track outside writes", "err", err)
+		}
+		return nil
+	})
+}
+
+// watchFileKeys subscribes to the keyspace notifications of file:* and
+// hands fn the keys named, batched (what arrives within 5 ms, at most 512
+// at a time), until ctx ends, the subscription is lost or fn fails.
+// subscribed runs once the subscription is in place, before any batch.
+func (s *Store) watchFileKeys(ctx context.Context, subscribed func() error, fn func(keys []string) error) error {
 	db := s.rdb.Options().DB
 	sub := s.rdb.PSubscribe(ctx, fmt.Sprintf("__keyspace@%d__:file:*", db))
 	defer sub.Close()
 	if _, err := sub.Receive(ctx); err != nil { // the subscription confirmation
 		return err
 	}
-	if repair {
-		if rep, err := s.Repair(ctx, false); err != nil {
-			return err
-		} else if rep.Listed+rep.Unlisted > 0 {
-			s.log.Info("field index repaired after reconnecting", "listed", rep.Listed, "unlisted", rep.Unlisted)
-		}
+	if err := subscribed(); err != nil {
+		return err
 	}
 	prefix := fmt.Sprintf("__keyspace@%d__:", db)
 	ch := sub.Channel(redis.WithChannelHealthCheckInterval(10 * time.Second))
@@ -75,7 +96,7 @@ func (s *Store) follow(ctx context.Context, repair bool) error {
 			return nil
 		case m, ok := <-ch:
 			if !ok {
-				return errors.New("subscription closed")
+				return errors.New("store: subscription closed")
 			}
 			k := strings.TrimPrefix(m.Channel, prefix)
 			if k == keyIndex {
@@ -96,11 +117,8 @@ func (s *Store) follow(ctx context.Context, repair bool) error {
 		}
 		clear(pending)
 		flush = nil
-		if _, err := s.track(ctx, keys, false); err != nil {
-			if IsUnavailable(err) {
-				return err
-			}
-			s.log.Warn("cannot track outside writes", "err", err)
+		if err := fn(keys); err != nil {
+			return err
 		}
 	}
 }

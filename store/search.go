@@ -11,7 +11,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"time"
 	"unicode"
 
 	"github.com/redis/go-redis/v9"
@@ -501,46 +500,24 @@ func (s *Store) PruneSearchIndex(ctx context.Context) (int, error) {
 // restart: notifications sent meanwhile are gone, so the caller sweeps
 // again). ready is closed once the subscription is in place.
 func (s *Store) WatchSearchFields(ctx context.Context, ready chan<- struct{}, fn func([]RootID)) error {
-	db := s.rdb.Options().DB
-	sub := s.rdb.PSubscribe(ctx, fmt.Sprintf("__keyspace@%d__:file:*", db))
-	defer sub.Close()
-	if _, err := sub.Receive(ctx); err != nil {
-		return err
-	}
-	if ready != nil {
-		close(ready)
-	}
-	prefix := fmt.Sprintf("__keyspace@%d__:file:", db)
-	ch := sub.Channel(redis.WithChannelHealthCheckInterval(10 * time.Second))
-	pending := map[RootID]bool{}
-	var flush <-chan time.Time
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case m, ok := <-ch:
-			if !ok {
-				return errors.New("store: subscription closed")
-			}
-			r, f, ok := strings.Cut(strings.TrimPrefix(m.Channel, prefix), "/")
-			if !ok || !SearchField(f) {
-				continue
-			}
-			pending[RootID(r)] = true
-			if flush == nil {
-				flush = time.After(5 * time.Millisecond)
-			}
-			if len(pending) < 512 {
-				continue
-			}
-		case <-flush:
+	return s.watchFileKeys(ctx, func() error {
+		if ready != nil {
+			close(ready)
 		}
-		roots := make([]RootID, 0, len(pending))
-		for r := range pending {
-			roots = append(roots, r)
+		return nil
+	}, func(keys []string) error {
+		seen := map[RootID]bool{}
+		var roots []RootID
+		for _, k := range keys {
+			r, f, ok := strings.Cut(strings.TrimPrefix(k, "file:"), "/")
+			if ok && SearchField(f) && !seen[RootID(r)] {
+				seen[RootID(r)] = true
+				roots = append(roots, RootID(r))
+			}
 		}
-		clear(pending)
-		flush = nil
-		fn(roots)
-	}
+		if len(roots) > 0 {
+			fn(roots)
+		}
+		return nil
+	})
 }
