@@ -26,13 +26,8 @@ type File struct {
 // and multi), If-Range and If-None-Match against the ETag (the canonical
 // CID, which names the bytes forever, so the answer is immutable).
 func (s *Server) file(w http.ResponseWriter, r *http.Request) {
-	if err := onlyParams(r.URL.Query()); err != nil {
-		writeError(w, err)
-		return
-	}
-	c, err := ParseCID(r.PathValue("cid"))
-	if err != nil {
-		writeError(w, err)
+	c, ok := cidRequest(w, r)
+	if !ok {
 		return
 	}
 	f, err := s.b.File(r.Context(), c)

@@ -2,6 +2,7 @@ package api
 
 import (
 	"fmt"
+	"net/http"
 	"net/url"
 	"slices"
 	"strings"
@@ -61,4 +62,20 @@ func onlyParams(q url.Values, allowed ...string) error {
 // formatted message.
 func badRequest(format string, args ...any) error {
 	return &statusError{sentinel: ErrBadRequest, msg: fmt.Sprintf(format, args...)}
+}
+
+// cidRequest checks a /…/{cid} request: no query parameters but allowed,
+// and a valid CID, which it returns in canonical form. On failure it has
+// written the JSON error and returns false.
+func cidRequest(w http.ResponseWriter, r *http.Request, allowed ...string) (string, bool) {
+	if err := onlyParams(r.URL.Query(), allowed...); err != nil {
+		writeError(w, err)
+		return "", false
+	}
+	c, err := ParseCID(r.PathValue("cid"))
+	if err != nil {
+		writeError(w, err)
+		return "", false
+	}
+	return c, true
 }

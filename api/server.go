@@ -273,13 +273,8 @@ func (s *Server) meta(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) providers(w http.ResponseWriter, r *http.Request) {
-	if err := onlyParams(r.URL.Query()); err != nil {
-		writeError(w, err)
-		return
-	}
-	c, err := ParseCID(r.PathValue("cid"))
-	if err != nil {
-		writeError(w, err)
+	c, ok := cidRequest(w, r)
+	if !ok {
 		return
 	}
 	ps, err := s.b.Providers(r.Context(), c)
