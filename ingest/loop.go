@@ -14,14 +14,16 @@ import (
 
 // pend is a path waiting to settle.
 type pend struct {
-	lastEvent time.Time
-	observed  bool // stat below was taken at least once
-	exists    bool
-	size      int64
-	mtime     int64
-	scan      bool
-	scanSize  int64
-	goneSince time.Time // first look that found the path missing
+	lastEvent  time.Time
+	observed   bool // stat below was taken at least once
+	exists     bool
+	size       int64
+	mtime      int64
+	scan       bool
+	scanSize   int64
+	goneSince  time.Time // first look that found the path missing
+	vanished   bool      // a remove or rename named it: maybe the old end of a move
+	readySince time.Time // first flush that found it settled while a vanished path had not
 }
 
 // loopState is owned by the loop goroutine alone.
@@ -32,6 +34,7 @@ type loopState struct {
 	scanning bool
 	rescanQ  bool // another rescan was asked for while one ran
 	scanOpen int  // scan jobs not finished yet
+	goneOpen int  // removed directories whose stored paths are being listed
 	idleWait []chan error
 }
 
@@ -180,6 +183,9 @@ func (in *Ingester) dispatch(ls *loopState, j job) {
 	for _, p := range j.paths() {
 		ls.inflight[p] = true
 	}
+	if j.kind == jobGone {
+		ls.goneOpen++
+	}
 	in.queue.push(j)
 }
 
@@ -188,6 +194,9 @@ func (in *Ingester) dispatch(ls *loopState, j job) {
 func (in *Ingester) finish(ls *loopState, r result, now time.Time) {
 	for _, p := range r.job.paths() {
 		delete(ls.inflight, p)
+	}
+	if r.job.kind == jobGone {
+		ls.goneOpen--
 	}
 	if r.job.fromScan {
 		ls.scanOpen--
@@ -198,6 +207,9 @@ func (in *Ingester) finish(ls *loopState, r result, now time.Time) {
 	}
 	for _, p := range r.touch {
 		in.touch(ls, p, now, false, 0)
+		if r.job.kind == jobGone {
+			ls.pending[p].vanished = true
+		}
 	}
 	if b := r.job.batch; b != nil {
 		for _, p := range r.hold {
@@ -238,8 +250,17 @@ func (in *Ingester) finish(ls *loopState, r result, now time.Time) {
 // or reads a file.
 func (in *Ingester) flush(ls *loopState, now time.Time) {
 	var gone, arrived []string
+	// vanishing: a path that may be the old end of a move has not settled
+	// yet (or a removed directory's stored paths are still being listed).
+	vanishing := ls.goneOpen > 0
 	for p, pd := range ls.pending {
-		if ls.inflight[p] || now.Sub(pd.lastEvent) < in.cfg.Settle {
+		if ls.inflight[p] {
+			continue
+		}
+		if now.Sub(pd.lastEvent) < in.cfg.Settle {
+			if pd.observed && !pd.exists || !pd.observed && pd.vanished {
+				vanishing = true
+			}
 			continue
 		}
 		exists, size, mtime := statPath(p)
@@ -256,9 +277,29 @@ func (in *Ingester) flush(ls *loopState, now time.Time) {
 		// settle in the same batch and pair up.
 		pd.observed, pd.exists, pd.size, pd.mtime = true, exists, size, mtime
 		pd.lastEvent = now
-		if !exists && pd.goneSince.IsZero() {
-			pd.goneSince = now
+		if !exists {
+			vanishing = true
+			if pd.goneSince.IsZero() {
+				pd.goneSince = now
+			}
 		}
+	}
+	if vanishing && len(arrived) > 0 {
+		// The new end of a move may settle a tick before its old end
+		// (their events came apart): an arrived path waits for vanished
+		// ones to settle too, at most four Settle periods, so the two
+		// pair up instead of becoming an add and a delete.
+		kept := arrived[:0]
+		for _, p := range arrived {
+			pd := ls.pending[p]
+			if pd.readySince.IsZero() {
+				pd.readySince = now
+			}
+			if now.Sub(pd.readySince) >= 4*in.cfg.Settle {
+				kept = append(kept, p)
+			}
+		}
+		arrived = kept
 	}
 	single := func(p string) {
 		pd := ls.pending[p]
