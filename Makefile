@@ -37,7 +37,7 @@ bench: deps
 	$(GO) test -run '^$$' -bench 'StoreScaling' -benchtime 20000x -timeout 30m ./store
 	METAMESH_KUBO="$$(./scripts/kubo.sh || true)" $(GO) test -run '^$$' -bench 'Hasher|Scan' -benchtime 1x -timeout 30m ./ingest
 	$(GO) test -run '^$$' -bench 'ParseReleaseName' -timeout 10m ./ingest
-	$(GO) test -run '^$$' -bench 'MetaThroughput|FileThroughput' -benchtime 1x -timeout 10m ./node
+	$(GO) test -run '^$$' -bench 'MetaThroughput|FileThroughput|SearchHTTP' -benchtime 1x -timeout 10m ./node
 	$(GO) test -run '^$$' -bench 'Federation' -benchtime 1x -timeout 30m ./testnet
 
 # A short run of every fuzz target.
