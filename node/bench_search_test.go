@@ -155,5 +155,6 @@ func newSearchNode(b *testing.B, n int) *searchNode {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+	waitQuiet(b, srv.Addr())
 	return sn
 }
