@@ -4,16 +4,19 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/metamesh/node/node"
 	"github.com/metamesh/node/protocol"
 )
 
@@ -190,6 +193,76 @@ func TestWeb_SearchRecordLive(t *testing.T) {
 	}
 	t.Logf("screenshot: %s (%d bytes), updates %q", p, len(shot), live)
 	if errs := consoleErrors(); len(errs) > 0 {
+		t.Errorf("console errors: %q", errs)
+	}
+}
+
+// TestWeb_Token: off loopback the page asks for the API token once, says
+// when a token is refused, keeps the accepted one for the session (a
+// reload asks nothing) and works with it.
+func TestWeb_Token(t *testing.T) {
+	ctx, consoleErrors := browser(t)
+
+	lib := t.TempDir()
+	data := make([]byte, 24<<10)
+	rand.Read(data)
+	writeOld(t, filepath.Join(lib, "Quiet.Harbour.2015.mkv"), data)
+	tokFile := filepath.Join(t.TempDir(), "token")
+	const tok = "a-token-of-the-household-0123456789"
+	if err := os.WriteFile(tokFile, []byte(tok+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	n := startNodeWith(t, lib, func(cfg *node.Config) { cfg.APIAddr = "0.0.0.0:0"; cfg.APITokenFile = tokFile })
+	_, port, err := net.SplitHostPort(n.APIAddr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := "http://127.0.0.1:" + port + "/"
+	ce := consoleErrors
+	poll := func(what, js string) {
+		t.Helper()
+		must(t, ctx, what, ce, chromedp.Poll[bool](js, chromedp.WithPollingTimeout(10*time.Second)))
+	}
+	submit := func(what, token string) {
+		t.Helper()
+		must(t, ctx, what, ce, chromedp.SendKeys(chromedp.CSS("#token"), token))
+		must(t, ctx, what, ce, chromedp.Click(chromedp.CSS(`#token-form button[type=submit]`)))
+	}
+	tokenAsked := `!document.getElementById("token-section").hidden`
+
+	must(t, ctx, "load the page", ce, chromedp.Navigate(base))
+	poll("wait for the token form", tokenAsked)
+	if id := must(t, ctx, "read the peer ID", ce, chromedp.TextContent(chromedp.CSS("#peer-id"))); id != "" {
+		t.Errorf("peer ID %q shown before a token was given", id)
+	}
+	submit("give a wrong token", "not-the-token")
+	poll("wait for the refusal", tokenAsked+` && document.getElementById("token-why").textContent.includes("refused")`)
+	submit("give the token", tok)
+	poll("wait for the node's peer ID", `document.getElementById("peer-id").textContent !== ""`)
+	if stored := must(t, ctx, "read sessionStorage", ce, chromedp.Evaluate[string](`sessionStorage.getItem("metamesh.token")`)); stored != tok {
+		t.Errorf("sessionStorage holds %q, want the token", stored)
+	}
+	poll("wait for polled updates", `document.getElementById("live-mode").textContent.includes("token")`)
+
+	must(t, ctx, "type a title", ce, chromedp.SendKeys(chromedp.CSS("#q"), "quiet harbour"))
+	must(t, ctx, "search", ce, chromedp.Click(chromedp.CSS(`#search-form button[type=submit]`)))
+	must(t, ctx, "wait for a result", ce, chromedp.WaitVisible(chromedp.CSS(`#results button[data-cid]`)))
+	must(t, ctx, "open the record", ce, chromedp.Click(chromedp.CSS(`#results button[data-cid]`)))
+	must(t, ctx, "wait for the CIDs", ce, chromedp.WaitVisible(chromedp.CSS(`#cids tr.canonical`)))
+
+	// A reload keeps the token: the page asks nothing and answers.
+	must(t, ctx, "reload the page", ce, chromedp.Navigate(base))
+	poll("wait for the node's peer ID after a reload", `document.getElementById("peer-id").textContent !== ""`)
+	if asked := must(t, ctx, "look for the token form", ce, chromedp.Evaluate[bool](tokenAsked)); asked {
+		t.Error("the page asked for the token again after a reload")
+	}
+	var errs []string
+	for _, e := range consoleErrors() {
+		if !strings.Contains(e, "401") { // the refused requests before the token
+			errs = append(errs, e)
+		}
+	}
+	if len(errs) > 0 {
 		t.Errorf("console errors: %q", errs)
 	}
 }
