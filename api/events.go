@@ -19,9 +19,15 @@ type Event struct {
 	// Path and OldPath name the local path of a lifecycle event.
 	Path    string `json:"path,omitempty"`
 	OldPath string `json:"oldPath,omitempty"`
+	// PathBytes and OldPathBytes are the exact names (base64) when Path or
+	// OldPath is not valid UTF-8 (JSON then carries U+FFFD for each
+	// invalid byte).
+	PathBytes    []byte `json:"pathBytes,omitempty"`
+	OldPathBytes []byte `json:"oldPathBytes,omitempty"`
 	// CID is the canonical CID, when the event is sent, of the file the
-	// event changed; "" when the file is gone by then (a purge, the
-	// source of a merge).
+	// event changed (for a path event, of the file the path holds, or for
+	// a delete the file the path held); "" when the file is gone by then
+	// (a purge, the source of a merge, a file's last path deleted).
 	CID string `json:"cid,omitempty"`
 	// Added and Removed are the CIDs a key-set event added and removed.
 	Added   []string `json:"added,omitempty"`
@@ -42,6 +48,14 @@ type EventStream interface {
 	// Position is the ID of the last event delivered.
 	Position() string
 }
+
+// ErrClosing is what EventStream.Next returns once the node is shutting
+// down: the stream then ends without an error event.
+var ErrClosing = errors.New("the node is shutting down")
+
+// eventPoll bounds one wait for events, so a stream notices within it that
+// its client went away (its subscriber slot is then free again).
+const eventPoll = time.Second
 
 var streamID = regexp.MustCompile(`^[0-9]{1,20}-[0-9]{1,20}$`)
 
@@ -81,12 +95,15 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusOK)
 	fmt.Fprintf(w, "retry: 3000\n: events after %q\n\n", es.Position())
 	_ = rc.Flush()
+	quiet := time.Now() // since the last thing sent
 	for {
-		evs, err := es.Next(ctx, s.opts.Heartbeat)
-		if ctx.Err() != nil {
+		evs, err := es.Next(ctx, min(eventPoll, s.opts.Heartbeat))
+		if ctx.Err() != nil || errors.Is(err, ErrClosing) {
 			return
 		}
 		switch {
+		case err == nil && len(evs) == 0 && time.Since(quiet) < s.opts.Heartbeat:
+			continue
 		case errors.Is(err, ErrEventsTrimmed):
 			data, _ := json.Marshal(map[string]string{"reason": "events after the resume position were trimmed; reload the state, then follow from this id"})
 			fmt.Fprintf(w, "id: %s\nevent: reset\ndata: %s\n\n", es.Position(), data)
@@ -106,5 +123,6 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		if err := rc.Flush(); err != nil {
 			return
 		}
+		quiet = time.Now()
 	}
 }

@@ -3,6 +3,7 @@ package node_test
 import (
 	"bufio"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -11,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/metamesh/node/node"
 )
@@ -88,7 +91,8 @@ func next(t *testing.T, ch <-chan sseEvent, has string) sseEvent {
 func TestAPI_Events(t *testing.T) {
 	lib, _ := filepath.EvalSymlinks(t.TempDir())
 	writeOld(t, filepath.Join(lib, "first.mkv"), []byte(strings.Repeat("1", 3000)))
-	n := startNodeWith(t, lib, nil)
+	var redisURL string
+	n := startNodeWith(t, lib, func(cfg *node.Config) { redisURL = cfg.RedisURL })
 
 	code, live := subscribe(t, n, "")
 	if code != 200 {
@@ -120,14 +124,109 @@ func TestAPI_Events(t *testing.T) {
 			t.Errorf("resumed event %q is not in (%q, %q]", got.id, add.id, confirm.id)
 		}
 	})
+	t.Run("from the start", func(t *testing.T) {
+		// 0-0 replays the whole stream: nothing was trimmed, so no reset.
+		_, all := subscribe(t, n, "0-0")
+		if e := next(t, all, ""); e.event != "" {
+			t.Errorf("first event from 0-0: %q %s, want the stream's first entry", e.event, e.data)
+		}
+		next(t, all, "first.mkv")
+	})
+	t.Run("ahead", func(t *testing.T) {
+		code, _ := subscribe(t, n, "99999999999999-0")
+		if code != http.StatusBadRequest {
+			t.Errorf("a Last-Event-ID newer than every event: status %d, want 400", code)
+		}
+	})
 	t.Run("reset", func(t *testing.T) {
-		// An ID older than the stream's first entry was trimmed.
-		_, old := subscribe(t, n, "1-0")
+		// Entries after the resume position were trimmed (as the capped
+		// stream does): the client is told to reload.
+		opt, err := redis.ParseURL(redisURL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rdb := redis.NewClient(opt)
+		defer rdb.Close()
+		if err := rdb.XTrimMaxLen(context.Background(), "meta:events", 1).Err(); err != nil {
+			t.Fatal(err)
+		}
+		_, old := subscribe(t, n, add.id)
 		e := next(t, old, "reload")
 		if e.event != "reset" || e.id == "" {
 			t.Errorf("got event %q id %q, want a reset with the new position", e.event, e.id)
 		}
 	})
+}
+
+// TestAPI_EventsPathCIDs: path events carry the CID of the file the path
+// holds (or, deleted, held) while that file exists, and the exact bytes
+// of a name that is not UTF-8.
+func TestAPI_EventsPathCIDs(t *testing.T) {
+	lib, _ := filepath.EvalSymlinks(t.TempDir())
+	a := filepath.Join(lib, "a.mkv")
+	writeOld(t, a, []byte(strings.Repeat("a", 5000)))
+	n := startNodeWith(t, lib, nil)
+	ca := canonicalOf(t, a)
+	_, live := subscribe(t, n, "")
+	event := func(typ, path string) map[string]any {
+		t.Helper()
+		for {
+			e := next(t, live, `"path":"`+path+`"`)
+			var ev map[string]any
+			if err := json.Unmarshal([]byte(e.data), &ev); err != nil {
+				t.Fatal(err)
+			}
+			if ev["type"] == typ {
+				return ev
+			}
+		}
+	}
+	b, c := filepath.Join(lib, "b.mkv"), filepath.Join(lib, "c.mkv")
+	os.WriteFile(b, []byte(strings.Repeat("a", 5000)), 0o644)
+	if ev := event("add", b); ev["cid"] != ca {
+		t.Errorf("add of a duplicate: cid %v, want %s", ev["cid"], ca)
+	}
+	if err := os.Rename(b, c); err != nil {
+		t.Fatal(err)
+	}
+	if ev := event("rename", c); ev["cid"] != ca || ev["oldPath"] != b {
+		t.Errorf("rename: %v, want cid %s oldPath %s", ev, ca, b)
+	}
+	os.Remove(c)
+	if ev := event("delete", c); ev["cid"] != ca {
+		t.Errorf("delete of one of two paths: cid %v, want %s", ev["cid"], ca)
+	}
+	os.WriteFile(a, []byte(strings.Repeat("A", 6000)), 0o644)
+	ev := event("change", a)
+	if cur := canonicalOf(t, a); ev["cid"] != cur {
+		t.Errorf("change: cid %v, want the new content's %s", ev["cid"], cur)
+	}
+	os.Remove(a)
+	if ev := event("delete", a); ev["cid"] != nil {
+		t.Errorf("delete of a file's last path: cid %v, want none", ev["cid"])
+	}
+	odd := filepath.Join(lib, "odd\xffname.mkv")
+	os.WriteFile(odd, []byte("odd bytes"), 0o644)
+	ev = event("add", filepath.Join(lib, `odd\ufffdname.mkv`))
+	if got, _ := ev["pathBytes"].(string); got != base64.StdEncoding.EncodeToString([]byte(odd)) {
+		t.Errorf("pathBytes %q, want the exact name %q in base64", got, odd)
+	}
+}
+
+// TestAPI_EventsShutdown: a node with an open event stream stops cleanly,
+// ending the stream.
+func TestAPI_EventsShutdown(t *testing.T) {
+	lib, _ := filepath.EvalSymlinks(t.TempDir())
+	n := startNodeWith(t, lib, nil)
+	code, live := subscribe(t, n, "")
+	if code != 200 {
+		t.Fatalf("status %d", code)
+	}
+	if err := n.Close(); err != nil {
+		t.Errorf("Close with an open event stream: %v", err)
+	}
+	for range live { // the stream ends
+	}
 }
 
 func TestAPI_Metrics(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/metamesh/node/api"
 	"github.com/metamesh/node/ingest"
@@ -215,30 +216,45 @@ func openIn(lib, rel string) (*os.File, os.FileInfo, error) {
 // Events follows meta:events for the API after the stream ID after, or
 // from the newest entry when after is "".
 func (b *backend) Events(ctx context.Context, after string) (api.EventStream, error) {
+	rctx, cancel := context.WithTimeout(ctx, requestTimeout)
+	defer cancel()
 	if after == "" {
-		ctx, cancel := context.WithTimeout(ctx, requestTimeout)
-		defer cancel()
-		head, err := b.n.st.FeedHead(ctx)
+		head, err := b.n.st.FeedHead(rctx)
 		if err != nil {
 			return nil, apiError(err, "")
 		}
 		after = head
+	} else if err := b.n.st.CheckFeedPosition(rctx, after); errors.Is(err, store.ErrFeedAhead) {
+		return nil, fmt.Errorf("%w: Last-Event-ID %s is newer than the newest event: not an id this endpoint sent", api.ErrBadRequest, after)
+	} else if err != nil {
+		return nil, apiError(err, "")
 	}
-	return &eventStream{st: b.n.st, feed: b.n.st.Feed(after)}, nil
+	return &eventStream{st: b.n.st, feed: b.n.st.Feed(after), closing: b.n.closing}, nil
 }
 
 // eventStream maps store events to API events: root IDs never leave the
 // node, so a key-set event's root (and a merge's Into) is sent as the
 // root's canonical CID at send time.
 type eventStream struct {
-	st   *store.Store
-	feed *store.Feed
+	st      *store.Store
+	feed    *store.Feed
+	closing <-chan struct{}
 }
 
 func (e *eventStream) Position() string { return e.feed.Position() }
 
 func (e *eventStream) Next(ctx context.Context, wait time.Duration) ([]api.Event, error) {
+	select {
+	case <-e.closing:
+		return nil, api.ErrClosing
+	default:
+	}
 	evs, err := e.feed.Next(ctx, 100, wait)
+	select {
+	case <-e.closing:
+		return nil, api.ErrClosing
+	default:
+	}
 	if errors.Is(err, store.ErrFeedTrimmed) {
 		return nil, fmt.Errorf("%w: %v", api.ErrEventsTrimmed, err)
 	}
@@ -260,12 +276,42 @@ func (e *eventStream) Next(ctx context.Context, wait time.Duration) ([]api.Event
 		canon[r] = c
 		return c
 	}
+	// A path event names no root: the file is the one its path holds now,
+	// or, for a path that is gone, the one its midhash still names.
+	pathCID := func(ev store.Event) string {
+		if ev.Path == "" {
+			return ""
+		}
+		if st, err := e.st.Path(ctx, ev.Path); err == nil {
+			return cidOf(st.Root)
+		}
+		if ev.Midhash != "" {
+			if d, err := e.st.DocumentByCID(ctx, ev.Midhash); err == nil && d.FilePath() != "" {
+				return d.CanonicalCID()
+			}
+		}
+		return ""
+	}
 	out := make([]api.Event, 0, len(evs))
 	for _, ev := range evs {
+		c := cidOf(ev.Root)
+		if ev.Root == "" && ev.Lifecycle() {
+			c = pathCID(ev)
+		}
 		out = append(out, api.Event{ID: ev.ID, Type: ev.Type, Path: ev.Path, OldPath: ev.OldPath,
-			CID: cidOf(ev.Root), Added: ev.Added, Removed: ev.Removed, Into: cidOf(ev.Into), Timestamp: ev.Timestamp})
+			PathBytes: exactBytes(ev.Path), OldPathBytes: exactBytes(ev.OldPath),
+			CID: c, Added: ev.Added, Removed: ev.Removed, Into: cidOf(ev.Into), Timestamp: ev.Timestamp})
 	}
 	return out, nil
+}
+
+// exactBytes is p's bytes when p is not valid UTF-8 (JSON would replace
+// the invalid bytes), nil otherwise.
+func exactBytes(p string) []byte {
+	if utf8.ValidString(p) {
+		return nil
+	}
+	return []byte(p)
 }
 
 // Search answers GET /api/search: the local index, and with federated

@@ -42,6 +42,9 @@ type Node struct {
 	hashDuration prometheus.Histogram
 	srch         *searchService
 	stop         context.CancelFunc // ends Follow and the announcer
+	// closing is closed when the API starts shutting down: event streams,
+	// which never go idle, end on it.
+	closing chan struct{}
 
 	wg       sync.WaitGroup
 	once     sync.Once
@@ -153,6 +156,8 @@ func (n *Node) Start(ctx context.Context) error {
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
 	}
+	n.closing = make(chan struct{})
+	n.http.RegisterOnShutdown(func() { close(n.closing) })
 	n.wg.Add(1)
 	go func() {
 		defer n.wg.Done()

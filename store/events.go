@@ -105,6 +105,10 @@ func decodeEvent(m redis.XMessage) Event {
 // and it must resync with a full sweep (Roots), then follow from Feed.Head.
 var ErrFeedTrimmed = errors.New("event feed trimmed past the resume position")
 
+// ErrFeedAhead means a resume position is newer than every entry the
+// stream ever held: no consumer was handed it.
+var ErrFeedAhead = errors.New("resume position newer than the newest event")
+
 // Feed reads meta:events in order for one consumer (the announcer, the
 // SSE endpoint), resuming from a stream ID. It is not safe for
 // concurrent use; each consumer makes its own.
@@ -194,13 +198,33 @@ func (s *Store) trimmedAfter(ctx context.Context, id string) (bool, string, erro
 	// Trimming removes the oldest entries first, so entries after id were
 	// lost only if id itself is gone: the oldest entry left is newer. (When
 	// exactly id and nothing after it went, the consumer resyncs without
-	// need; it never misses a loss.)
+	// need; it never misses a loss.) Redis 7 also counts the entries ever
+	// added, so a stream that never lost one says so (a consumer resuming
+	// from 0-0 then replays it all), and keeps the newest ID XDEL removed.
 	first := info.RecordedFirstEntryID
 	if first == "" || first == "0-0" {
 		first = info.FirstEntry.ID
 	}
-	lost := first != "" && streamIDLess(id, first) || streamIDLess(id, info.MaxDeletedEntryID)
+	removed := info.EntriesAdded == 0 || info.EntriesAdded > info.Length // 0: a server that does not count
+	lost := removed && first != "" && streamIDLess(id, first) || streamIDLess(id, info.MaxDeletedEntryID)
 	return lost, info.LastGeneratedID, nil
+}
+
+// CheckFeedPosition returns ErrFeedAhead (wrapped) when id is newer than
+// the newest entry meta:events ever held, so a consumer cannot wait on a
+// position no event will pass.
+func (s *Store) CheckFeedPosition(ctx context.Context, id string) error {
+	head, err := s.FeedHead(ctx)
+	if err != nil {
+		return err
+	}
+	if head == "" {
+		head = "0-0"
+	}
+	if streamIDLess(head, id) {
+		return fmt.Errorf("store: %s is newer than the newest event %s: %w", id, head, ErrFeedAhead)
+	}
+	return nil
 }
 
 // streamIDLess compares two stream IDs ("ms-seq").
