@@ -275,3 +275,29 @@ func mkv(tb testing.TB) []byte {
 		0x42, 0xF3, 0x81, 0x08, 0x42, 0x82, 0x88, 'm', 'a', 't', 'r', 'o', 's', 'k', 'a', 0x42, 0x87, 0x81, 0x04, 0x42, 0x85, 0x81, 0x02}
 	return append(head, randBytes(tb, 4000)...)
 }
+
+// A symlink's target deleted: the link dangles, so the file is gone from
+// the store with every path, not kept alive through the link.
+func TestWatch_SymlinkTargetDeleted(t *testing.T) {
+	s := storetest.New(t)
+	l := newLib(t)
+	target := l.write("Other/target.mkv", randBytes(t, 40000))
+	link := l.path("Other/link-to-target.mkv")
+	if err := os.Symlink("target.mkv", link); err != nil {
+		t.Fatal(err)
+	}
+	in := watch(t, s, l)
+	st, _ := docOf(t, s, target)
+	if lst, _ := docOf(t, s, link); lst.Root != st.Root {
+		t.Fatalf("link on root %s, target on %s", lst.Root, st.Root)
+	}
+	if err := os.Remove(target); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "both paths to go", func() bool { return !known(s, target) && !known(s, link) })
+	idle(t, in)
+	if _, err := s.Document(bg, st.Root); err == nil {
+		t.Errorf("root %s survived its target's deletion through a dangling link", st.Root)
+	}
+	mustCheck(t, s)
+}

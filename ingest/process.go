@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -70,9 +71,13 @@ func (in *Ingester) run(ctx context.Context, j job) result {
 	case jobRename:
 		err = in.rename(ctx, j.oldPath, j.path)
 	default:
+		var linked []string
+		if !j.fromScan {
+			linked = in.sameInode(ctx, j.path)
+		}
 		err = in.file(ctx, j.path, j.fromScan)
 		if err == nil && !j.fromScan {
-			res.touch = in.hardLinks(ctx, j.path)
+			res.touch = append(in.hardLinks(ctx, j.path), linked...)
 		}
 	}
 	res.retry = in.settleErr(j.path, err, ctx)
@@ -121,6 +126,25 @@ func (in *Ingester) hardLinks(ctx context.Context, p string) []string {
 		}
 	}
 	return out
+}
+
+// sameInode returns, when p is gone from disk, the other stored paths of
+// the device and inode the store recorded for it: symlinks that resolved
+// to it now dangle, other hard links are unchanged; either way they are
+// looked at again. Nil while p exists (hardLinks covers a change).
+func (in *Ingester) sameInode(ctx context.Context, p string) []string {
+	if _, err := os.Lstat(p); err == nil {
+		return nil
+	}
+	st, err := retryGet(ctx, in, "read path", func() (store.PathState, error) { return in.st.Path(ctx, p) })
+	if err != nil || st.Ino == 0 {
+		return nil
+	}
+	paths, err := retryGet(ctx, in, "list paths of an inode", func() ([]string, error) { return in.st.PathsOfInode(ctx, st.Dev, st.Ino) })
+	if err != nil {
+		return nil
+	}
+	return slices.DeleteFunc(paths, func(q string) bool { return q == p })
 }
 
 // rename applies a paired move; onto a known path it is an atomic
