@@ -143,9 +143,10 @@ func (r *resolver) fromStore(ctx context.Context, c string) (m map[string]any, s
 	}
 	m = doc.Nested()
 	if doc.FilePath() != "" {
+		// This node, then the peers whose records of the file it merged.
 		m["source"] = "local"
 		if r.p != nil {
-			m["providers"] = []string{r.p.host.ID().String()}
+			m["providers"] = append([]string{r.p.host.ID().String()}, doc.Peers...)
 		}
 		return m, "", nil
 	}

@@ -325,3 +325,31 @@ func TestLookup_StalePeerRecordIsRefreshed(t *testing.T) {
 		t.Errorf("with its producer gone: %d %v", code, doc["rating"])
 	}
 }
+
+// A file a node first heard of from a peer and then got itself: its
+// document is local, and lists the peer among the providers next to the
+// node.
+func TestProviders_LocalFileAlsoFromPeer(t *testing.T) {
+	c := New(t, 2)
+	c.Connect(0, 1)
+	data := randBytes(t, 200<<10)
+	p := c.AddFile(0, "shared.bin", data)
+	h, err := ingest.HashFile(t.Context(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	announced(c, 0, 1)
+	if doc := lookup(t, c, 1, h.Canonical); doc["source"] != c.Nodes[0].PeerID {
+		t.Fatalf("node 1's first answer: source %v, want node 0", doc["source"])
+	}
+	c.AddFile(1, "downloaded.bin", data)
+	var doc map[string]any
+	c.WaitFor("node 1 to hold the file itself", 30*time.Second, func() bool {
+		_, doc = c.Nodes[1].Get("/api/meta/" + h.Canonical + "?local=1")
+		return doc["source"] == "local"
+	})
+	want := []string{c.Nodes[1].PeerID, c.Nodes[0].PeerID}
+	if got := strs(doc["providers"]); !slices.Equal(got, want) {
+		t.Errorf("providers %v, want the node then the peer it heard from: %v", got, want)
+	}
+}
