@@ -1,17 +1,25 @@
 package api
 
 import (
+	"bytes"
+	"fmt"
 	"io"
 	"mime"
 	"net/http"
+	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // File is a local file opened for GET /api/file/<cid>.
 type File struct {
 	// Content is positioned at the start; the handler closes it.
 	Content io.ReadSeekCloser
-	// Name is the file's base name (Content-Disposition).
+	// Name is the file's base name (Content-Disposition). It may be any
+	// bytes the file system allows, UTF-8 or not.
 	Name string
 	// Size and ModTime are what was hashed (and checked again on open).
 	Size    int64
@@ -24,7 +32,9 @@ type File struct {
 
 // file serves a local file's bytes with http.ServeContent: Range (single
 // and multi), If-Range and If-None-Match against the ETag (the canonical
-// CID, which names the bytes forever, so the answer is immutable).
+// CID, which names the bytes forever, so the answer is immutable). The
+// errors ServeContent decides (416, 412) are answered as JSON like every
+// other error; what it serves is passed through untouched.
 func (s *Server) file(w http.ResponseWriter, r *http.Request) {
 	c, ok := cidRequest(w, r)
 	if !ok {
@@ -51,10 +61,138 @@ func (s *Server) file(w http.ResponseWriter, r *http.Request) {
 	// opened directly must not run script with the API's origin.
 	h.Set("Content-Security-Policy", "sandbox")
 	h.Set("Cache-Control", "public, max-age=31536000, immutable")
-	if d := mime.FormatMediaType("inline", map[string]string{"filename": f.Name}); d != "" {
-		h.Set("Content-Disposition", d)
-	} else {
-		h.Set("Content-Disposition", "inline")
+	h.Set("Content-Disposition", contentDisposition(f.Name))
+	fw := &fileWriter{ResponseWriter: w}
+	http.ServeContent(fw, r, f.Name, f.ModTime, f.Content)
+	if fw.code == 0 {
+		return
 	}
-	http.ServeContent(w, r, f.Name, f.ModTime, f.Content)
+	switch fw.code {
+	case http.StatusRequestedRangeNotSatisfiable:
+		// ServeContent sets Content-Range: bytes */size only when no range
+		// starts inside the file; it stays on the answer.
+		if h.Get("Content-Range") != "" {
+			writeErrorCode(w, fw.code, fmt.Sprintf("Range %q: no range starts inside the file's %d bytes", r.Header.Get("Range"), f.Size))
+		} else {
+			writeErrorCode(w, fw.code, fmt.Sprintf("Range %q is malformed: want bytes=first-last, bytes=first- or bytes=-length, comma-separated", r.Header.Get("Range")))
+		}
+	case http.StatusPreconditionFailed:
+		writeErrorCode(w, fw.code, fmt.Sprintf(`a precondition (If-Match, If-Unmodified-Since) does not hold: the file's ETag is "%s"`, f.CID))
+	default:
+		msg := strings.TrimSpace(fw.body.String())
+		if fw.code >= 500 {
+			s.log.Error("serve file", "cid", c, "code", fw.code, "err", msg)
+		}
+		writeErrorCode(w, fw.code, "serving the file: "+msg)
+	}
+}
+
+// fileWriter is the ResponseWriter http.ServeContent writes to: a success
+// (200, 206, 304) goes straight through, ReadFrom included (sendfile),
+// while an error status and its text/plain body are held back in code
+// and body for the handler to answer as JSON.
+type fileWriter struct {
+	http.ResponseWriter
+	code    int // the error status held back; 0 while passing through
+	body    bytes.Buffer
+	started bool // a status or bytes went through
+}
+
+func (w *fileWriter) WriteHeader(code int) {
+	if !w.started && code >= 400 {
+		w.code = code
+		return
+	}
+	if code >= 200 {
+		w.started = true
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *fileWriter) Write(b []byte) (int, error) {
+	if w.code != 0 {
+		if w.body.Len() < 1024 {
+			w.body.Write(b)
+		}
+		return len(b), nil
+	}
+	w.started = true
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *fileWriter) ReadFrom(r io.Reader) (int64, error) {
+	if w.code != 0 {
+		return io.Copy(io.Discard, r)
+	}
+	w.started = true
+	if rf, ok := w.ResponseWriter.(io.ReaderFrom); ok {
+		return rf.ReadFrom(r)
+	}
+	return io.Copy(w.ResponseWriter, r)
+}
+
+func (w *fileWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// contentDisposition is "inline" with the file name (RFC 6266): an ASCII
+// filename= every client reads, and, when that is not the name itself,
+// filename*= (RFC 8187) with the name as UTF-8, its invalid bytes (a name
+// that is not UTF-8) replaced by U+FFFD, so the header never labels other
+// bytes as UTF-8.
+func contentDisposition(name string) string {
+	if name == "" {
+		return "inline"
+	}
+	fallback := asciiName(name)
+	d := mime.FormatMediaType("inline", map[string]string{"filename": fallback})
+	if d == "" {
+		return "inline"
+	}
+	if fallback == name {
+		return d
+	}
+	return d + "; filename*=UTF-8''" + extValue(strings.ToValidUTF8(name, "\uFFFD"))
+}
+
+// asciiName is name in printable ASCII: accents dropped (é → e), and
+// every other byte outside it, quotes and backslashes replaced by "_".
+func asciiName(name string) string {
+	var b strings.Builder
+	for _, r := range norm.NFKD.String(strings.ToValidUTF8(name, "\uFFFD")) {
+		switch {
+		case unicode.Is(unicode.Mn, r):
+		case r < ' ' || r > '~' || r == '"' || r == '\\':
+			b.WriteByte('_')
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// extValue percent-encodes valid UTF-8 s as an RFC 8187 value-chars: every
+// byte but attr-char.
+func extValue(s string) string {
+	const hex = "0123456789ABCDEF"
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < utf8.RuneSelf && isAttrChar(c) {
+			b.WriteByte(c)
+			continue
+		}
+		b.WriteByte('%')
+		b.WriteByte(hex[c>>4])
+		b.WriteByte(hex[c&15])
+	}
+	return b.String()
+}
+
+// isAttrChar reports an RFC 8187 attr-char: ALPHA, DIGIT and
+// !#$&+-.^_`|~.
+func isAttrChar(c byte) bool {
+	switch {
+	case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		return true
+	}
+	return strings.IndexByte("!#$&+-.^_`|~", c) >= 0
 }

@@ -3,6 +3,9 @@ package node_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"mime"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -63,11 +66,22 @@ func TestAPI_File(t *testing.T) {
 				}
 			}},
 		{name: "unsatisfiable", method: "GET", hdr: map[string]string{"Range": "bytes=5000-6000"}, code: 416,
-			check: func(t *testing.T, h map[string][]string, _ []byte) {
-				if got := h["Content-Range"][0]; got != "bytes */4096" {
-					t.Errorf("Content-Range %q", got)
+			check: jsonError("bytes */4096", `Range "bytes=5000-6000": no range starts inside the file's 4096 bytes`)},
+		{name: "far past the end", method: "GET", hdr: map[string]string{"Range": "bytes=5000000-5000010"}, code: 416,
+			check: jsonError("bytes */4096", `Range "bytes=5000000-5000010": no range starts inside the file's 4096 bytes`)},
+		{name: "malformed range", method: "GET", hdr: map[string]string{"Range": "bytes=abc"}, code: 416,
+			check: jsonError("", `Range "bytes=abc" is malformed`)},
+		{name: "malformed range, head", method: "HEAD", hdr: map[string]string{"Range": "bytes=abc"}, code: 416,
+			check: func(t *testing.T, h map[string][]string, b []byte) {
+				if len(b) != 0 || h["Content-Type"][0] != "application/json" {
+					t.Errorf("HEAD 416: body %q, Content-Type %v", b, h["Content-Type"])
 				}
 			}},
+		{name: "range past the end, other If-Range", method: "GET", hdr: map[string]string{"Range": "bytes=5000-6000", "If-Range": `"bafkother"`}, code: 200, want: string(body)},
+		{name: "malformed range, if-none-match", method: "GET", hdr: map[string]string{"Range": "bytes=abc", "If-None-Match": etag}, code: 304},
+		{name: "if-match other", method: "GET", hdr: map[string]string{"If-Match": `"bafkother"`}, code: 412,
+			check: jsonError("", "precondition"+` (If-Match, If-Unmodified-Since) does not hold: the file's ETag is `+etag)},
+		{name: "if-match same", method: "GET", hdr: map[string]string{"If-Match": etag, "Range": "bytes=1-2"}, code: 206, want: string(body[1:3])},
 		{name: "if-none-match", method: "GET", hdr: map[string]string{"If-None-Match": etag}, code: 304},
 		{name: "if-none-match other", method: "GET", hdr: map[string]string{"If-None-Match": `"bafkother"`}, code: 200, want: string(body)},
 		{name: "if-range same", method: "GET", hdr: map[string]string{"Range": "bytes=0-3", "If-Range": etag}, code: 206, want: string(body[:4])},
@@ -99,6 +113,82 @@ func TestAPI_File(t *testing.T) {
 			}
 			if tt.check != nil {
 				tt.check(t, resp.Header, b)
+			}
+		})
+	}
+}
+
+// jsonError checks an error answer of /api/file: JSON whose error
+// contains msg, Content-Range contentRange ("" for none), and none of the
+// headers of the bytes.
+func jsonError(contentRange, msg string) func(t *testing.T, h map[string][]string, body []byte) {
+	return func(t *testing.T, h map[string][]string, body []byte) {
+		t.Helper()
+		hd := http.Header(h)
+		if ct := hd.Get("Content-Type"); ct != "application/json" {
+			t.Errorf("Content-Type %q, want application/json", ct)
+		}
+		var m map[string]any
+		if err := json.Unmarshal(body, &m); err != nil {
+			t.Fatalf("body %q is not JSON", body)
+		}
+		if e, _ := m["error"].(string); !strings.Contains(e, msg) {
+			t.Errorf("error %q, want it to contain %q", e, msg)
+		}
+		if got := hd.Get("Content-Range"); got != contentRange {
+			t.Errorf("Content-Range %q, want %q", got, contentRange)
+		}
+		for _, k := range []string{"ETag", "Cache-Control", "Last-Modified", "Content-Disposition"} {
+			if v := hd.Get(k); v != "" {
+				t.Errorf("error answer with %s %q", k, v)
+			}
+		}
+	}
+}
+
+// TestAPI_FileNames: Content-Disposition is a valid header for any name:
+// an ASCII filename= and, when the name is not that, filename*= with the
+// name as UTF-8 (bytes that are not UTF-8 replaced by U+FFFD).
+func TestAPI_FileNames(t *testing.T) {
+	lib, _ := filepath.EvalSymlinks(t.TempDir())
+	tests := []struct {
+		name   string // on disk
+		header string
+		parsed string // the name a client reads (mime.ParseMediaType prefers filename*)
+	}{
+		{"plain.mkv", "inline; filename=plain.mkv", "plain.mkv"},
+		{"Some Movie (2010).mkv", `inline; filename="Some Movie (2010).mkv"`, "Some Movie (2010).mkv"},
+		{"bad\xffname.mkv", "inline; filename=bad_name.mkv; filename*=UTF-8''bad%EF%BF%BDname.mkv", "bad\uFFFDname.mkv"},
+		{"bad\xc3\x28\xa0.mkv", `inline; filename="bad_(_.mkv"; filename*=UTF-8''bad%EF%BF%BD%28%EF%BF%BD.mkv`, "bad\uFFFD(\uFFFD.mkv"},
+		{"Say \"Hi\" \\ Am\u00e9lie 日本.mkv", `inline; filename="Say _Hi_ _ Amelie __.mkv"; filename*=UTF-8''Say%20%22Hi%22%20%5C%20Am%C3%A9lie%20%E6%97%A5%E6%9C%AC.mkv`,
+			"Say \"Hi\" \\ Am\u00e9lie 日本.mkv"},
+		{"tab\there;x=1.mkv", `inline; filename="tab_here;x=1.mkv"; filename*=UTF-8''tab%09here%3Bx%3D1.mkv`, "tab\there;x=1.mkv"},
+	}
+	cids := make([]string, len(tests))
+	for i, tt := range tests {
+		p := filepath.Join(lib, tt.name)
+		writeOld(t, p, []byte(strings.Repeat(string(rune('a'+i)), 3000)))
+		cids[i] = canonicalOf(t, p)
+	}
+	n := startNodeWith(t, lib, nil)
+	for i, tt := range tests {
+		t.Run(fmt.Sprintf("%q", tt.name), func(t *testing.T) {
+			resp, b := do(t, n, "GET", "/api/file/"+cids[i], nil)
+			if resp.StatusCode != 200 || len(b) != 3000 {
+				t.Fatalf("status %d, %d bytes: %.200s", resp.StatusCode, len(b), b)
+			}
+			d := resp.Header.Get("Content-Disposition")
+			if d != tt.header {
+				t.Errorf("Content-Disposition %q\n                      want %q", d, tt.header)
+			}
+			for j := 0; j < len(d); j++ {
+				if d[j] < ' ' || d[j] > '~' {
+					t.Fatalf("Content-Disposition %q holds byte %#x", d, d[j])
+				}
+			}
+			disp, params, err := mime.ParseMediaType(d)
+			if err != nil || disp != "inline" || params["filename"] != tt.parsed {
+				t.Errorf("ParseMediaType(%q) = %q %q %v, want the name %q", d, disp, params, err, tt.parsed)
 			}
 		})
 	}
