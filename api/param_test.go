@@ -1,11 +1,18 @@
 package api_test
 
 import (
+	"context"
 	"errors"
+	"log/slog"
+	"net/http/httptest"
+	"net/url"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/metamesh/node/api"
 	"github.com/metamesh/node/protocol"
+	"github.com/metamesh/node/store"
 )
 
 func TestParseCID(t *testing.T) {
@@ -45,6 +52,43 @@ func FuzzParseCID(f *testing.F) {
 		}
 		if !protocol.IsCanonicalForm(c) {
 			t.Fatalf("ParseCID(%q) = %q, not canonical", s, c)
+		}
+	})
+}
+
+// searchOnly is a Backend that answers only Search, and records that it
+// was asked.
+type searchOnly struct {
+	api.Backend
+	asked bool
+}
+
+func (b *searchOnly) Search(ctx context.Context, q string, limit int, cursor string, federated bool) (api.SearchResult, error) {
+	b.asked = true
+	return api.SearchResult{}, nil
+}
+
+// FuzzSearchQueryWords checks that GET /api/search refuses exactly the
+// queries in which the index finds no word (store.Tokens), and that a
+// refusal says so.
+func FuzzSearchQueryWords(f *testing.F) {
+	for _, q := range []string{"  ", "x", " x ", "!?-", "...", "\u00a0\u3000", "é", "\u0301", "①", "ｘ", "s01e02", "'\"", "日本", "_", "٣"} {
+		f.Add(q)
+	}
+	f.Fuzz(func(t *testing.T, q string) {
+		if q == "" || len(q) > api.MaxSearchQuery || !utf8.ValidString(q) {
+			return
+		}
+		b := &searchOnly{}
+		srv := api.New(b, slog.New(slog.DiscardHandler), api.Options{Access: api.Access{Loopback: true}})
+		rec := httptest.NewRecorder()
+		srv.ServeHTTP(rec, httptest.NewRequest("GET", "http://localhost/api/search?q="+url.QueryEscape(q), nil))
+		words := len(store.Tokens(q)) > 0
+		if b.asked != words || (rec.Code == 200) != words {
+			t.Fatalf("q %q (index words %q): status %d, backend asked %v", q, store.Tokens(q), rec.Code, b.asked)
+		}
+		if !words && (rec.Code != 400 || !strings.Contains(rec.Body.String(), "holds no word")) {
+			t.Fatalf("q %q: %d %s, want 400 saying it holds no word", q, rec.Code, rec.Body)
 		}
 	})
 }

@@ -2,10 +2,13 @@ package api
 
 import (
 	"context"
-	"fmt"
+	"errors"
 	"net/http"
 	"strconv"
+	"unicode"
 	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // Search limits of GET /api/search.
@@ -21,8 +24,8 @@ const (
 type Searcher interface {
 	// Search finds files by text: the local index, then, with federated
 	// and on the first page only (cursor ""), connected peers' answers.
-	// Errors wrap ErrBadRequest (a cursor it did not hand out) or
-	// ErrUnavailable.
+	// Errors wrap ErrBadRequest (a cursor it did not hand out for q) or
+	// ErrUnavailable. q holds a word (hasWord), limit is in range.
 	Search(ctx context.Context, q string, limit int, cursor string, federated bool) (SearchResult, error)
 }
 
@@ -60,6 +63,12 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request) {
 		if status(err) >= 500 {
 			s.log.Error("search", "q", q, "err", err)
 		}
+		if errors.Is(err, ErrBadRequest) {
+			// The parameters were checked above: what the backend refuses
+			// is the cursor, and its words are the store's, not the user's.
+			s.log.Debug("search cursor refused", "q", q, "cursor", cursor, "err", err)
+			err = errBadCursor
+		}
 		writeError(w, err)
 		return
 	}
@@ -72,51 +81,65 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, res)
 }
 
-// searchParams reads q (1..MaxSearchQuery bytes of UTF-8), limit
-// (1..MaxSearchLimit, default DefaultSearchLimit), cursor and federated;
-// any other parameter, or one given twice, is an error.
+// errBadCursor answers a cursor that is not a next this node gave for
+// the query.
+var errBadCursor = badRequest("cursor: not one this node gave for this query; start again without cursor")
+
+// searchParams reads q (1..MaxSearchQuery bytes of UTF-8 holding a word),
+// limit (1..MaxSearchLimit, default DefaultSearchLimit), cursor and
+// federated; any other parameter, or one given twice, is an error.
 func searchParams(r *http.Request) (q string, limit int, cursor string, fed bool, err error) {
 	v := r.URL.Query()
-	bad := func(format string, args ...any) error {
-		return fmt.Errorf("%w: "+format, append([]any{ErrBadRequest}, args...)...)
-	}
 	for k, vals := range v {
 		switch k {
 		case "q", "limit", "cursor", "federated":
 			if len(vals) > 1 {
-				return "", 0, "", false, bad("%s given %d times", k, len(vals))
+				return "", 0, "", false, badRequest("%s given %d times", k, len(vals))
 			}
 		default:
-			return "", 0, "", false, bad("unknown parameter %q (want q, limit, cursor, federated)", k)
+			return "", 0, "", false, badRequest("unknown parameter %q (want q, limit, cursor, federated)", k)
 		}
 	}
 	q = v.Get("q")
 	switch {
 	case q == "":
-		return "", 0, "", false, bad("missing q: use /api/search?q=<words>")
+		return "", 0, "", false, badRequest("missing q: use /api/search?q=<words>")
 	case len(q) > MaxSearchQuery:
-		return "", 0, "", false, bad("q of %d bytes, at most %d", len(q), MaxSearchQuery)
+		return "", 0, "", false, badRequest("q of %d bytes, at most %d", len(q), MaxSearchQuery)
 	case !utf8.ValidString(q):
-		return "", 0, "", false, bad("q is not UTF-8")
+		return "", 0, "", false, badRequest("q is not UTF-8")
+	case !hasWord(q):
+		return "", 0, "", false, badRequest("q %q holds no word (only spaces and punctuation): use /api/search?q=<words>", q)
 	}
 	limit = DefaultSearchLimit
 	if l := v.Get("limit"); l != "" || v.Has("limit") {
 		n, err := strconv.Atoi(l)
 		if err != nil || n < 1 || n > MaxSearchLimit {
-			return "", 0, "", false, bad("limit %q: want a number from 1 to %d", l, MaxSearchLimit)
+			return "", 0, "", false, badRequest("limit %q: want a number from 1 to %d", l, MaxSearchLimit)
 		}
 		limit = n
 	}
 	cursor = v.Get("cursor")
 	if len(cursor) > maxSearchCursor {
-		return "", 0, "", false, bad("cursor of %d bytes: not one this node wrote", len(cursor))
+		return "", 0, "", false, errBadCursor
 	}
 	switch f := v.Get("federated"); f {
 	case "", "0", "false", "no":
 	case "1", "true", "yes":
 		fed = true
 	default:
-		return "", 0, "", false, bad("federated %q: want 1 or 0", f)
+		return "", 0, "", false, badRequest("federated %q: want 1 or 0", f)
 	}
 	return q, limit, cursor, fed, nil
+}
+
+// hasWord reports whether q holds a letter or a digit once decomposed
+// (NFKD, as the index splits words): a query without one matches nothing.
+func hasWord(q string) bool {
+	for _, r := range norm.NFKD.String(q) {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			return true
+		}
+	}
+	return false
 }

@@ -212,10 +212,18 @@ func (r *statusRecorder) Write(b []byte) (int, error) { return len(b), nil }
 func (r *statusRecorder) WriteHeader(code int)        { r.code = code }
 
 func (s *Server) health(w http.ResponseWriter, r *http.Request) {
+	if err := onlyParams(r.URL.Query()); err != nil {
+		writeError(w, err)
+		return
+	}
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 }
 
 func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
+	if err := onlyParams(r.URL.Query()); err != nil {
+		writeError(w, err)
+		return
+	}
 	if err := s.b.Ready(r.Context()); err != nil {
 		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": err.Error()})
 		return
@@ -226,6 +234,13 @@ func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
 func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
 	if s.opts.Metrics == nil {
 		writeErrorCode(w, http.StatusNotFound, "metrics are not enabled on this server")
+		return
+	}
+	// The Prometheus handler reads name[] (repeatable: only the metric
+	// families named); a scrape configured with any other parameter
+	// (params:) is told so rather than silently ignored.
+	if err := onlyParams(r.URL.Query(), "name[]"); err != nil {
+		writeError(w, err)
 		return
 	}
 	s.opts.Metrics.ServeHTTP(w, r)
