@@ -29,6 +29,9 @@ func main() {
 			if ee.err != nil {
 				fmt.Fprintln(os.Stderr, "metamesh:", ee.err)
 			}
+			if ee.usage != "" {
+				fmt.Fprintln(os.Stderr, ee.usage)
+			}
 			os.Exit(ee.code)
 		}
 		fmt.Fprintln(os.Stderr, "metamesh:", err)
@@ -43,10 +46,12 @@ func Run(ctx context.Context, args []string) error {
 	return root.ExecuteContext(ctx)
 }
 
-// exitError carries a specific exit status.
+// exitError carries a specific exit status, and for a usage error (code
+// 2) the usage line printed after the error.
 type exitError struct {
-	code int
-	err  error
+	code  int
+	err   error
+	usage string
 }
 
 func (e *exitError) Error() string {

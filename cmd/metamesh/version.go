@@ -15,8 +15,13 @@ func newVersionCmd() *cobra.Command {
 		Short: "Print the version",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			fmt.Fprintf(cmd.OutOrStdout(), "metamesh %s (%s %s/%s)\n", node.Version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+			fmt.Fprintln(cmd.OutOrStdout(), versionText())
 			return nil
 		},
 	}
+}
+
+// versionText is what `metamesh version` and `metamesh --version` print.
+func versionText() string {
+	return fmt.Sprintf("metamesh %s (%s %s/%s)", node.Version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 }

@@ -1,0 +1,57 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestUsageErrors: an unknown command, at any level, an unknown flag or a
+// wrong number of arguments is a usage error: exit status 2, the error,
+// then the command's usage line, and nothing on stdout.
+func TestUsageErrors(t *testing.T) {
+	tests := []struct {
+		args      []string
+		wantErr   string
+		wantUsage string
+	}{
+		{[]string{"cid", "bogus"}, `unknown command "bogus" for "metamesh cid"`, "Usage: metamesh cid COMMAND"},
+		{[]string{"cid", "inpsect", "x"}, `unknown command "inpsect" for "metamesh cid" (did you mean "inspect"?)`, "Usage: metamesh cid COMMAND"},
+		{[]string{"bogus"}, `unknown command "bogus" for "metamesh"`, "Usage: metamesh COMMAND"},
+		{[]string{"completion", "bogus"}, `unknown command "bogus" for "metamesh completion"`, "Usage: metamesh completion COMMAND"},
+		{[]string{"version", "bogus"}, `unknown command "bogus" for "metamesh version"`, "Usage: metamesh version [flags]"},
+		{[]string{"lookup"}, "accepts 1 arg(s), received 0", "Usage: metamesh lookup CID [flags]"},
+		{[]string{"providers", "a", "b"}, "accepts 1 arg(s), received 2", "Usage: metamesh providers CID [flags]"},
+		{[]string{"cid", "inspect"}, "accepts 1 arg(s), received 0", "Usage: metamesh cid inspect CID [flags]"},
+		{[]string{"cid", "canonical"}, "requires at least 1 arg(s), only received 0", "Usage: metamesh cid canonical CID... [flags]"},
+		{[]string{"lookup", "--bogus", "x"}, "unknown flag: --bogus", "Usage: metamesh lookup CID [flags]"},
+		{[]string{"run", "--workers", "many"}, `invalid argument "many" for "--workers"`, "Usage: metamesh run --library DIR"},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			out, errOut, code := metamesh(t, nil, tt.args...)
+			if code != 2 || out != "" {
+				t.Errorf("exit %d, stdout %q; want 2 and nothing", code, out)
+			}
+			if !strings.HasPrefix(errOut, "metamesh: "+tt.wantErr) || !strings.Contains(errOut, "\n"+tt.wantUsage) {
+				t.Errorf("stderr %q; want %q, then %q", errOut, tt.wantErr, tt.wantUsage)
+			}
+		})
+	}
+	// Without a subcommand, a command that has some shows its help.
+	out, _, code := metamesh(t, nil, "cid")
+	if code != 0 || !strings.Contains(out, "metamesh cid [command]") || !strings.Contains(out, "inspect") {
+		t.Errorf("metamesh cid: exit %d, stdout %q; want its help", code, out)
+	}
+}
+
+// TestVersionFlag: --version prints what the version command prints.
+func TestVersionFlag(t *testing.T) {
+	want, _, code := metamesh(t, nil, "version")
+	if code != 0 || !strings.HasPrefix(want, "metamesh ") {
+		t.Fatalf("metamesh version: exit %d, %q", code, want)
+	}
+	out, errOut, code := metamesh(t, nil, "--version")
+	if code != 0 || out != want {
+		t.Errorf("metamesh --version: exit %d, stdout %q, stderr %q; want %q", code, out, errOut, want)
+	}
+}
