@@ -2,9 +2,15 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"strings"
 	"text/tabwriter"
+	"unicode/utf8"
 
+	"github.com/ipfs/go-cid"
+	"github.com/multiformats/go-multibase"
+	"github.com/multiformats/go-multihash"
 	"github.com/spf13/cobra"
 
 	"github.com/metamesh/node/protocol"
@@ -21,7 +27,7 @@ Rank is strict: only the canonical form ranks, so a CIDv0 text ranks 0 while
 its normalized form may rank 40. A known hash whose digest has the wrong length
 ranks 0, and "problem" says why.
 
-Exit status 2 for an invalid CID. With --json the answer is one JSON object on
+Exit status 2 for an invalid CID or a wrong number of arguments. With --json the answer is one JSON object on
 stdout, and an error is one JSON object {"error": "..."} on stderr, with nothing
 on stdout.`,
 		// The argument count is checked in RunE, so that --json also
@@ -29,11 +35,14 @@ on stdout.`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := cobra.ExactArgs(1)(cmd, args); err != nil {
-				return cidFailure(cmd, 1, err)
+				if asJSON, _ := cmd.Flags().GetBool("json"); !asJSON {
+					return usageError(cmd, err)
+				}
+				return cidFailure(cmd, 2, err)
 			}
 			info, err := protocol.Inspect(args[0])
 			if err != nil {
-				return cidFailure(cmd, 2, err)
+				return cidFailure(cmd, 2, badCID(args[0], err))
 			}
 			if asJSON, _ := cmd.Flags().GetBool("json"); asJSON {
 				return json.NewEncoder(cmd.OutOrStdout()).Encode(info)
@@ -74,7 +83,7 @@ why, and the exit status is 2 with nothing on stdout.`,
 			for i, a := range args {
 				n, err := protocol.Normalize(a)
 				if err != nil {
-					fmt.Fprintf(cmd.ErrOrStderr(), "metamesh cid canonical: argument %d: %v\n", i+1, err)
+					fmt.Fprintf(cmd.ErrOrStderr(), "metamesh cid canonical: argument %d: %v\n", i+1, badCID(a, err))
 					bad++
 					continue
 				}
@@ -102,4 +111,62 @@ func cidFailure(cmd *cobra.Command, code int, err error) error {
 		return &exitError{code: code, err: err}
 	}
 	return &exitError{code: code}
+}
+
+// badCID is err, protocol's refusal of the CID text s, said in words a
+// user can act on: go-cid's own reasons name hex decoders and varints and
+// repeat "invalid cid:".
+func badCID(s string, err error) error {
+	if !errors.Is(err, protocol.ErrInvalidCID) {
+		return err // empty CID
+	}
+	return fmt.Errorf("invalid CID %q: %s", clip(s), whyNotCID(strings.TrimSpace(s)))
+}
+
+// whyNotCID says why s is not a CID.
+func whyNotCID(s string) string {
+	if len(s) > protocol.MaxCIDLength {
+		return fmt.Sprintf("%d characters, and a CID has at most %d", len(s), protocol.MaxCIDLength)
+	}
+	if strings.HasPrefix(s, "Qm") { // a CIDv0: base58btc, no multibase prefix
+		if len(s) != 46 {
+			return fmt.Sprintf("a CIDv0 (Qm…) is 46 characters, this one %d", len(s))
+		}
+		if _, err := multihash.FromB58String(s); err != nil {
+			return "a CIDv0 (Qm…) is base58btc, and this one is not"
+		}
+	}
+	prefix, _ := utf8.DecodeRuneInString(s)
+	base, known := multibase.EncodingToStr[multibase.Encoding(prefix)]
+	_, data, err := multibase.Decode(s)
+	switch {
+	case !known:
+		return fmt.Sprintf("%q is not a multibase prefix: a CIDv1 starts with one (b for base32, z for base58btc, f for hex…), a CIDv0 with Qm", string(prefix))
+	case err != nil:
+		return fmt.Sprintf("the text after the multibase prefix %q is not valid %s", string(prefix), base)
+	case len(data) < 4: // version, codec, hash function, digest length
+		return "too short to be a CID"
+	}
+	if _, err := cid.Cast(data); err != nil {
+		msg := err.Error()
+		for strings.HasPrefix(msg, "invalid cid: ") {
+			msg = strings.TrimPrefix(msg, "invalid cid: ")
+		}
+		switch {
+		case strings.Contains(msg, "version number"):
+			return fmt.Sprintf("its %s text does not start with a CID version (%s)", base, msg)
+		case strings.Contains(msg, "length greater than remaining"):
+			return "its digest is shorter than its multihash says (cut short or altered?)"
+		}
+		return fmt.Sprintf("its %s text does not hold a CID: %s", base, msg)
+	}
+	return "not a CID"
+}
+
+// clip shortens a long argument quoted in an error.
+func clip(s string) string {
+	if len(s) > 64 {
+		return s[:64] + "…"
+	}
+	return s
 }

@@ -79,8 +79,8 @@ func TestCIDInspect_JSONErrors(t *testing.T) {
 		{"invalid", []string{"--json", "BAD"}, `invalid CID "BAD"`, 2},
 		{"invalid, flag after", []string{"BAD", "--json"}, `invalid CID "BAD"`, 2},
 		{"empty", []string{"--json", ""}, "empty CID", 2},
-		{"no argument", []string{"--json"}, "accepts 1 arg", 1},
-		{"two arguments", []string{"--json", "a", "b"}, "accepts 1 arg", 1},
+		{"no argument", []string{"--json"}, "accepts 1 arg", 2},
+		{"two arguments", []string{"--json", "a", "b"}, "accepts 1 arg", 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -153,4 +153,38 @@ func textField(text, name string) string {
 		}
 	}
 	return ""
+}
+
+// TestCID_BadCIDMessages: inspect and canonical say why an argument is not
+// a CID in the same words, without go-cid's decoder jargon or its
+// repeated "invalid cid:".
+func TestCID_BadCIDMessages(t *testing.T) {
+	sha := "bafkreihdwdcefgh4dqkjv67uzcmw7ojee6xedzdetojuzjevtenxquvyku"
+	tests := []struct {
+		arg, want string
+	}{
+		{"foo", `invalid CID "foo": the text after the multibase prefix "f" is not valid base16`},
+		{"bar", `invalid CID "bar": too short to be a CID`},
+		{"garbage", `invalid CID "garbage": "g" is not a multibase prefix`},
+		{"Qm123", `invalid CID "Qm123": a CIDv0 (Qm…) is 46 characters, this one 5`},
+		{sha[:len(sha)-2], `invalid CID "` + sha[:len(sha)-2] + `": its digest is shorter than its multihash says`},
+		{"", "empty CID"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.arg, func(t *testing.T) {
+			_, inspectErr, code := metamesh(t, nil, "cid", "inspect", tt.arg)
+			if code != 2 || !strings.HasPrefix(inspectErr, "metamesh: "+tt.want) {
+				t.Errorf("cid inspect %q: exit %d, stderr %q; want 2 and %q", tt.arg, code, inspectErr, tt.want)
+			}
+			_, canonErr, code := metamesh(t, nil, "cid", "canonical", sha, tt.arg)
+			if code != 2 || !strings.Contains(canonErr, "argument 2: "+tt.want) {
+				t.Errorf("cid canonical: exit %d, stderr %q; want 2 and %q", code, canonErr, tt.want)
+			}
+			for _, jargon := range []string{"invalid cid:", "encoding/hex", "varint"} {
+				if strings.Contains(inspectErr+canonErr, jargon) {
+					t.Errorf("stderr says %q:\n%s%s", jargon, inspectErr, canonErr)
+				}
+			}
+		})
+	}
 }
