@@ -1,13 +1,17 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/url"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -86,7 +90,7 @@ func apiGet(cmd *cobra.Command, path string, timeout time.Duration) (map[string]
 		return nil, nil, err
 	}
 	var m map[string]any
-	if err := json.Unmarshal(raw, &m); err != nil {
+	if err := decodeJSON(raw, &m); err != nil {
 		return nil, nil, fmt.Errorf("the node answered %s with something that is not JSON", resp.Status)
 	}
 	if resp.StatusCode != http.StatusOK {
@@ -111,10 +115,24 @@ func jsonError(cmd *cobra.Command, raw []byte, err error) error {
 	return err
 }
 
-// printJSON prints the node's answer, indented.
+// decodeJSON decodes raw into v keeping numbers as the node wrote them
+// (json.Number): a size of 3000000 stays 3000000, not 3e+06.
+func decodeJSON(raw []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return errors.New("more than one JSON value")
+	}
+	return nil
+}
+
+// printJSON prints the node's answer, indented, its numbers as written.
 func printJSON(cmd *cobra.Command, raw []byte) error {
 	var v any
-	if err := json.Unmarshal(raw, &v); err != nil {
+	if err := decodeJSON(raw, &v); err != nil {
 		return err
 	}
 	enc := json.NewEncoder(cmd.OutOrStdout())
@@ -144,9 +162,9 @@ the federation. Exit status 3 when no one has the file, 2 for a malformed CID.`,
 				return printJSON(cmd, raw)
 			}
 			w := cmd.OutOrStdout()
-			fmt.Fprintf(w, "canonical  %v\nsource     %v\n", m["canonical_cid"], m["source"])
+			fmt.Fprintf(w, "canonical  %s\nsource     %s\n", text(m["canonical_cid"]), text(m["source"]))
 			if fp, ok := m["filePath"]; ok {
-				fmt.Fprintf(w, "filePath   %v\n", fp)
+				fmt.Fprintf(w, "filePath   %s\n", text(fp))
 			}
 			for _, c := range list(m["cids"]) {
 				fmt.Fprintf(w, "cid        %s\n", c)
@@ -179,7 +197,11 @@ func newProvidersCmd() *cobra.Command {
 			if j, _ := cmd.Flags().GetBool("json"); j {
 				return printJSON(cmd, raw)
 			}
-			for _, p := range list(m["providers"]) {
+			ps := list(m["providers"])
+			if len(ps) == 0 {
+				fmt.Fprintf(cmd.OutOrStdout(), "no providers found for %s\n", args[0])
+			}
+			for _, p := range ps {
 				fmt.Fprintln(cmd.OutOrStdout(), p)
 			}
 			return nil
@@ -197,15 +219,18 @@ func newPeersCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			m, raw, err := apiGet(cmd, "/api/peers", 10*time.Second)
 			if err != nil {
-				return err
+				return jsonError(cmd, raw, err)
 			}
 			if j, _ := cmd.Flags().GetBool("json"); j {
 				return printJSON(cmd, raw)
 			}
 			peers, _ := m["peers"].([]any)
+			if len(peers) == 0 {
+				fmt.Fprintln(cmd.OutOrStdout(), "no connected peers")
+			}
 			for _, p := range peers {
 				pm, _ := p.(map[string]any)
-				fmt.Fprintf(cmd.OutOrStdout(), "%v  %vms  %s\n", pm["id"], pm["latencyMs"], strings.Join(list(pm["addrs"]), " "))
+				fmt.Fprintf(cmd.OutOrStdout(), "%s  %sms  %s\n", text(pm["id"]), text(pm["latencyMs"]), strings.Join(list(pm["addrs"]), " "))
 			}
 			return nil
 		},
@@ -228,20 +253,20 @@ func newStatusCmd() *cobra.Command {
 				return printJSON(cmd, raw)
 			}
 			w := cmd.OutOrStdout()
-			fmt.Fprintf(w, "version    %v\npeer ID    %v\n", m["version"], m["peerId"])
+			fmt.Fprintf(w, "version    %s\npeer ID    %s\n", text(m["version"]), text(m["peerId"]))
 			for _, a := range list(m["addrs"]) {
 				fmt.Fprintf(w, "address    %s\n", a)
 			}
 			for _, l := range list(m["libraries"]) {
 				fmt.Fprintf(w, "library    %s\n", l)
 			}
-			fmt.Fprintf(w, "files      %v roots\npeers      %v\n", m["roots"], m["peers"])
+			fmt.Fprintf(w, "files      %s roots\npeers      %s\n", text(m["roots"]), text(m["peers"]))
 			if sc, ok := m["scan"].(map[string]any); ok {
-				fmt.Fprintf(w, "scan       %v: %v/%v files, %v errors\n", sc["state"], sc["filesDone"], sc["filesTotal"], sc["errors"])
+				fmt.Fprintf(w, "scan       %s: %s/%s files, %s errors\n", text(sc["state"]), text(sc["filesDone"]), text(sc["filesTotal"]), text(sc["errors"]))
 			}
-			fmt.Fprintf(w, "announce   %v queued\n", m["provideQueue"])
+			fmt.Fprintf(w, "announce   %s queued\n", text(m["provideQueue"]))
 			if r, ok := m["redis"].(map[string]any); ok {
-				fmt.Fprintf(w, "redis      ok=%v %v\n", r["ok"], r["addr"])
+				fmt.Fprintf(w, "redis      ok=%s %s\n", text(r["ok"]), text(r["addr"]))
 			}
 			return nil
 		},
@@ -254,9 +279,44 @@ func list(v any) []string {
 	xs, _ := v.([]any)
 	out := make([]string, 0, len(xs))
 	for _, x := range xs {
-		out = append(out, fmt.Sprint(x))
+		out = append(out, text(x))
 	}
 	return out
+}
+
+// text is how a value of the node's JSON (decoded by decodeJSON) is
+// printed: a whole number as an integer whatever way it was written, a
+// missing or null value as "-".
+func text(v any) string {
+	switch t := v.(type) {
+	case nil:
+		return "-"
+	case json.Number:
+		if _, err := t.Int64(); err == nil {
+			return t.String()
+		}
+		if f, err := t.Float64(); err == nil && f == math.Trunc(f) && math.Abs(f) < 1e21 {
+			return strconv.FormatFloat(f, 'f', -1, 64)
+		}
+		return t.String()
+	}
+	return fmt.Sprint(v)
+}
+
+// integer is v as a whole number, if it is one.
+func integer(v any) (int64, bool) {
+	n, ok := v.(json.Number)
+	if !ok {
+		return 0, false
+	}
+	if i, err := n.Int64(); err == nil {
+		return i, true
+	}
+	f, err := n.Float64()
+	if err != nil || f != math.Trunc(f) || math.Abs(f) >= math.MaxInt64 {
+		return 0, false
+	}
+	return int64(f), true
 }
 
 // flat lists a nested document as sorted "a/b  value" lines.
@@ -275,7 +335,7 @@ func flat(prefix string, v any, skip map[string]bool) []string {
 			out = append(out, flat(join(prefix, fmt.Sprint(i)), x, nil)...)
 		}
 	default:
-		out = append(out, fmt.Sprintf("%-10s %v", prefix, t))
+		out = append(out, fmt.Sprintf("%-10s %s", prefix, text(t)))
 	}
 	sort.Strings(out)
 	return out

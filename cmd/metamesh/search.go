@@ -30,7 +30,7 @@ node's JSON as it is (its "next" cursor pages on with the API).`,
 			}
 			m, raw, err := apiGet(cmd, "/api/search?"+v.Encode(), 15*time.Second)
 			if err != nil {
-				return err
+				return jsonError(cmd, raw, err)
 			}
 			if j, _ := cmd.Flags().GetBool("json"); j {
 				return printJSON(cmd, raw)
@@ -44,16 +44,16 @@ node's JSON as it is (its "next" cursor pages on with the API).`,
 			fmt.Fprintln(w, "TITLE\tYEAR\tS/E\tSIZE\tSOURCE\tCID")
 			for _, x := range hits {
 				h, _ := x.(map[string]any)
-				title := fmt.Sprint(h["title"])
+				title := text(h["title"])
 				if et, ok := h["episodeTitle"].(string); ok && et != "" {
 					title += " – " + et
 				}
 				year, se := "", ""
-				if y, ok := h["year"].(float64); ok {
-					year = strconv.Itoa(int(y))
+				if y, ok := integer(h["year"]); ok {
+					year = strconv.FormatInt(y, 10)
 				}
-				s, sok := h["season"].(float64)
-				e, eok := h["episode"].(float64)
+				s, sok := integer(h["season"])
+				e, eok := integer(h["episode"])
 				switch {
 				case sok && eok:
 					se = fmt.Sprintf("S%02dE%02d", int(s), int(e))
@@ -62,12 +62,12 @@ node's JSON as it is (its "next" cursor pages on with the API).`,
 				case eok:
 					se = fmt.Sprintf("E%02d", int(e))
 				}
-				size, _ := h["size"].(float64)
-				src := fmt.Sprint(h["source"])
+				size, _ := integer(h["size"])
+				src := text(h["source"])
 				if len(src) > 16 {
 					src = src[:8] + "…" + src[len(src)-6:]
 				}
-				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%v\n", title, year, se, humanSize(int64(size)), src, h["cid"])
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", title, year, se, humanSize(size), src, text(h["cid"]))
 			}
 			if err := w.Flush(); err != nil {
 				return err
