@@ -1,0 +1,119 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/metamesh/node/store/storetest"
+)
+
+// lockedBuffer is a bytes.Buffer a running process writes while the test
+// reads it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// TestRun_LoneNode: a node without peers. peers and providers say there
+// are none (--json: empty lists), lookup prints a 3,000,000-byte size as
+// such, and kad-dht's failed routing table refresh (nobody to ask) is a
+// debug line, on one line.
+func TestRun_LoneNode(t *testing.T) {
+	lib, _ := filepath.EvalSymlinks(t.TempDir())
+	f := filepath.Join(lib, "big.bin")
+	if err := os.WriteFile(f, bytes.Repeat([]byte("m"), 3_000_000), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, _, _ := metamesh(t, nil, "hash", f)
+	var h map[string]any
+	if err := json.Unmarshal([]byte(out), &h); err != nil {
+		t.Fatalf("hash: %q: %v", out, err)
+	}
+	cid := h["sha2-256"].(string)
+	data, api := storetest.Dir(t), freeAddr(t)
+	var logs lockedBuffer
+	cmd := exec.Command(binary, "run", "--library", lib, "--data", data, "--api", api, "--listen", "/ip4/127.0.0.1/tcp/0", "--settle", "100ms", "--log-level", "debug")
+	cmd.Stderr = &logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		cmd.Wait()
+	})
+	deadline := time.Now().Add(60 * time.Second) // a hang detector
+	for {
+		o, _, code := metamesh(t, nil, "lookup", "--local", "--api", api, cid)
+		if code == 0 {
+			out = o
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("lookup never found the file (last exit %d)\n%s", code, logs.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if !strings.Contains(out, "sizeByte   3000000\n") {
+		t.Errorf("lookup:\n%s", out)
+	}
+
+	tests := []struct {
+		args     []string
+		want     string
+		jsonList string
+	}{
+		{[]string{"peers"}, "no connected peers\n", "peers"},
+		{[]string{"providers", cid}, "no providers found for " + cid + "\n", "providers"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.args[0], func(t *testing.T) {
+			out, errOut, code := metamesh(t, nil, append(tt.args, "--api", api)...)
+			if code != 0 || out != tt.want {
+				t.Errorf("exit %d, stdout %q, stderr %q; want 0 and %q", code, out, errOut, tt.want)
+			}
+			out, _, code = metamesh(t, nil, append(tt.args, "--api", api, "--json")...)
+			var m map[string]json.RawMessage
+			if err := json.Unmarshal([]byte(out), &m); code != 0 || err != nil || string(m[tt.jsonList]) != "[]" {
+				t.Errorf("--json: exit %d, %q (%v); want %q: []", code, out, err, tt.jsonList)
+			}
+		})
+	}
+
+	var line string
+	for line == "" {
+		for _, l := range strings.Split(logs.String(), "\n") {
+			if strings.Contains(l, "failed when refreshing routing table") {
+				line = l
+				break
+			}
+		}
+		if line == "" && time.Now().After(deadline) {
+			t.Fatalf("no routing table refresh logged:\n%s", logs.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if !strings.Contains(line, "level=DEBUG") || !strings.Contains(line, `msg="failed when refreshing routing table"`) ||
+		strings.Contains(line, `\n`) || !strings.Contains(line, "failed to find any peer in table") {
+		t.Errorf("refresh failure of a node without peers: %s\nwant one debug line, its error in error=", line)
+	}
+}
