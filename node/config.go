@@ -11,6 +11,7 @@ import (
 
 	"github.com/libp2p/go-libp2p/core/connmgr"
 	"github.com/libp2p/go-libp2p/core/metrics"
+	"github.com/libp2p/go-libp2p/core/peer"
 	ma "github.com/multiformats/go-multiaddr"
 
 	"github.com/metamesh/node/ingest"
@@ -35,7 +36,7 @@ type Config struct {
 	// APIAddr for the HTTP API (--api, METAMESH_API). Default
 	// 127.0.0.1:4680.
 	APIAddr string
-	// Workers bounds concurrent hashing (--workers). Default: CPUs.
+	// Workers bounds concurrent hashing (--workers). 0: one per CPU.
 	Workers int
 	// Settle is how long a file must be still before it is hashed
 	// (--settle). Default 2s.
@@ -68,7 +69,8 @@ type Config struct {
 	// (--conn-low, --conn-high; default 100 and 400).
 	ConnLow, ConnHigh int
 	// ReprovideInterval is how often every announced CID is provided again
-	// (--reprovide-interval). Default 22h.
+	// (--reprovide-interval). 0: the default, 22h; announcing cannot be
+	// turned off (provider records expire after 48h).
 	ReprovideInterval time.Duration
 	// ProviderRecordTTL is how long provider records the node stores for
 	// others stay valid; 0 keeps kad-dht's default (48h). Tests shorten it.
@@ -154,77 +156,96 @@ func (c *Config) SetDefaults() {
 	}
 }
 
-// Validate names the first bad field and its value. Paths are compared
-// absolute with symlinks resolved: a data directory that would be
-// ingested as part of a library (the node would hash its own Redis files
-// forever) is refused.
+// Validate names the first bad setting, by its flag, and its value. Paths
+// are compared absolute with symlinks resolved: a data directory that
+// would be ingested as part of a library (the node would hash its own
+// Redis files forever) is refused.
 func (c *Config) Validate() error {
 	libs, err := ingest.Libraries(c.Libraries)
 	if err != nil {
 		return fmt.Errorf("config: %w (--library)", err)
 	}
 	if c.RedisURL == "" && c.DataDir == "" {
-		return fmt.Errorf("config: DataDir: required when no RedisURL is given")
+		return fmt.Errorf("config: --data: required when no --redis-url is given")
 	}
 	if c.DataDir != "" {
 		data, err := resolve(c.DataDir)
 		if err != nil {
-			return fmt.Errorf("config: DataDir: %q: %w", c.DataDir, err)
+			return fmt.Errorf("config: --data %q: %w", c.DataDir, err)
 		}
 		for _, lib := range libs {
 			if ingested(lib, data) {
-				return fmt.Errorf("config: DataDir: the data directory %s is inside the library %s, so the node would ingest its own Redis files; choose a data directory outside every library (--data)", data, lib)
+				return fmt.Errorf("config: --data: the data directory %s is inside the library %s, so the node would ingest its own Redis files; choose a data directory outside every library", data, lib)
 			}
 		}
 	}
 	if _, _, err := net.SplitHostPort(c.APIAddr); err != nil {
-		return fmt.Errorf("config: APIAddr: %q: %w", c.APIAddr, err)
+		return fmt.Errorf("config: --api %q: %w", c.APIAddr, err)
 	}
 	if c.Workers < 0 {
-		return fmt.Errorf("config: Workers: %d is negative", c.Workers)
+		return fmt.Errorf("config: --workers %d: may not be negative (0: one per CPU)", c.Workers)
 	}
 	if c.Settle < 0 {
-		return fmt.Errorf("config: Settle: %s is negative", c.Settle)
+		return fmt.Errorf("config: --settle %s: may not be negative", c.Settle)
 	}
+	// multiaddrs, parseBootstrap and newAllowGater name the flag.
 	if _, err := multiaddrs(c.Listen, "--listen"); err != nil {
-		return fmt.Errorf("config: Listen: %w", err)
+		return fmt.Errorf("config: %w", err)
+	}
+	for _, a := range c.Bootstrap { // one by one, to name the bad one
+		m, err := multiaddrs([]string{a}, "--bootstrap")
+		if err != nil {
+			return fmt.Errorf("config: %w", err)
+		}
+		if _, err := peer.AddrInfoFromP2pAddr(m[0]); err != nil {
+			return fmt.Errorf("config: --bootstrap %q: %w (want …/p2p/<peerID>)", a, err)
+		}
 	}
 	boot, err := parseBootstrap(c.Bootstrap)
 	if err != nil {
-		return fmt.Errorf("config: Bootstrap: %w", err)
+		return fmt.Errorf("config: %w", err)
 	}
 	if c.hasPSK() {
 		for _, ai := range boot {
 			for _, a := range ai.Addrs {
 				if isQUIC(a) {
-					return fmt.Errorf("config: Bootstrap: %s/p2p/%s is QUIC, which cannot run a private network (--swarm-key); give its TCP address", a, ai.ID)
+					return fmt.Errorf("config: --bootstrap %s/p2p/%s is QUIC, which cannot run a private network (--swarm-key); give its TCP address", a, ai.ID)
 				}
 			}
 		}
 	}
 	if _, err := multiaddrs(c.Announce, "--announce"); err != nil {
-		return fmt.Errorf("config: Announce: %w", err)
+		return fmt.Errorf("config: %w", err)
 	}
 	if c.hasPSK() && !c.defaultListen() {
 		for _, a := range c.Listen {
 			if m, _ := multiaddrs([]string{a}, "--listen"); isQUIC(m[0]) {
-				return fmt.Errorf("config: Listen: %q is QUIC, and QUIC cannot run a private network (--swarm-key); listen on TCP only", a)
+				return fmt.Errorf("config: --listen %q is QUIC, and QUIC cannot run a private network (--swarm-key); listen on TCP only", a)
 			}
 		}
 	}
 	if _, err := newAllowGater(c.AllowPeers); err != nil {
-		return fmt.Errorf("config: AllowPeers: %w", err)
+		return fmt.Errorf("config: %w", err)
 	}
 	switch c.DHTMode {
 	case "server", "client", "auto":
 	default:
-		return fmt.Errorf("config: DHTMode: %q: want server, client or auto (--dht-mode)", c.DHTMode)
+		return fmt.Errorf("config: --dht-mode %q: want server, client or auto", c.DHTMode)
 	}
-	if c.ConnLow < 0 || c.ConnHigh <= c.ConnLow {
-		return fmt.Errorf("config: ConnLow %d, ConnHigh %d: want 0 <= low < high (--conn-low, --conn-high)", c.ConnLow, c.ConnHigh)
+	if c.ConnLow < 0 {
+		return fmt.Errorf("config: --conn-low %d: may not be negative", c.ConnLow)
 	}
-	if c.ReprovideInterval < 0 || c.LookupTimeout < 0 || c.PeerRootsMax < 0 {
-		return fmt.Errorf("config: ReprovideInterval %s, LookupTimeout %s, PeerRootsMax %d: none may be negative", c.ReprovideInterval, c.LookupTimeout, c.PeerRootsMax)
+	if c.ConnHigh <= c.ConnLow {
+		return fmt.Errorf("config: --conn-high %d: must be above --conn-low %d", c.ConnHigh, c.ConnLow)
+	}
+	if c.ReprovideInterval < 0 {
+		return fmt.Errorf("config: --reprovide-interval %s: may not be negative", c.ReprovideInterval)
+	}
+	if c.LookupTimeout < 0 {
+		return fmt.Errorf("config: --lookup-timeout %s: may not be negative", c.LookupTimeout)
+	}
+	if c.PeerRootsMax < 0 {
+		return fmt.Errorf("config: --peer-roots-max %d: may not be negative", c.PeerRootsMax)
 	}
 	return nil
 }
@@ -288,7 +309,7 @@ func (c *Config) absolute() (dropped []string, err error) {
 	if c.DataDir != "" {
 		abs, err := filepath.Abs(c.DataDir)
 		if err != nil {
-			return nil, fmt.Errorf("config: DataDir: %q: %w", c.DataDir, err)
+			return nil, fmt.Errorf("config: --data %q: %w", c.DataDir, err)
 		}
 		c.DataDir = abs
 	}

@@ -57,7 +57,7 @@ comma-separated.`,
 	f.String("dht-mode", "server", "DHT mode: server, client or auto (env METAMESH_DHT_MODE)")
 	f.Int("conn-low", 100, "connection manager low watermark (env METAMESH_CONN_LOW)")
 	f.Int("conn-high", 400, "connection manager high watermark (env METAMESH_CONN_HIGH)")
-	f.Duration("reprovide-interval", 22*time.Hour, "how often every announced CID is provided again (env METAMESH_REPROVIDE_INTERVAL)")
+	f.Duration("reprovide-interval", 22*time.Hour, "how often every announced CID is provided again; 0 means the default (22h), not never (env METAMESH_REPROVIDE_INTERVAL)")
 	f.Duration("lookup-timeout", 10*time.Second, "how long a federated lookup may take before 404 (env METAMESH_LOOKUP_TIMEOUT)")
 	f.Int("peer-roots-max", 100_000, "files known only from peers kept at most; the least recently used go (env METAMESH_PEER_ROOTS_MAX)")
 	f.Duration("peer-record-ttl", time.Hour, "how old what peers said of a file may get before a lookup asks them again (negative: never; env METAMESH_PEER_RECORD_TTL)")
@@ -71,7 +71,7 @@ comma-separated.`,
 func libraryFlags(c *cobra.Command) {
 	c.Flags().StringArray("library", nil, "library directory to ingest; repeat for more (env METAMESH_LIBRARY, comma-separated)")
 	storeFlags(c)
-	c.Flags().Int("workers", 0, "concurrent hashing workers (default: number of CPUs; env METAMESH_WORKERS)")
+	c.Flags().Int("workers", 0, "concurrent hashing workers; 0 (the default) means one per CPU (env METAMESH_WORKERS)")
 	c.Flags().Duration("settle", 2*time.Second, "how long a file must be unchanged before it is hashed (env METAMESH_SETTLE)")
 }
 

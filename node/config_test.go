@@ -1,0 +1,86 @@
+package node_test
+
+import (
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/metamesh/node/node"
+)
+
+// TestConfig_ValidateNamesFlags: every refusal names the flag of the bad
+// setting and its value, and only that value; never a field of Config.
+func TestConfig_ValidateNamesFlags(t *testing.T) {
+	lib, _ := filepath.EvalSymlinks(t.TempDir())
+	data := t.TempDir()
+	const id = "12D3KooWBMpvJr2o9bmFxYoAnKpqgajzfqcinCRrH9vVktjt7TBn"
+	tests := []struct {
+		name string
+		set  func(*node.Config)
+		want string // the whole message, or its start when it ends with "…"
+	}{
+		{"data inside the library", func(c *node.Config) { c.DataDir = filepath.Join(lib, "mm") },
+			"config: --data: the data directory " + filepath.Join(lib, "mm") + " is inside the library " + lib + "…"},
+		{"api", func(c *node.Config) { c.APIAddr = "nonsense" }, `config: --api "nonsense": …`},
+		{"workers", func(c *node.Config) { c.Workers = -3 }, "config: --workers -3: may not be negative (0: one per CPU)"},
+		{"settle", func(c *node.Config) { c.Settle = -time.Second }, "config: --settle -1s: may not be negative"},
+		{"listen", func(c *node.Config) { c.Listen = []string{"/ip4/127.0.0.1/tcp/0", "bogus"} }, `config: --listen "bogus": …`},
+		{"listen QUIC, private", func(c *node.Config) {
+			c.SwarmKeyFile, c.Listen = "swarm.key", []string{"/ip4/127.0.0.1/udp/0/quic-v1"}
+		}, `config: --listen "/ip4/127.0.0.1/udp/0/quic-v1" is QUIC, and QUIC cannot run a private network (--swarm-key); listen on TCP only`},
+		{"bootstrap", func(c *node.Config) { c.Bootstrap = []string{"bogus"} }, `config: --bootstrap "bogus": …`},
+		{"bootstrap without a peer ID", func(c *node.Config) {
+			c.Bootstrap = []string{"/ip4/10.0.0.1/tcp/4681/p2p/" + id, "/ip4/10.0.0.2/tcp/4681"}
+		}, `config: --bootstrap "/ip4/10.0.0.2/tcp/4681": …`},
+		{"bootstrap QUIC, private", func(c *node.Config) {
+			c.SwarmKeyFile, c.Bootstrap = "swarm.key", []string{"/ip4/10.0.0.1/udp/4681/quic-v1/p2p/" + id}
+		}, "config: --bootstrap /ip4/10.0.0.1/udp/4681/quic-v1/p2p/" + id + " is QUIC…"},
+		{"announce", func(c *node.Config) { c.Announce = []string{"x"} }, `config: --announce "x": …`},
+		{"allow-peer", func(c *node.Config) { c.AllowPeers = []string{id, "x"} }, `config: --allow-peer "x": …`},
+		{"dht-mode", func(c *node.Config) { c.DHTMode = "x" }, `config: --dht-mode "x": want server, client or auto`},
+		{"conn-low", func(c *node.Config) { c.ConnLow = -1 }, "config: --conn-low -1: may not be negative"},
+		{"conn-high", func(c *node.Config) { c.ConnLow, c.ConnHigh = 5, 3 }, "config: --conn-high 3: must be above --conn-low 5"},
+		{"reprovide-interval", func(c *node.Config) { c.ReprovideInterval = -time.Hour }, "config: --reprovide-interval -1h0m0s: may not be negative"},
+		{"lookup-timeout", func(c *node.Config) { c.LookupTimeout = -time.Second }, "config: --lookup-timeout -1s: may not be negative"},
+		{"peer-roots-max", func(c *node.Config) { c.PeerRootsMax = -1 }, "config: --peer-roots-max -1: may not be negative"},
+	}
+	field := regexp.MustCompile(`\b(Libraries|DataDir|RedisURL|APIAddr|Workers|Settle|Listen|Bootstrap|Announce|AllowPeers|DHTMode|ConnLow|ConnHigh|ReprovideInterval|LookupTimeout|PeerRootsMax)\b`)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := node.Config{Libraries: []string{lib}, DataDir: data}
+			tt.set(&c)
+			c.SetDefaults()
+			err := c.Validate()
+			if err == nil {
+				t.Fatalf("Validate = nil, want %q", tt.want)
+			}
+			got := err.Error()
+			if prefix, ok := strings.CutSuffix(tt.want, "…"); ok {
+				if !strings.HasPrefix(got, prefix) {
+					t.Errorf("Validate = %q, want it to start %q", got, prefix)
+				}
+			} else if got != tt.want {
+				t.Errorf("Validate = %q, want %q", got, tt.want)
+			}
+			if f := field.FindString(got); f != "" {
+				t.Errorf("Validate = %q names the field %s, not its flag", got, f)
+			}
+		})
+	}
+}
+
+// TestConfig_ZeroMeansDefault: 0 workers (--workers 0) is valid and means
+// one per CPU, which ingest picks; a zero reprovide interval
+// (--reprovide-interval 0) is the default 22h, not "never".
+func TestConfig_ZeroMeansDefault(t *testing.T) {
+	c := node.Config{Libraries: []string{t.TempDir()}, DataDir: t.TempDir()}
+	c.SetDefaults()
+	if err := c.Validate(); err != nil {
+		t.Fatalf("Validate = %v", err)
+	}
+	if c.Workers != 0 || c.ReprovideInterval != 22*time.Hour {
+		t.Errorf("after SetDefaults: Workers %d, ReprovideInterval %s; want 0 (one per CPU, ingest's default) and 22h", c.Workers, c.ReprovideInterval)
+	}
+}
