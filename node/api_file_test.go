@@ -2,6 +2,7 @@ package node_test
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"mime"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/metamesh/node/ingest"
 	"github.com/metamesh/node/node"
+	"github.com/metamesh/node/protocol"
 	"github.com/metamesh/node/store"
 )
 
@@ -284,5 +286,33 @@ func TestAPI_FileErrors(t *testing.T) {
 				t.Fatalf("status %d %s, want 404 with providers", resp.StatusCode, b)
 			}
 		})
+	}
+}
+
+// A CID a peer's record paired with a local file names other bytes as far
+// as this node knows: /api/file serves the file only under the CIDs the
+// node computed from its bytes.
+func TestAPI_FileOnlyUnderOwnCIDs(t *testing.T) {
+	lib, _ := filepath.EvalSymlinks(t.TempDir())
+	p := filepath.Join(lib, "Song.Beta.mp3")
+	writeOld(t, p, []byte(strings.Repeat("song ", 4000)))
+	n := startNodeWith(t, lib, nil)
+	h, err := ingest.HashFile(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := sha256.Sum256([]byte("another file's bytes"))
+	foreign, _ := protocol.SHA256CID(d[:])
+	if _, err := n.Store().MergeRecord(context.Background(), "12D3KooWPeerThatPairedIt", []string{h.SHA256, foreign.String()}, nil); err != nil {
+		t.Fatal(err)
+	}
+	resp, body := do(t, n, "GET", "/api/file/"+foreign.String(), nil)
+	if resp.StatusCode != http.StatusNotFound || !strings.Contains(string(body), h.SHA256) {
+		t.Errorf("GET /api/file/<a CID a peer paired with the file>: %d %.200s, want 404 naming the file's own CID", resp.StatusCode, body)
+	}
+	for _, c := range []string{h.Midhash, h.SHA256, h.IPFS} {
+		if resp, body := do(t, n, "GET", "/api/file/"+c, nil); resp.StatusCode != http.StatusOK || len(body) != 20000 {
+			t.Errorf("GET /api/file/<own %s>: %d, %d bytes", c, resp.StatusCode, len(body))
+		}
 	}
 }

@@ -152,12 +152,17 @@ func (b *backend) File(ctx context.Context, c string) (*api.File, error) {
 	if err != nil {
 		return nil, apiError(err, c)
 	}
-	own, err := n.st.Announced(ctx, doc.Root)
+	own, err := n.st.Own(ctx, doc.Root)
 	if err != nil {
 		return nil, apiError(err, c)
 	}
-	if !ps.Hashed || own == "" {
+	if !ps.Hashed || own.SHA256 == "" {
 		return nil, fmt.Errorf("%w: %s is not confirmed yet (only its midhash is known); retry once its full hash is done", api.ErrConflict, c)
+	}
+	// Bytes go out only under a CID this node computed from them: members
+	// peers supplied are their claims, which the node cannot vouch for.
+	if c != own.Midhash && c != own.SHA256 && c != own.IPFS {
+		return nil, fmt.Errorf("%w: %s came from peers' records of the file, not from its bytes here; this node serves it as %s", api.ErrNotFound, c, own.SHA256)
 	}
 	lib, rel, ok := n.libraryOf(p)
 	if !ok {

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -36,6 +37,8 @@ func (v Violation) String() string { return v.Key + ": " + v.Problem }
 //     in supplied:<root>) it holds at most one sha2-256 and at most one
 //     dag-pb CID, which are exactly its own digests; a root whose primary
 //     is confirmed has them;
+//   - no member peers supplied to a root (supplied:<root>) is a digest
+//     another local root computed from its own bytes;
 //   - own:, supplied:, peers:, conflicts: and inode: keys belong to
 //     indexed roots and known paths;
 //   - a root without filePath exists only because peers sent it: it is
@@ -359,6 +362,27 @@ func (c *checker) own(r RootID, fp string, fields []string) error {
 	for m := range sup {
 		if !inSet[m] {
 			c.bad(suppliedKey(r), "lists %s, which is not in the key-set", m)
+		}
+		// What peers supplied is never a digest another local root
+		// computed from its own bytes: that root's digest names its bytes.
+		holders, err := rdb.SMembers(ctx, "cidalt:"+m).Result()
+		if err != nil {
+			return err
+		}
+		if h, err := rdb.Get(ctx, cidKey(m)).Result(); err == nil {
+			holders = append(holders, h)
+		}
+		for _, h := range holders {
+			if h == string(r) {
+				continue
+			}
+			hown, err := rdb.HMGet(ctx, ownKey(RootID(h)), "mid", "sha", "ipfs").Result()
+			if err != nil {
+				return err
+			}
+			if slices.Contains(hown, any(m)) {
+				c.bad(suppliedKey(r), "lists %s, which local root %s computed from its own bytes", m, h)
+			}
 		}
 	}
 	var shas, dagpbs []string

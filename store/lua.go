@@ -126,6 +126,25 @@ local function dropmember(r, c)
     redis.call('SREM', 'cidalt:' .. c, r)
   end
 end
+-- suponly reports whether local root h holds c only because peers
+-- supplied it: not a digest of h's own bytes.
+local function suponly(h, c)
+  if redis.call('SISMEMBER', supk(h), c) == 0 or redis.call('EXISTS', fk(h, 'filePath')) == 0 then return false end
+  local own = redis.call('HMGET', ownk(h), 'mid', 'sha', 'ipfs')
+  return own[1] ~= c and own[2] ~= c and own[3] ~= c
+end
+-- ownmember adds c, a digest root r computed from its own bytes. A local
+-- root that holds c only because peers supplied it lets go of it: c names
+-- r's bytes, so what the peers paired with the other file was wrong.
+local function ownmember(r, c)
+  local holders = redis.call('SMEMBERS', 'cidalt:' .. c)
+  local h = redis.call('GET', 'cid:' .. c)
+  if h then holders[#holders + 1] = h end
+  for _, q in ipairs(holders) do
+    if q ~= r and suponly(q, c) then dropmember(q, c) end
+  end
+  return member(r, c)
+end
 local function setprimary(r, p)
   local st = redis.call('HMGET', pk(p), 'size', 'mtime')
   setf(r, 'filePath', p)
@@ -209,7 +228,7 @@ local function arrive(nr, p, size, mtime, mid, dev, ino, link)
   local cur = redis.call('HGET', pk(p), 'root')
   if cur then return {'exists', cur} end
   local h = redis.call('GET', 'cid:' .. mid)
-  if h and redis.call('EXISTS', fk(h, 'filePath')) == 1 then
+  if h and redis.call('EXISTS', fk(h, 'filePath')) == 1 and not suponly(h, mid) then
     indexpath(p, h, size, mtime, mid, dev, ino, link)
     redis.call('SADD', fk(h, 'duplicates'), p)
     return {'duplicate', h}
@@ -218,7 +237,7 @@ local function arrive(nr, p, size, mtime, mid, dev, ino, link)
   redis.call('SADD', IDX, nr)
   setprimary(nr, p)
   redis.call('HSET', ownk(nr), 'mid', mid)
-  member(nr, mid)
+  ownmember(nr, mid)
   kswhy(nr, 'mint', p)
   return {'minted', nr}
 end
@@ -295,7 +314,7 @@ confirm = function(p, size, mtime, mid, sha, ipfs, nr, nr2)
     local kind = 'confirmed'
     for _, c in ipairs(strong) do
       local h = redis.call('GET', 'cid:' .. c)
-      if h and h ~= r then
+      if h and h ~= r and not suponly(h, c) then
         local hown = redis.call('HGET', ownk(h), 'sha')
         if not hown or hown == sha then
           merge(r, h)
@@ -304,7 +323,7 @@ confirm = function(p, size, mtime, mid, sha, ipfs, nr, nr2)
         end
       end
     end
-    for _, c in ipairs(strong) do member(r, c) end
+    for _, c in ipairs(strong) do ownmember(r, c) end
     redis.call('HSET', ownk(r), 'mid', mid, 'sha', sha, 'ipfs', ipfs)
     redis.call('HSET', pk(p), 'hashed', '1')
     if kind == 'confirmed' then kswhy(r, 'confirm', p) end
@@ -326,7 +345,7 @@ confirm = function(p, size, mtime, mid, sha, ipfs, nr, nr2)
   local q = redis.call('GET', 'cid:' .. sha)
   if q then
     local qown = redis.call('HGET', ownk(q), 'sha')
-    if qown and qown ~= sha then q = nil end
+    if qown and qown ~= sha or suponly(q, sha) then q = nil end
   end
   if not q then
     q = nr
@@ -337,8 +356,8 @@ confirm = function(p, size, mtime, mid, sha, ipfs, nr, nr2)
   if redis.call('HEXISTS', ownk(q), 'sha') == 0 then
     redis.call('HSET', ownk(q), 'mid', mid, 'sha', sha, 'ipfs', ipfs)
   end
-  member(q, mid)
-  for _, c in ipairs(strong) do member(q, c) end
+  ownmember(q, mid)
+  for _, c in ipairs(strong) do ownmember(q, c) end
   kswhy(q, 'split', p)
   return {'split', q}
 end

@@ -470,3 +470,53 @@ func TestDocument_PeerFieldsPrecedence(t *testing.T) {
 		}
 	}
 }
+
+// A peer pairs a local file with another file's digests (or midhash):
+// once the node holds that other file itself, its own digests name its
+// bytes. The local root that only had them from the peer lets go of them,
+// and the new file is neither its duplicate nor merged into it.
+func TestMergeRecord_OwnDigestsTakeBackSuppliedOnes(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		record func(song, delta store.Hashes) []string
+	}{
+		{"strong digests", func(song, delta store.Hashes) []string {
+			return []string{song.SHA256, delta.SHA256, delta.IPFS}
+		}},
+		{"the midhash", func(song, delta store.Hashes) []string { return []string{song.SHA256, delta.Midhash} }},
+		{"everything", func(song, delta store.Hashes) []string {
+			return []string{song.SHA256, delta.Midhash, delta.SHA256, delta.IPFS}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := storetest.New(t)
+			songC, deltaC := content{1, 1}, content{2, 2}
+			song, delta := songC.hashes(), deltaC.hashes()
+			songRoot := ingest(t, s, stat("/l/song.mp3", 10), songC).Root
+			res := merge(t, s, peerA, tc.record(song, delta), map[string]string{"title": "joined"})
+			if res.Root != songRoot {
+				t.Fatalf("merge went to %s, want the local root %s", res.Root, songRoot)
+			}
+			o := ingest(t, s, stat("/l/delta.mkv", 20), deltaC)
+			if o.Root == songRoot {
+				t.Fatalf("the new file joined the root a peer paired it with (%s)", o.Kind)
+			}
+			for _, c := range []string{delta.Midhash, delta.SHA256, delta.IPFS} {
+				doc := resolve(t, s, c)
+				if doc.FilePath() != "/l/delta.mkv" {
+					t.Errorf("%s names %q, want the file computed to have it", c, doc.FilePath())
+				}
+			}
+			doc := must[store.Document](t)(s.Document(ctx, songRoot))
+			for _, c := range []string{delta.Midhash, delta.SHA256, delta.IPFS} {
+				if slices.Contains(doc.CIDs, c) {
+					t.Errorf("song's key-set %v still holds the other file's %s", doc.CIDs, c)
+				}
+			}
+			if got := resolve(t, s, song.SHA256).FilePath(); got != "/l/song.mp3" {
+				t.Errorf("song's own sha2-256 names %q", got)
+			}
+			mustCheck(t, s)
+		})
+	}
+}

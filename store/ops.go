@@ -299,6 +299,18 @@ func checkHashes(h Hashes) error {
 	return checkCID(h.IPFS, protocol.StrongRank)
 }
 
+// Own returns the digests the node computed from root's own bytes
+// (own:<root>): the midhash, and once the bytes are confirmed the
+// sha2-256 and IPFS CIDs; empty for a root known only from peers.
+func (s *Store) Own(ctx context.Context, root RootID) (Hashes, error) {
+	v, err := s.rdb.HMGet(ctx, ownKey(root), "mid", "sha", "ipfs").Result()
+	if err != nil {
+		return Hashes{}, fmt.Errorf("store: %w", err)
+	}
+	str := func(x any) string { c, _ := x.(string); return c }
+	return Hashes{Midhash: str(v[0]), SHA256: str(v[1]), IPFS: str(v[2])}, nil
+}
+
 // Announced returns the CID the node announces for root: the best-ranked
 // of the digests of its own confirmed bytes (own:<root>), never a member
 // supplied by peers or other writers. "" when the root's bytes are not
