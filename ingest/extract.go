@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"strings"
 
 	"github.com/gabriel-vasile/mimetype"
@@ -61,8 +62,25 @@ func (FileInfo) Extract(_ context.Context, s *Subject) (map[string]string, error
 		}
 	}
 	mt, _, _ := strings.Cut(m.String(), ";")
+	if ext, ok := videoByExtension[strings.ToLower(filepath.Ext(s.Path))]; ok && mt == "application/octet-stream" {
+		// Bytes no signature matches (a damaged or unusual container, a
+		// partial rip) under a video file's name: the name still says
+		// what the file is, so it is read as one.
+		mt = ext
+	}
 	s.MimeType, s.FileType = mt, fileType(mt)
 	return map[string]string{"mimeType": s.MimeType, "fileType": s.FileType}, nil
+}
+
+// videoByExtension maps the extensions of video files to their MIME type,
+// for bytes whose container the detector does not recognise.
+var videoByExtension = map[string]string{
+	".mkv": "video/matroska", ".mk3d": "video/matroska", ".webm": "video/webm",
+	".mp4": "video/mp4", ".m4v": "video/x-m4v", ".mov": "video/quicktime",
+	".avi": "video/x-msvideo", ".divx": "video/x-msvideo", ".wmv": "video/x-ms-wmv",
+	".mpg": "video/mpeg", ".mpeg": "video/mpeg", ".vob": "video/mpeg",
+	".ts": "video/mp2t", ".m2ts": "video/mp2t", ".mts": "video/mp2t",
+	".flv": "video/x-flv", ".ogv": "video/ogg", ".3gp": "video/3gpp",
 }
 
 func fileType(mime string) string {

@@ -301,3 +301,30 @@ func TestWatch_SymlinkTargetDeleted(t *testing.T) {
 	}
 	mustCheck(t, s)
 }
+
+// Bytes no container signature matches under a video file's name are
+// read as a video: the name gives the title, year, season and episode.
+func TestScan_UnrecognisedBytesUnderAVideoName(t *testing.T) {
+	s := storetest.New(t)
+	l := newLib(t)
+	for _, tc := range []struct {
+		rel, mime string
+		want      map[string]string
+	}{
+		{"Movies/Some.Film.2010.1080p.BluRay.x264-GRP.mkv", "video/matroska", map[string]string{"titles/eng": "Some Film", "movieYear": "2010"}},
+		{"Show.Name.S01E02.720p.mp4", "video/mp4", map[string]string{"season": "1", "episode": "2"}},
+		{"notes.txt.bin", "application/octet-stream", map[string]string{"fileType": "other"}},
+	} {
+		p := l.write(tc.rel, randBytes(t, 30000))
+		scan(t, s, l)
+		_, doc := docOf(t, s, p)
+		if doc.Fields["mimeType"] != tc.mime {
+			t.Errorf("%s: mimeType %q, want %q", tc.rel, doc.Fields["mimeType"], tc.mime)
+		}
+		for f, v := range tc.want {
+			if doc.Fields[f] != v {
+				t.Errorf("%s: %s = %q, want %q (fields %v)", tc.rel, f, doc.Fields[f], v, doc.Fields)
+			}
+		}
+	}
+}

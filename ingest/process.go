@@ -399,7 +399,7 @@ func (in *Ingester) extract(ctx context.Context, st store.PathState, path string
 // extractVersion is the version of what the extractors write; a primary
 // path extracted with an older one is extracted again on the next scan
 // (no re-hashing). Bump it whenever an extractor changes its output.
-const extractVersion = NameParserVersion
+const extractVersion = NameParserVersion + 1 // +1: a video file's name decides when its bytes are not recognised
 
 // extractedFields are the field names and prefixes the default
 // extractors write: a re-extraction drops what they no longer find, and
