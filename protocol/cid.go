@@ -30,12 +30,21 @@ func ParseStrict(s string) (cid.Cid, error) {
 // Normalize accepts any valid CID text (CIDv0 "Qm…", CIDv1 in any
 // multibase) and returns its canonical string form. CIDv0 becomes the
 // CIDv1 dag-pb CID of the same multihash.
+//
+// The canonical form is what crosses the wire and what the store keys, so
+// it must fit MaxCIDLength as well: base32 takes more characters than
+// base58 or base64, and a CID whose input fits the cap but whose canonical
+// form does not is an error wrapping both ErrInvalidCID and ErrTooLarge.
 func Normalize(s string) (string, error) {
 	c, err := decode(strings.TrimSpace(s))
 	if err != nil {
 		return "", err
 	}
-	return cid.NewCidV1(c.Type(), c.Hash()).String(), nil
+	n := cid.NewCidV1(c.Type(), c.Hash()).String()
+	if len(n) > MaxCIDLength {
+		return "", fmt.Errorf("%w %q: %w: its canonical form (CIDv1, base32 lower) is %d characters, at most %d allowed", ErrInvalidCID, clip(s), ErrTooLarge, len(n), MaxCIDLength)
+	}
+	return n, nil
 }
 
 // IsCanonicalForm reports whether s is a CID in canonical string form.

@@ -51,8 +51,9 @@ var (
 	ErrWrongPeer = errors.New("record's peer is not its signer")
 	// ErrMalformedRecord is returned for a payload that is not the record
 	// JSON: not UTF-8, not one object, a missing, unknown, repeated or
-	// wrongly typed field, an empty "cids", an empty meta key or a meta
-	// value that is not a string.
+	// wrongly typed field, an empty "cids", a meta key that is not a
+	// flat field name (empty, or with an empty "/" segment: see
+	// ValidFieldName) or a meta value that is not a string.
 	ErrMalformedRecord = errors.New("malformed record")
 	// ErrAskedCIDMissing is returned when a record does not hold the CID it
 	// was asked for (compared in canonical form).

@@ -33,7 +33,9 @@ func WriteRequest(w io.Writer, c string) error {
 // string form. It rejects a length prefix above MaxRequestCID before
 // reading the body (ErrTooLarge), a broken frame (ErrBadFrame), an empty
 // body (ErrEmptyCID), and a body that is not UTF-8 or not a valid CID
-// (ErrInvalidCID). It reads nothing past the message.
+// (ErrInvalidCID), or whose canonical form is longer than MaxRequestCID
+// (ErrInvalidCID and ErrTooLarge: no answerer could ask for it in turn).
+// It reads nothing past the message.
 func ReadRequest(r io.Reader) (string, error) {
 	body, err := readMessage(r, MaxRequestCID)
 	if err != nil {

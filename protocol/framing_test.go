@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/ipfs/go-cid"
+	"github.com/multiformats/go-multibase"
 	"github.com/multiformats/go-multihash"
 	"github.com/multiformats/go-varint"
 
@@ -232,5 +233,67 @@ func TestWriteResponse_Oversize(t *testing.T) {
 	err := protocol.WriteResponse(&buf, make([]byte, protocol.MaxRecordMessage+1))
 	if !errors.Is(err, protocol.ErrTooLarge) || buf.Len() != 0 {
 		t.Errorf("got %v and %d bytes written; want ErrTooLarge and nothing", err, buf.Len())
+	}
+}
+
+// longBase58CID returns a CID whose base58 text fits MaxCIDLength while
+// its canonical (base32) form does not: a CIDv1 with a long identity
+// multihash.
+func longBase58CID(tb testing.TB) (b58, canonical string) {
+	tb.Helper()
+	for d := 300; d < 400; d++ {
+		mh, err := multihash.Encode(bytes.Repeat([]byte{'m'}, d), protocol.CodeIdentity)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		c := cid.NewCidV1(protocol.CodeRaw, mh)
+		s, err := c.StringOfBase(multibase.Base58BTC)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if len(s) <= protocol.MaxCIDLength && len(c.String()) > protocol.MaxCIDLength {
+			return s, c.String()
+		}
+	}
+	tb.Fatal("no CID fits in base58 but not in base32")
+	return "", ""
+}
+
+// A CID whose text fits the cap but whose canonical form does not is
+// refused by Normalize (the API answers 400), so no lookup is started
+// that the request could never carry.
+func TestNormalize_CanonicalFormOverTheCap(t *testing.T) {
+	b58, canonical := longBase58CID(t)
+	t.Logf("base58 %d characters, canonical %d", len(b58), len(canonical))
+	for _, in := range []string{b58, canonical} {
+		got, err := protocol.Normalize(in)
+		if in == canonical {
+			// Over the cap as given: refused before decoding.
+			if !errors.Is(err, protocol.ErrInvalidCID) {
+				t.Errorf("Normalize(canonical) = %q, %v; want ErrInvalidCID", got, err)
+			}
+			continue
+		}
+		if got != "" || !errors.Is(err, protocol.ErrInvalidCID) || !errors.Is(err, protocol.ErrTooLarge) {
+			t.Errorf("Normalize(base58) = %q, %v; want ErrInvalidCID and ErrTooLarge", got, err)
+		}
+		if err != nil && !strings.Contains(err.Error(), "canonical form") {
+			t.Errorf("error %q does not say the canonical form is too long", err)
+		}
+	}
+	if _, err := protocol.Inspect(b58); err == nil {
+		t.Error("Inspect accepted it")
+	}
+	var buf bytes.Buffer
+	if err := protocol.WriteRequest(&buf, b58); err == nil || buf.Len() != 0 {
+		t.Errorf("WriteRequest = %v, wrote %d bytes", err, buf.Len())
+	}
+	if got, err := protocol.ReadRequest(bytes.NewReader(message(uint64(len(b58)), b58))); !errors.Is(err, protocol.ErrInvalidCID) {
+		t.Errorf("ReadRequest = %q, %v; want ErrInvalidCID", got, err)
+	}
+	// The longest canonical form still normalises.
+	c512 := cidOfLength(t, protocol.MaxCIDLength)
+	if got, err := protocol.Normalize(c512); err != nil || got != c512 {
+		t.Errorf("Normalize(512 characters) = %q, %v", got, err)
 	}
 }

@@ -108,8 +108,8 @@ func ShareableKey(key string) bool {
 // and de-duplicated, and CID is set to their canonical. An invalid CID, none
 // at all or more than MaxRecordCIDs distinct ones is an error.
 //
-// meta is filtered, never rejected: entries whose key fails ShareableKey,
-// is empty, or is longer than MaxMetaKey, whose value is longer than
+// meta is filtered, never rejected: entries whose key fails ShareableKey
+// or ValidFieldName, or is longer than MaxMetaKey, whose value is longer than
 // MaxMetaValue, and entries that are not valid UTF-8 are dropped; past
 // MaxRecordMeta entries only the first by key order are kept. The message
 // cap is checked by SealRecord, which sees the signed size.
@@ -169,6 +169,16 @@ func shareable(meta map[string]string) map[string]string {
 	return out
 }
 
+// ValidFieldName reports whether f is a flat field name: one or more
+// non-empty segments separated by "/" (so not empty, no leading or
+// trailing "/", no "//"). It is the shape the store demands of every field
+// name (store.ValidField, which also refuses the schema's own names); a
+// meta key that fails it is refused on the wire, as the store could never
+// keep it.
+func ValidFieldName(f string) bool {
+	return f != "" && !strings.HasPrefix(f, "/") && !strings.HasSuffix(f, "/") && !strings.Contains(f, "//")
+}
+
 // metaProblem says why one meta entry may not be in a record, or returns nil.
 func metaProblem(k, v string) error {
 	switch {
@@ -177,11 +187,13 @@ func metaProblem(k, v string) error {
 	case len(k) > MaxMetaKey:
 		return fmt.Errorf("%w: meta key of %d bytes, at most %d", ErrTooLarge, len(k), MaxMetaKey)
 	case len(v) > MaxMetaValue:
-		return fmt.Errorf("%w: meta value of %q is %d bytes, at most %d", ErrTooLarge, k, len(v), MaxMetaValue)
+		return fmt.Errorf("%w: meta value of %q is %d bytes, at most %d", ErrTooLarge, clip(k), len(v), MaxMetaValue)
 	case !utf8.ValidString(k) || !utf8.ValidString(v):
-		return fmt.Errorf("%w: meta entry %q is not UTF-8", ErrMalformedRecord, k)
+		return fmt.Errorf("%w: meta entry %q is not UTF-8", ErrMalformedRecord, clip(k))
+	case !ValidFieldName(k):
+		return fmt.Errorf("%w: meta key %q has an empty segment (a leading or trailing \"/\", or \"//\")", ErrMalformedRecord, clip(k))
 	case !ShareableKey(k):
-		return fmt.Errorf("%w: %q", ErrForbiddenMeta, k)
+		return fmt.Errorf("%w: %q", ErrForbiddenMeta, clip(k))
 	}
 	return nil
 }
@@ -190,8 +202,8 @@ func metaProblem(k, v string) error {
 // the checks that need the envelope and the question): at least one CID and
 // at most MaxRecordCIDs, each in canonical string form; CIDs strictly
 // increasing; CID = Canonical(CIDs); at most MaxRecordMeta meta entries,
-// each non-empty, UTF-8, within MaxMetaKey and MaxMetaValue, and
-// shareable; a valid Peer; a non-zero Time with a year from 1 to 9999.
+// each UTF-8, within MaxMetaKey and MaxMetaValue, its key a flat field
+// name (ValidFieldName) and shareable; a valid Peer; a non-zero Time with a year from 1 to 9999.
 // It returns the first problem, wrapping its sentinel.
 func (r Record) Validate() error {
 	switch {
