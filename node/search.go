@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -251,7 +252,8 @@ func (ss *searchService) sealed(ctx context.Context, req protocol.SearchRequest)
 }
 
 // ask sends one search to peer p and verifies the answer (signature,
-// payload type, signer = p, every hit valid, caps).
+// payload type, signer = p, no more hits than req.Limit, every hit valid,
+// caps).
 func (ss *searchService) ask(ctx context.Context, p peer.ID, req protocol.SearchRequest) ([]protocol.SearchHit, error) {
 	s, err := ss.h.NewStream(ctx, p, libp2pproto.ID(protocol.SearchProtocolID))
 	if err != nil {
@@ -276,7 +278,7 @@ func (ss *searchService) ask(ctx context.Context, p peer.ID, req protocol.Search
 		return nil, fmt.Errorf("search answer from %s: %w", p, err)
 	}
 	s.Close()
-	hits, err := protocol.OpenSearch(env, p)
+	hits, err := protocol.OpenSearch(env, p, req.Limit)
 	if err != nil {
 		return nil, fmt.Errorf("search answer from %s: %w", p, err)
 	}
@@ -333,7 +335,9 @@ func (ss *searchService) fanOut(ctx context.Context, req protocol.SearchRequest)
 
 // search is the node's answer to GET /api/search: the local page, then,
 // federated and on the first page, peers' hits not already shown,
-// attributed to every peer that sent them.
+// attributed to every peer that sent them. Peers' new hits are at most
+// limit in all, taken in turns (every peer's first hit, then every peer's
+// second, …, peers by ID), so no one peer's answer fills the page.
 func (ss *searchService) search(ctx context.Context, q string, limit int, cursor string, federated bool) (api.SearchResult, error) {
 	var res api.SearchResult
 	lctx, cancel := context.WithTimeout(ctx, requestTimeout)
@@ -373,22 +377,38 @@ func (ss *searchService) search(ctx context.Context, q string, limit int, cursor
 	if err := req.Validate(); err != nil {
 		return res, fmt.Errorf("%w: %v", api.ErrBadRequest, err)
 	}
+	answers := ss.fanOut(ctx, req)
 	res.Peers = []string{}
-	for _, ph := range ss.fanOut(ctx, req) {
+	longest := 0
+	for _, ph := range answers {
 		res.Peers = append(res.Peers, ph.peer.String())
-		for _, h := range ph.hits {
+		longest = max(longest, len(ph.hits))
+	}
+	added := 0
+	for i := range longest {
+		for _, ph := range answers {
+			if i >= len(ph.hits) {
+				continue
+			}
+			h, from := ph.hits[i], ph.peer.String()
 			if m, ok := seen[h.CID]; ok {
 				if ps, ok := m["peers"].([]string); ok {
-					m["peers"] = append(ps, ph.peer.String())
-				} else if src, _ := m["source"].(string); src != "local" && src != ph.peer.String() {
-					m["peers"] = []string{src, ph.peer.String()}
+					if !slices.Contains(ps, from) {
+						m["peers"] = append(ps, from)
+					}
+				} else if src, _ := m["source"].(string); src != "local" && src != from {
+					m["peers"] = []string{src, from}
 				}
 				continue
 			}
+			if added == limit {
+				continue
+			}
 			m := map[string]any{"cid": h.CID, "title": h.Title, "size": h.Size, "fileType": h.FileType, "cids": h.CIDs,
-				"source": ph.peer.String(), "peers": []string{ph.peer.String()}}
+				"source": from, "peers": []string{from}}
 			res.Hits = append(res.Hits, m)
 			seen[h.CID] = m
+			added++
 		}
 	}
 	return res, nil

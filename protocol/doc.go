@@ -48,7 +48,8 @@
 // Request body: the asked CID as UTF-8 text, 1 to MaxRequestCID (512)
 // bytes. Any valid CID form is accepted (CIDv0 "Qm…", CIDv1 in any
 // multibase); this implementation sends the canonical form (CIDv1,
-// base32 lower, "b…"). Example, asking for a 59-character CID:
+// base32 lower, "b…"), and never asks for a CID whose canonical form is
+// longer than 512 bytes (Normalize refuses it). Example, asking for a 59-character CID:
 //
 //	3b 62 61 66 79 62 65 69 …    0x3b = 59, then "bafybei…"
 //
@@ -77,8 +78,10 @@
 //	 "cids": [every member of the file's key-set, canonical string form,
 //	          sorted by byte value, no repeats, 1 to MaxRecordCIDs (256)],
 //	 "meta": {flat shareable fields: string keys of 1 to MaxMetaKey (512)
-//	          bytes, string values of at most MaxMetaValue (64 KiB), at most
-//	          MaxRecordMeta (4096) entries, no repeated key},
+//	          bytes made of non-empty segments separated by "/" (no
+//	          leading or trailing "/", no "//"), string values of at most
+//	          MaxMetaValue (64 KiB), at most MaxRecordMeta (4096) entries,
+//	          no repeated key},
 //	 "peer": the producer's peer ID in base58 ("12D3KooW…"), the signer,
 //	 "time": when it was produced, RFC 3339 ("2025-03-14T15:09:26Z";
 //	         a fraction of a second and any offset are accepted)}
@@ -104,12 +107,14 @@
 //
 // One request, one response, framed like the record protocol's messages
 // (unsigned-varint length, then the body). Request body: UTF-8 JSON
-// {"q": text of 1 to 256 bytes, "limit": 1 to 100}, at most
-// MaxSearchRequest (4 KiB); no other fields. Response body: a signed
+// {"q": text of 1 to 256 bytes, "limit": an integer, 1 to 100}, at most
+// MaxSearchRequest (4 KiB); exactly these two fields, each once, names
+// case-sensitive, no others, nothing after the object (a request that
+// breaks any of this gets the stream reset). Response body: a signed
 // envelope as for records, at most MaxSearchMessage (1 MiB), but with
 // domain "metamesh-search" (SearchDomain) and payload type the 22 bytes
-// "/metamesh/search/1.0.0"; its payload is a JSON list of at most 100
-// hits, each exactly
+// "/metamesh/search/1.0.0"; its payload is a JSON list of at most the
+// request's limit of hits, each exactly
 //
 //	{"cid": Canonical(cids), "title": ≤ 1024 bytes, "size": bytes ≥ 0,
 //	 "fileType": ≤ 64 bytes, "cids": [canonical form, sorted, no repeats,
@@ -118,6 +123,7 @@
 // An answerer lists only files it holds itself (never what peers told it,
 // never paths). A receiver accepts an answer only if (OpenSearch) the
 // signature verifies for the domain, the payload type matches, the signer
-// is the peer at the other end of the stream, and every hit is valid;
-// otherwise the whole answer is dropped.
+// is the peer at the other end of the stream, it holds no more hits than
+// the request's limit, and every hit is valid; otherwise the whole answer
+// is dropped.
 package protocol

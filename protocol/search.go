@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"unicode/utf8"
 
 	"github.com/libp2p/go-libp2p/core/crypto"
@@ -31,7 +32,8 @@ const (
 	MaxSearchRequest = 4 << 10
 	// MaxSearchQuery bounds the query text, in bytes.
 	MaxSearchQuery = 256
-	// MaxSearchHits bounds the hits of one answer (and a request's limit).
+	// MaxSearchHits bounds a request's limit, and so the hits of one
+	// answer (an answer holds at most the request's limit).
 	MaxSearchHits = 100
 	// MaxSearchMessage bounds a response body (the envelope), in bytes.
 	MaxSearchMessage = 1 << 20
@@ -43,8 +45,10 @@ const (
 // Sentinel errors of the search protocol (with ErrTooLarge, ErrBadFrame,
 // ErrBadEnvelope, ErrBadSignature, ErrWrongSigner and the CID errors).
 var (
-	// ErrBadSearchRequest: a request body that is not {"q", "limit"} with
-	// a non-empty UTF-8 query and a limit of 1..MaxSearchHits.
+	// ErrBadSearchRequest: a request body that is not valid UTF-8 holding
+	// exactly {"q", "limit"} (each once, names case-sensitive, no other
+	// field) with a query of 1..MaxSearchQuery bytes and an integer limit
+	// of 1..MaxSearchHits.
 	ErrBadSearchRequest = errors.New("malformed search request")
 	// ErrMalformedHits: a search payload that is not a JSON list of valid
 	// hits.
@@ -87,24 +91,88 @@ func WriteSearchRequest(w io.Writer, r SearchRequest) error {
 }
 
 // ReadSearchRequest reads one request of at most MaxSearchRequest bytes
-// (a longer prefix is ErrTooLarge before anything else is read) and
-// validates it. Unknown fields are rejected.
+// (a longer prefix is ErrTooLarge before anything else is read), decodes
+// it strictly and validates it. The body must be valid UTF-8 holding one
+// JSON object with exactly the fields "q" (a string) and "limit" (an
+// integer), each once, names case-sensitive, and nothing after it: as for
+// records (decodeWire), encoding/json alone would match names
+// case-insensitively, let a repeated field win silently and turn invalid
+// UTF-8 into U+FFFD. Anything else is ErrBadSearchRequest.
 func ReadSearchRequest(r io.Reader) (SearchRequest, error) {
 	body, err := readMessage(r, MaxSearchRequest)
 	if err != nil {
 		return SearchRequest{}, fmt.Errorf("read search request: %w", err)
 	}
-	var req SearchRequest
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil {
-		return SearchRequest{}, fmt.Errorf("read search request: %w: %v", ErrBadSearchRequest, err)
-	}
-	if dec.More() {
-		return SearchRequest{}, fmt.Errorf("read search request: %w: data after the object", ErrBadSearchRequest)
+	req, err := decodeSearchRequest(body)
+	if err != nil {
+		return SearchRequest{}, fmt.Errorf("read search request: %w", err)
 	}
 	if err := req.Validate(); err != nil {
 		return SearchRequest{}, fmt.Errorf("read search request: %w", err)
+	}
+	return req, nil
+}
+
+// decodeSearchRequest reads a request body token by token.
+func decodeSearchRequest(body []byte) (SearchRequest, error) {
+	var req SearchRequest
+	bad := func(format string, a ...any) error {
+		return fmt.Errorf("%w: %s", ErrBadSearchRequest, fmt.Sprintf(format, a...))
+	}
+	if !utf8.Valid(body) {
+		return req, bad("not UTF-8")
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return req, bad("not a JSON object")
+	}
+	seen := make(map[string]bool, 2)
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return req, bad("%v", err)
+		}
+		key, _ := tok.(string) // an object's keys are strings
+		if seen[key] {
+			return req, bad("field %q appears twice", clip(key))
+		}
+		seen[key] = true
+		tok, err = dec.Token()
+		if err != nil {
+			return req, bad("%v", err)
+		}
+		switch key {
+		case "q":
+			q, ok := tok.(string)
+			if !ok {
+				return req, bad("q is not a string")
+			}
+			req.Q = q
+		case "limit":
+			n, ok := tok.(json.Number)
+			if !ok {
+				return req, bad("limit is not a number")
+			}
+			l, err := strconv.ParseInt(string(n), 10, 32)
+			if err != nil {
+				return req, bad("limit %q is not an integer of 1..%d", clip(string(n)), MaxSearchHits)
+			}
+			req.Limit = int(l)
+		default:
+			return req, bad("unknown field %q", clip(key))
+		}
+	}
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('}') {
+		return req, bad("not a JSON object")
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return req, bad("data after the object")
+	}
+	for _, f := range []string{"q", "limit"} {
+		if !seen[f] {
+			return req, bad("field %q is missing", f)
+		}
 	}
 	return req, nil
 }
@@ -226,15 +294,17 @@ func SealSearch(hits []SearchHit, key crypto.PrivKey) ([]byte, error) {
 	return out, nil
 }
 
-// OpenSearch verifies a response body received from peer from and returns
-// its hits. It checks: the size cap (ErrTooLarge); the envelope
-// (ErrBadEnvelope) and its signature for SearchDomain (ErrBadSignature);
-// the payload type (ErrWrongSearchPayloadType); the signer is from
-// (ErrWrongSigner); the payload is a JSON list of at most MaxSearchHits
-// hits with the fields cid, title, size, fileType, cids and no others
-// (ErrMalformedHits, ErrTooLarge), each valid (SearchHit.Validate). On
-// error no hit is returned.
-func OpenSearch(envelope []byte, from peer.ID) ([]SearchHit, error) {
+// OpenSearch verifies a response body received from peer from, the answer
+// to a request whose limit was limit, and returns its hits. It checks: the
+// size cap (ErrTooLarge); the envelope (ErrBadEnvelope) and its signature
+// for SearchDomain (ErrBadSignature); the payload type
+// (ErrWrongSearchPayloadType); the signer is from (ErrWrongSigner); the
+// payload is a JSON list of at most limit hits (ErrTooLarge: a peer that
+// answers more than it was asked for is not trusted for any of them; a
+// limit outside 1..MaxSearchHits counts as MaxSearchHits) with the fields
+// cid, title, size, fileType, cids and no others (ErrMalformedHits), each
+// valid (SearchHit.Validate). On error no hit is returned.
+func OpenSearch(envelope []byte, from peer.ID, limit int) ([]SearchHit, error) {
 	if len(envelope) > MaxSearchMessage {
 		return nil, fmt.Errorf("open search: %w: envelope of %d bytes, at most %d", ErrTooLarge, len(envelope), MaxSearchMessage)
 	}
@@ -260,8 +330,11 @@ func OpenSearch(envelope []byte, from peer.ID) ([]SearchHit, error) {
 	if err := json.Unmarshal(payload, &raw); err != nil {
 		return nil, fmt.Errorf("open search: %w: %v", ErrMalformedHits, err)
 	}
-	if len(raw) > MaxSearchHits {
-		return nil, fmt.Errorf("open search: %w: %d hits, at most %d", ErrTooLarge, len(raw), MaxSearchHits)
+	if limit < 1 || limit > MaxSearchHits {
+		limit = MaxSearchHits
+	}
+	if len(raw) > limit {
+		return nil, fmt.Errorf("open search: %w: %d hits, asked for at most %d", ErrTooLarge, len(raw), limit)
 	}
 	hits := make([]SearchHit, 0, len(raw))
 	for _, m := range raw {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/libp2p/go-libp2p/core/crypto"
 	"github.com/libp2p/go-libp2p/core/record"
+	"github.com/multiformats/go-varint"
 
 	"github.com/metamesh/node/protocol"
 )
@@ -51,7 +52,7 @@ func TestSearch_SealOpenRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := protocol.OpenSearch(env, fx.id)
+	got, err := protocol.OpenSearch(env, fx.id, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +63,7 @@ func TestSearch_SealOpenRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, err := protocol.OpenSearch(empty, fx.id); err != nil || len(got) != 0 {
+	if got, err := protocol.OpenSearch(empty, fx.id, 1); err != nil || len(got) != 0 {
 		t.Errorf("empty answer: %v, %v", got, err)
 	}
 }
@@ -105,7 +106,7 @@ func TestOpenSearch_Hostile(t *testing.T) {
 		{"negative size", seal(t, fx.key, protocol.SearchDomain, protocol.SearchProtocolID, hit(func(m map[string]any) { m["size"] = -1 })), protocol.ErrMalformedHits},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := protocol.OpenSearch(tc.env, fx.id)
+			got, err := protocol.OpenSearch(tc.env, fx.id, protocol.MaxSearchHits)
 			if !errors.Is(err, tc.want) {
 				t.Errorf("err = %v, want %v", err, tc.want)
 			}
@@ -162,20 +163,147 @@ func FuzzOpenSearch(f *testing.F) {
 	f.Add([]byte{})
 	f.Add([]byte("garbage"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		hits, err := protocol.OpenSearch(data, fx.id)
+		hits, err := protocol.OpenSearch(data, fx.id, 2)
 		if err != nil {
 			if hits != nil {
 				t.Fatalf("hits with error %v", err)
 			}
 			return
 		}
-		if len(hits) > protocol.MaxSearchHits {
-			t.Fatalf("%d hits accepted", len(hits))
+		if len(hits) > 2 {
+			t.Fatalf("%d hits accepted for a limit of 2", len(hits))
 		}
 		for _, h := range hits {
 			if err := h.Validate(); err != nil {
 				t.Fatalf("invalid hit accepted: %v", err)
 			}
+		}
+	})
+}
+
+// A request is read as strictly as a record: what one implementation
+// accepts, every other must too.
+func TestReadSearchRequest_Strict(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		body string
+		want *protocol.SearchRequest // nil: rejected
+	}{
+		{"exact", `{"q":"alpha","limit":5}`, &protocol.SearchRequest{Q: "alpha", Limit: 5}},
+		{"fields in the other order", `{"limit":5,"q":"alpha"}`, &protocol.SearchRequest{Q: "alpha", Limit: 5}},
+		{"whitespace", " {\n \"q\" : \"alpha\" , \"limit\" : 5 }\n", &protocol.SearchRequest{Q: "alpha", Limit: 5}},
+		{"escaped UTF-8", `{"q":"am\u00e9lie","limit":1}`, &protocol.SearchRequest{Q: "amélie", Limit: 1}},
+		{"raw UTF-8", `{"q":"amélie","limit":100}`, &protocol.SearchRequest{Q: "amélie", Limit: 100}},
+		{"upper-case names", `{"Q":"alpha","LIMIT":5}`, nil},
+		{"mixed-case name", `{"q":"alpha","Limit":5}`, nil},
+		{"duplicate q", `{"q":"alpha","q":"beta","limit":5}`, nil},
+		{"duplicate limit", `{"q":"alpha","limit":5,"limit":6}`, nil},
+		{"duplicate q, other case", `{"q":"alpha","Q":"beta","limit":5}`, nil},
+		{"invalid UTF-8 in q", "{\"q\":\"al\xffpha\",\"limit\":5}", nil},
+		{"invalid UTF-8 outside q", "{\"q\":\"alpha\",\"limit\":5}\xff", nil},
+		{"unknown field", `{"q":"alpha","limit":5,"cursor":"x"}`, nil},
+		{"empty field name", `{"q":"alpha","limit":5,"":1}`, nil},
+		{"missing limit", `{"q":"alpha"}`, nil},
+		{"missing q", `{"limit":5}`, nil},
+		{"null q", `{"q":null,"limit":5}`, nil},
+		{"null limit", `{"q":"alpha","limit":null}`, nil},
+		{"q a number", `{"q":1,"limit":5}`, nil},
+		{"limit a string", `{"q":"alpha","limit":"5"}`, nil},
+		{"limit a fraction", `{"q":"alpha","limit":5.0}`, nil},
+		{"limit in exponent form", `{"q":"alpha","limit":5e0}`, nil},
+		{"limit negative", `{"q":"alpha","limit":-5}`, nil},
+		{"limit huge", `{"q":"alpha","limit":99999999999999999999}`, nil},
+		{"limit a bool", `{"q":"alpha","limit":true}`, nil},
+		{"q an object", `{"q":{"x":1},"limit":5}`, nil},
+		{"a list", `[{"q":"alpha","limit":5}]`, nil},
+		{"null", `null`, nil},
+		{"two objects", `{"q":"alpha","limit":5}{"q":"alpha","limit":5}`, nil},
+		{"trailing garbage", `{"q":"alpha","limit":5}x`, nil},
+		{"unterminated", `{"q":"alpha","limit":5`, nil},
+		{"empty body", ``, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := protocol.ReadSearchRequest(bytes.NewReader(message(uint64(len(tc.body)), tc.body)))
+			if tc.want == nil {
+				if !errors.Is(err, protocol.ErrBadSearchRequest) {
+					t.Errorf("ReadSearchRequest(%q) = %+v, %v; want ErrBadSearchRequest", tc.body, got, err)
+				}
+				return
+			}
+			if err != nil || got != *tc.want {
+				t.Errorf("ReadSearchRequest(%q) = %+v, %v; want %+v", tc.body, got, err, *tc.want)
+			}
+		})
+	}
+}
+
+// An answer holding more hits than the request asked for is dropped
+// whole, however valid each hit is.
+func TestOpenSearch_MoreHitsThanAsked(t *testing.T) {
+	fx := fixedFixture(t)
+	var hits []protocol.SearchHit
+	for _, cids := range [][]string{{fx.pb}, {fx.sha}, {fx.mid}} {
+		h, err := protocol.NewSearchHit(cids, "x", 1, "video")
+		if err != nil {
+			t.Fatal(err)
+		}
+		hits = append(hits, h)
+	}
+	env, err := protocol.SealSearch(hits, fx.key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for limit, ok := range map[int]bool{1: false, 2: false, 3: true, 4: true, protocol.MaxSearchHits: true} {
+		got, err := protocol.OpenSearch(env, fx.id, limit)
+		switch {
+		case ok && (err != nil || len(got) != 3):
+			t.Errorf("limit %d: %d hits, %v; want all 3", limit, len(got), err)
+		case !ok && (!errors.Is(err, protocol.ErrTooLarge) || got != nil):
+			t.Errorf("limit %d: %d hits, %v; want ErrTooLarge and none", limit, len(got), err)
+		}
+	}
+}
+
+func FuzzReadSearchRequest(f *testing.F) {
+	for _, body := range []string{
+		`{"q":"alpha","limit":5}`, `{"limit":100,"q":"amélie"}`, `{"Q":"alpha","LIMIT":5}`,
+		`{"q":"a","q":"b","limit":1}`, "{\"q\":\"\xff\",\"limit\":1}", `{"q":"a","limit":1.0}`,
+		`{"q":"a\ud800","limit":1}`, `{"q":"a","limit":1} `, `[]`, ``,
+	} {
+		f.Add(message(uint64(len(body)), body))
+	}
+	f.Add([]byte{0xff, 0xff})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		got, err := protocol.ReadSearchRequest(bytes.NewReader(data))
+		if err != nil {
+			if got != (protocol.SearchRequest{}) {
+				t.Fatalf("request %+v with error %v", got, err)
+			}
+			return
+		}
+		if err := got.Validate(); err != nil {
+			t.Fatalf("accepted an invalid request %+v: %v", got, err)
+		}
+		// What was accepted is what encoding/json reads too (so no
+		// second reading of the same bytes differs), and it writes and
+		// reads back unchanged.
+		n, k, err := varint.FromUvarint(data)
+		if err != nil {
+			t.Fatalf("accepted a request without a valid length prefix: %v", err)
+		}
+		var std protocol.SearchRequest
+		dec := json.NewDecoder(bytes.NewReader(data[k : k+int(n)]))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&std); err != nil || std != got {
+			t.Fatalf("accepted %+v, encoding/json reads %+v, %v", got, std, err)
+		}
+		var buf bytes.Buffer
+		if err := protocol.WriteSearchRequest(&buf, got); err != nil {
+			t.Fatalf("WriteSearchRequest(%+v): %v", got, err)
+		}
+		again, err := protocol.ReadSearchRequest(&buf)
+		if err != nil || again != got {
+			t.Fatalf("round trip of %+v: %+v, %v", got, again, err)
 		}
 	})
 }
