@@ -107,35 +107,23 @@ func (in *Ingester) loop(ctx context.Context, ls *loopState, watching bool) {
 		case <-pollC:
 			in.requestRescan()
 		case <-scanEnd:
+			// The scan's last marks may still sit in the channel's buffer:
+			// take them first, or the loop could report idle without them.
+			for drained := false; !drained; {
+				select {
+				case ms := <-in.marks:
+					in.onMarks(ls, ms)
+				default:
+					drained = true
+				}
+			}
 			ls.scanning = false
 			if ls.rescanQ {
 				ls.rescanQ = false
 				in.requestRescan()
 			}
 		case ms := <-in.marks:
-			now := time.Now()
-			var batch []job
-			for _, m := range ms {
-				if m.scan {
-					ls.scanOpen++
-				}
-				switch {
-				case m.settled && m.scan && !ls.inflight[m.path]:
-					ls.inflight[m.path] = true // a batch may not hold a path twice
-					batch = append(batch, job{kind: jobFile, path: m.path, fromScan: true, size: m.size, stat: m.stat})
-					if len(batch) == batchSize {
-						in.dispatch(ls, job{kind: jobBatch, items: batch})
-						batch = nil
-					}
-				case m.settled && !ls.inflight[m.path]:
-					in.dispatch(ls, job{kind: jobFile, path: m.path, fromScan: m.scan, size: m.size})
-				default:
-					in.touch(ls, m.path, now, m.scan, m.size)
-				}
-			}
-			if len(batch) > 0 {
-				in.dispatch(ls, job{kind: jobBatch, items: batch})
-			}
+			in.onMarks(ls, ms)
 		case r := <-in.finished:
 			in.finish(ls, r, time.Now())
 		case <-tick.C:
@@ -163,6 +151,35 @@ func (in *Ingester) loop(ctx context.Context, ls *loopState, watching bool) {
 			}
 			ls.idleWait = nil
 		}
+	}
+}
+
+// onMarks takes paths from a scan or a worker: settled scan paths go to
+// the workers in batches, other settled paths one by one, the rest wait
+// to settle.
+func (in *Ingester) onMarks(ls *loopState, ms []mark) {
+	now := time.Now()
+	var batch []job
+	for _, m := range ms {
+		if m.scan {
+			ls.scanOpen++
+		}
+		switch {
+		case m.settled && m.scan && !ls.inflight[m.path]:
+			ls.inflight[m.path] = true // a batch may not hold a path twice
+			batch = append(batch, job{kind: jobFile, path: m.path, fromScan: true, size: m.size, stat: m.stat})
+			if len(batch) == batchSize {
+				in.dispatch(ls, job{kind: jobBatch, items: batch})
+				batch = nil
+			}
+		case m.settled && !ls.inflight[m.path]:
+			in.dispatch(ls, job{kind: jobFile, path: m.path, fromScan: m.scan, size: m.size})
+		default:
+			in.touch(ls, m.path, now, m.scan, m.size)
+		}
+	}
+	if len(batch) > 0 {
+		in.dispatch(ls, job{kind: jobBatch, items: batch})
 	}
 }
 
