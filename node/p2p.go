@@ -23,6 +23,7 @@ import (
 	"github.com/libp2p/go-libp2p/core/network"
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/libp2p/go-libp2p/core/pnet"
+	libp2pproto "github.com/libp2p/go-libp2p/core/protocol"
 	rcmgr "github.com/libp2p/go-libp2p/p2p/host/resource-manager"
 	yamux "github.com/libp2p/go-libp2p/p2p/muxer/yamux"
 	bconnmgr "github.com/libp2p/go-libp2p/p2p/net/connmgr"
@@ -31,6 +32,8 @@ import (
 	"github.com/libp2p/go-libp2p/p2p/transport/quicreuse"
 	tcp "github.com/libp2p/go-libp2p/p2p/transport/tcp"
 	ma "github.com/multiformats/go-multiaddr"
+
+	"github.com/metamesh/node/protocol"
 )
 
 // DHTPrefix makes the node's DHT a MetaMesh network (/metamesh/kad/1.0.0),
@@ -128,6 +131,7 @@ func startP2P(ctx context.Context, cfg Config, key crypto.PrivKey, log *slog.Log
 	// watermark, so trimming, not the resource manager, keeps the count.
 	conns := rcmgr.LimitVal(cfg.ConnHigh * 2)
 	base.System.Conns, base.System.ConnsInbound, base.System.ConnsOutbound = conns, conns, conns
+	protocolStreamLimits(&base, scaled)
 	rm, err := rcmgr.NewResourceManager(rcmgr.NewFixedLimiter(base.Build(scaled)))
 	if err != nil {
 		return nil, fmt.Errorf("p2p: resource manager: %w", err)
@@ -252,6 +256,50 @@ func startP2P(ctx context.Context, cfg Config, key crypto.PrivKey, log *slog.Log
 		go p.bootstrapLoop(bctx)
 	}
 	return p, nil
+}
+
+// Resource-manager limits of the record and search protocols, each on its
+// own: a flood of inbound streams on them (many peers, each holding as
+// many as the node lets one peer hold) is refused by the resource manager
+// once a protocol holds its share, and never takes the streams the DHT,
+// identify and ping need.
+const (
+	// protocolInboundStreams bounds the inbound streams of one of the two
+	// protocols from all peers together (at most a quarter of the
+	// system's inbound streams on a small machine).
+	protocolInboundStreams = 256
+	// protocolPeerInboundStreams bounds one peer's inbound streams of one
+	// of them: above maxInboundPerPeer, which the node enforces itself
+	// (resetting, and logging, the extra streams), so the resource
+	// manager is only a backstop per peer.
+	protocolPeerInboundStreams = 2 * maxInboundPerPeer
+)
+
+// appProtocols are the node's own request/answer protocols.
+var appProtocols = []libp2pproto.ID{protocol.RecordProtocolID, protocol.SearchProtocolID}
+
+// protocolStreamLimits gives each of appProtocols its own inbound stream
+// limits, in base, below the system's total and above one peer's share.
+func protocolStreamLimits(base *rcmgr.PartialLimitConfig, scaled rcmgr.ConcreteLimitConfig) {
+	sys := scaled.ToPartialLimitConfig().System.StreamsInbound
+	inbound := rcmgr.LimitVal(protocolInboundStreams)
+	if sys > 0 && inbound > sys/4 {
+		inbound = max(sys/4, 2*protocolPeerInboundStreams)
+	}
+	if base.Protocol == nil {
+		base.Protocol = map[libp2pproto.ID]rcmgr.ResourceLimits{}
+	}
+	if base.ProtocolPeer == nil {
+		base.ProtocolPeer = map[libp2pproto.ID]rcmgr.ResourceLimits{}
+	}
+	for _, id := range appProtocols {
+		pl := base.Protocol[id]
+		pl.StreamsInbound = inbound
+		base.Protocol[id] = pl
+		pp := base.ProtocolPeer[id]
+		pp.StreamsInbound = protocolPeerInboundStreams
+		base.ProtocolPeer[id] = pp
+	}
 }
 
 // bootstrapLoop keeps the node connected to its bootstrap peers: whenever

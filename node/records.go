@@ -23,6 +23,11 @@ import (
 const (
 	// recordStreamTimeout bounds a whole record exchange, both ways.
 	recordStreamTimeout = 10 * time.Second
+	// requestReadTimeout bounds the reading of an inbound request (of
+	// either protocol): a request is a few hundred bytes at most, so a peer
+	// that trickles one does not hold the stream for the whole exchange's
+	// deadline. The rest of that deadline is for the answer.
+	requestReadTimeout = 2 * time.Second
 	// maxInboundPerPeer bounds the record streams one peer may have open
 	// at once; more are reset at once.
 	maxInboundPerPeer = 8
@@ -65,9 +70,10 @@ func (rs *recordService) handle(s network.Stream) {
 var errBadRequest = errors.New("bad request")
 
 // serveStream runs one inbound exchange of a request/answer protocol: at
-// most maxInboundPerPeer open per peer, a deadline on the whole exchange,
-// Reset on any error and Close on success. answer reads the request and
-// returns the response body (nil: "not here").
+// most maxInboundPerPeer open per peer, requestReadTimeout to read the
+// request, a deadline on the whole exchange for the answer, Reset on any
+// error and Close on success. answer reads the request and returns the
+// response body (nil: "not here").
 func serveStream(s network.Stream, limit *peerLimit, timeout time.Duration, log *slog.Logger, what string, answer func(*bufio.Reader) ([]byte, error)) {
 	from := s.Conn().RemotePeer()
 	if !limit.enter(from) {
@@ -76,7 +82,9 @@ func serveStream(s network.Stream, limit *peerLimit, timeout time.Duration, log 
 		return
 	}
 	defer limit.leave(from)
-	_ = s.SetDeadline(time.Now().Add(timeout))
+	start := time.Now()
+	_ = s.SetReadDeadline(start.Add(min(requestReadTimeout, timeout)))
+	_ = s.SetWriteDeadline(start.Add(timeout))
 	body, err := answer(bufio.NewReader(s))
 	if err != nil {
 		lvl := slog.LevelWarn

@@ -7,6 +7,9 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"net/url"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -131,6 +134,11 @@ func TestHostilePeers_Records(t *testing.T) {
 			}
 			write(s, sealRaw(t, key, honest(key, cids, wrong)))
 		}},
+		{"meta key the store cannot keep", func(t *testing.T, s network.Stream, key crypto.PrivKey, asked string) {
+			rec := honest(key, []string{asked}, asked)
+			rec["meta"] = map[string]string{"title": "Forged", "a//b": "x", "/lead": "x", "trail/": "x"}
+			write(s, sealRaw(t, key, rec))
+		}},
 		{"never answers", func(t *testing.T, s network.Stream, _ crypto.PrivKey, asked string) {
 			time.Sleep(time.Minute)
 		}},
@@ -214,5 +222,150 @@ func TestHostilePeers_StreamFlood(t *testing.T) {
 	doc := lookup(t, c, 1, h.Canonical)
 	if doc["source"] != c.Nodes[0].PeerID {
 		t.Errorf("honest lookup during a flood: %v", doc["source"])
+	}
+}
+
+// A peer that answers a search with more hits than it was asked for is
+// dropped whole; the hits of peers that keep to the limit are merged, at
+// most limit of them in all, and one peer's answer does not crowd out
+// another's.
+func TestHostilePeers_SearchTooManyHits(t *testing.T) {
+	c := New(t, 2)
+	c.Connect(0, 1)
+	h := file(t, c, 1, "Zebra.Crossing.2019.mkv", 40<<10)
+	c.WaitFor("node 1 to index its file", 10*time.Second, func() bool {
+		_, m := c.Nodes[1].Get("/api/search?q=crossing")
+		return len(hitsOf(m)) == 1
+	})
+	const flood = 5
+	var asked atomic.Int32
+	forged := hostileSearcher(t, func(key crypto.PrivKey) []byte {
+		asked.Add(1)
+		var hits []protocol.SearchHit
+		for i := range flood {
+			hit, err := protocol.NewSearchHit([]string{randomCID(t)}, fmt.Sprintf("Zebra Crossing forged %d", i), 1, "video")
+			if err != nil {
+				t.Error(err)
+			}
+			hits = append(hits, hit)
+		}
+		b, err := protocol.SealSearch(hits, key)
+		if err != nil {
+			t.Error(err)
+		}
+		return b
+	})
+	if err := c.Nodes[0].Node.Connect(t.Context(), forged); err != nil {
+		t.Fatal(err)
+	}
+	search := func(limit int) (hits []map[string]any, peers []string) {
+		t.Helper()
+		q := fmt.Sprintf("/api/search?q=%s&federated=1&limit=%d", url.QueryEscape("zebra crossing"), limit)
+		code, m := c.Nodes[0].Get(q)
+		if code != 200 {
+			t.Fatalf("GET %s = %d %v", q, code, m)
+		}
+		return hitsOf(m), strs(m["peers"])
+	}
+	// Asked for 1, it sends 5: nothing of it is merged.
+	hits, peers := search(1)
+	if asked.Load() == 0 {
+		t.Fatal("the hostile peer was never asked")
+	}
+	if len(hits) != 1 || hits[0]["cid"] != h.IPFS || hits[0]["source"] != c.Nodes[1].PeerID {
+		t.Errorf("limit 1: hits = %v, want only node 1's file", hits)
+	}
+	if !slices.Equal(peers, []string{c.Nodes[1].PeerID}) {
+		t.Errorf("limit 1: peers = %v, want only node 1 (the answer over the limit dropped)", peers)
+	}
+	// Asked for 5, it sends 5: both answers verify, 6 distinct hits, and
+	// the page keeps 5 of them, node 1's among them.
+	hits, peers = search(flood)
+	if len(hits) != flood {
+		t.Errorf("limit %d: %d hits, want %d (peers' hits capped at the limit)", flood, len(hits), flood)
+	}
+	found := false
+	for _, hit := range hits {
+		found = found || hit["cid"] == h.IPFS
+	}
+	if !found {
+		t.Errorf("limit %d: node 1's hit crowded out by the other peer's: %v", flood, hits)
+	}
+	if want := []string{c.Nodes[1].PeerID, forged.ID.String()}; !slices.Equal(sorted(peers), sorted(want)) {
+		t.Errorf("limit %d: peers = %v, want %v", flood, peers, want)
+	}
+}
+
+func sorted(s []string) []string {
+	out := slices.Clone(s)
+	slices.Sort(out)
+	return out
+}
+
+// A peer that trickles its request (one byte per 500 ms) has its stream
+// reset once the request's own deadline passes, though the request would
+// be complete well within the whole exchange's deadline; an honest lookup
+// meanwhile still gets its answer.
+func TestHostilePeers_SlowRequest(t *testing.T) {
+	c := New(t, 2, Options{LookupTimeout: 5 * time.Second})
+	c.Connect(0, 1)
+	h := file(t, c, 0, "film.bin", 5000)
+	slow, _ := hostile(t, func(network.Stream, crypto.PrivKey, string) {})
+	ai, _ := peer.AddrInfoFromString(c.Nodes[0].Addr)
+	if err := slow.Connect(t.Context(), *ai); err != nil {
+		t.Fatal(err)
+	}
+	search := []byte(`{"q":"film","limit":1}`)
+	for _, tc := range []struct {
+		proto   string
+		request []byte
+	}{
+		{protocol.RecordProtocolID, append(varint.ToUvarint(uint64(len(h.Canonical))), h.Canonical...)},
+		{protocol.SearchProtocolID, append(varint.ToUvarint(uint64(len(search))), search...)},
+	} {
+		t.Run(tc.proto, func(t *testing.T) {
+			s, err := slow.NewStream(t.Context(), ai.ID, libp2pproto.ID(tc.proto))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Reset()
+			// All but the last 6 bytes at once, then one byte per 500 ms:
+			// the request is complete after about 3 s, within the
+			// exchange's deadline (5 s for search, 10 s for records) but
+			// past the request's.
+			head, tail := tc.request[:len(tc.request)-6], tc.request[len(tc.request)-6:]
+			result := make(chan error, 1)
+			go func() {
+				if _, err := s.Write(head); err != nil {
+					result <- err
+					return
+				}
+				for _, b := range tail {
+					time.Sleep(500 * time.Millisecond)
+					if _, err := s.Write([]byte{b}); err != nil {
+						result <- err
+						return
+					}
+				}
+				if err := s.CloseWrite(); err != nil {
+					result <- err
+					return
+				}
+				_ = s.SetReadDeadline(time.Now().Add(30 * time.Second))
+				body, err := protocol.ReadResponse(bufio.NewReader(s))
+				if err == nil {
+					err = fmt.Errorf("answered (%d bytes)", len(body))
+				}
+				result <- err
+			}()
+			// Meanwhile an honest peer's lookup is answered.
+			doc := lookup(t, c, 1, h.SHA256)
+			if doc["source"] != c.Nodes[0].PeerID {
+				t.Errorf("honest lookup during a slow request: %v", doc["source"])
+			}
+			if err := <-result; !errors.Is(err, network.ErrReset) {
+				t.Errorf("trickled request: %v, want the stream reset", err)
+			}
+		})
 	}
 }
