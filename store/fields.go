@@ -3,9 +3,12 @@ package store
 import (
 	"context"
 	"fmt"
-	"github.com/redis/go-redis/v9"
 	"sort"
 	"strings"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/metamesh/node/protocol"
 )
 
 // Reserved field names belong to the schema and are written only by the
@@ -15,7 +18,7 @@ var reserved = map[string]bool{"filePath": true, "sizeByte": true, "mtime": true
 // ValidField checks a flat field name: non-empty segments separated by
 // "/", not a schema name.
 func ValidField(f string) error {
-	if f == "" || strings.HasPrefix(f, "/") || strings.HasSuffix(f, "/") || strings.Contains(f, "//") {
+	if !protocol.ValidFieldName(f) { // the shape the record protocol checks too
 		return fmt.Errorf("store: field %q: %w", f, ErrInvalidField)
 	}
 	first, _, _ := strings.Cut(f, "/")
