@@ -21,6 +21,9 @@ type Subject struct {
 	Head     []byte
 	MimeType string
 	FileType string // video, audio, image, text or other
+	// ByName: no signature matched the bytes; MimeType and FileType come
+	// from the file name's extension, so content readers skip the file.
+	ByName bool
 }
 
 // Extractor reads metadata of one kind from a local file and returns flat
@@ -66,7 +69,7 @@ func (FileInfo) Extract(_ context.Context, s *Subject) (map[string]string, error
 		// Bytes no signature matches (a damaged or unusual container, a
 		// partial rip) under a video file's name: the name still says
 		// what the file is, so it is read as one.
-		mt = ext
+		mt, s.ByName = ext, true
 	}
 	s.MimeType, s.FileType = mt, fileType(mt)
 	return map[string]string{"mimeType": s.MimeType, "fileType": s.FileType}, nil

@@ -54,7 +54,7 @@ type probeOutput struct {
 
 // Extract implements Extractor.
 func (f *FFprobe) Extract(ctx context.Context, s *Subject) (map[string]string, error) {
-	if s.FileType != "video" && s.FileType != "audio" {
+	if s.FileType != "video" && s.FileType != "audio" || s.ByName {
 		return nil, nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, f.timeout)

@@ -1,6 +1,7 @@
 package ingest_test
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"os/exec"
@@ -104,5 +105,28 @@ func TestScan_ExtractsMediaMetadata(t *testing.T) {
 	video := n["fileinfo"].(map[string]any)["streamdetails"].(map[string]any)["video"].([]any)
 	if video[0].(map[string]any)["codec"] != "mpeg4" {
 		t.Errorf("nested video = %v", video)
+	}
+}
+
+// Bytes no signature matches under a video name are a video by name only:
+// ffprobe is not asked (it could only fail on them).
+func TestFFprobe_SkipsVideoByNameOnly(t *testing.T) {
+	ff, err := ingest.NewFFprobe()
+	if err != nil {
+		t.Fatalf("ffprobe not found: %v", err)
+	}
+	p := filepath.Join(t.TempDir(), "Damaged.Film.2010.mkv")
+	if err := os.WriteFile(p, bytes.Repeat([]byte{0x5a, 0x17}, 5000), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	subj := &ingest.Subject{Path: p}
+	if _, err := (ingest.FileInfo{}).Extract(context.Background(), subj); err != nil {
+		t.Fatal(err)
+	}
+	if subj.FileType != "video" || !subj.ByName {
+		t.Fatalf("file-info: %+v, want a video by name", subj)
+	}
+	if got, err := ff.Extract(context.Background(), subj); err != nil || got != nil {
+		t.Errorf("ffprobe on a video by name only: %v, %v; want nothing and no error", got, err)
 	}
 }
