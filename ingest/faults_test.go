@@ -21,28 +21,11 @@ import (
 // inotify table, an overflowing event queue, a file vanishing or changing
 // mid-pass, an unreadable file, Redis going away) are injected.
 
-type logBuf struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *logBuf) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuf) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-func setup(t *testing.T, watch bool, tweak func(*Ingester)) (*Ingester, *store.Store, string, *logBuf) {
+func setup(t *testing.T, watch bool, tweak func(*Ingester)) (*Ingester, *store.Store, string, *storetest.Buffer) {
 	t.Helper()
 	s := storetest.New(t)
 	dir, _ := filepath.EvalSymlinks(t.TempDir())
-	logs := &logBuf{}
+	logs := &storetest.Buffer{}
 	in, err := New(s, Config{
 		Libraries: []string{dir}, Workers: 2, Settle: 30 * time.Millisecond, Watch: watch,
 		RescanInterval: 200 * time.Millisecond, Extractors: []Extractor{FileInfo{}},
@@ -240,7 +223,7 @@ func TestIngest_RedisOutagePausesAndResumes(t *testing.T) {
 	}
 	defer s.Close()
 	dir, _ := filepath.EvalSymlinks(t.TempDir())
-	logs := &logBuf{}
+	logs := &storetest.Buffer{}
 	in, err := New(s, Config{Libraries: []string{dir}, Workers: 2, Settle: 30 * time.Millisecond, Watch: true,
 		Extractors: []Extractor{}, Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	if err != nil {

@@ -7,32 +7,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/metamesh/node/store/storetest"
 )
-
-// lockedBuffer is a bytes.Buffer a running process writes while the test
-// reads it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // TestRun_LoneNode: a node without peers. peers and providers say there
 // are none (--json: empty lists), lookup prints a 3,000,000-byte size as
@@ -51,7 +31,7 @@ func TestRun_LoneNode(t *testing.T) {
 	}
 	cid := h["sha2-256"].(string)
 	data, api := storetest.Dir(t), freeAddr(t)
-	var logs lockedBuffer
+	var logs storetest.Buffer
 	cmd := exec.Command(binary, "run", "--library", lib, "--data", data, "--api", api, "--listen", "/ip4/127.0.0.1/tcp/0", "--settle", "100ms", "--log-level", "debug")
 	cmd.Stderr = &logs
 	if err := cmd.Start(); err != nil {

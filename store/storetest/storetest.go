@@ -9,6 +9,8 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/metamesh/node/store"
@@ -57,3 +59,22 @@ func New(tb testing.TB) *store.Store {
 
 // Logger discards logs (tests assert on behaviour, not log lines).
 func Logger(testing.TB) *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+// Buffer is a strings.Builder that a logger or a running process may write
+// while the test reads it.
+type Buffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *Buffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *Buffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
