@@ -33,25 +33,8 @@ import (
 // rate as a ratio of Redis's GET rate, and the request latencies.
 func BenchmarkMetaThroughput(b *testing.B) {
 	const roots, clients, run = 100_000, 32, 5 * time.Second
-	srv := storetest.Server(b)
-	lib, _ := filepath.EvalSymlinks(b.TempDir())
-	n, err := node.New(node.Config{
-		Libraries: []string{lib}, RedisURL: srv.URL(), APIAddr: "127.0.0.1:0", DataDir: storetest.Dir(b),
-		Listen: []string{"/ip4/127.0.0.1/tcp/0"}, Logger: storetest.Logger(b),
-	})
-	if err != nil {
-		b.Fatal(err)
-	}
+	n, srv, lib := benchNode(b)
 	ctx := context.Background()
-	if err := n.Start(ctx); err != nil {
-		b.Fatal(err)
-	}
-	defer n.Close()
-	wctx, cancel := context.WithTimeout(ctx, time.Minute)
-	defer cancel()
-	if err := n.Ingester().WaitIdle(wctx); err != nil {
-		b.Fatal(err)
-	}
 	// The roots' paths are inside the library but never on disk: the
 	// initial scan is over and no event will look at them.
 	st := n.Store()
@@ -200,6 +183,30 @@ end
 	}
 	rate, _ := strconv.ParseFloat(string(rateM[1]), 64)
 	return rate, num(`50%\s+([0-9.]+)(us|ms|s)`), num(`99%\s+([0-9.]+)(us|ms|s)`)
+}
+
+// benchNode starts a node on an empty library with a Redis of its own and
+// waits for its first scan; it stops with the benchmark.
+func benchNode(b *testing.B) (*node.Node, *store.Server, string) {
+	srv := storetest.Server(b)
+	lib, _ := filepath.EvalSymlinks(b.TempDir())
+	n, err := node.New(node.Config{
+		Libraries: []string{lib}, RedisURL: srv.URL(), APIAddr: "127.0.0.1:0", DataDir: storetest.Dir(b),
+		Listen: []string{"/ip4/127.0.0.1/tcp/0"}, Logger: storetest.Logger(b),
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := n.Start(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { n.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := n.Ingester().WaitIdle(ctx); err != nil {
+		b.Fatal(err)
+	}
+	return n, srv, lib
 }
 
 // waitQuiet waits until the Redis at socket serves fewer than 50

@@ -6,15 +6,12 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/metamesh/node/node"
 	"github.com/metamesh/node/store"
-	"github.com/metamesh/node/store/storetest"
 )
 
 // BenchmarkSearchHTTP times GET /api/search on a running node holding 1k
@@ -91,25 +88,8 @@ func (sn *searchNode) words(i int) (string, string, string) {
 // newSearchNode starts a node, loads n roots and waits until its indexer
 // has them all.
 func newSearchNode(b *testing.B, n int) *searchNode {
-	srv := storetest.Server(b)
-	lib, _ := filepath.EvalSymlinks(b.TempDir())
-	nd, err := node.New(node.Config{
-		Libraries: []string{lib}, RedisURL: srv.URL(), APIAddr: "127.0.0.1:0", DataDir: storetest.Dir(b),
-		Listen: []string{"/ip4/127.0.0.1/tcp/0"}, Logger: storetest.Logger(b),
-	})
-	if err != nil {
-		b.Fatal(err)
-	}
+	nd, srv, lib := benchNode(b)
 	ctx := context.Background()
-	if err := nd.Start(ctx); err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { nd.Close() })
-	wctx, cancel := context.WithTimeout(ctx, time.Minute)
-	defer cancel()
-	if err := nd.Ingester().WaitIdle(wctx); err != nil {
-		b.Fatal(err)
-	}
 	sn := &searchNode{n: n}
 	st := nd.Store()
 	var batch []store.IngestItem
