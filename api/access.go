@@ -14,6 +14,9 @@ import (
 // of Hosts, any port): a web page the household visits cannot read the
 // API through DNS rebinding.
 //
+// A browser's request from a page of another site (Sec-Fetch-Site:
+// cross-site) to /api/ is refused whatever the address.
+//
 // Otherwise every endpoint but /health, /ready and /metrics requires
 // "Authorization: Bearer <Token>"; PublicRead opens GET (and HEAD)
 // /api/meta, /api/search and /api/file without it. An empty Token then
@@ -34,6 +37,13 @@ var publicRead = []string{"/api/meta/", "/api/search", "/api/file/"}
 
 // check returns the status and message refusing r, or 0.
 func (a *Access) check(r *http.Request) (int, string) {
+	// A browser names the site that made a request: a page of another site
+	// (not the node's own page, not another port of the same host) may not
+	// make the node look CIDs up, search its peers or fetch its files, even
+	// without reading the answer.
+	if r.Header.Get("Sec-Fetch-Site") == "cross-site" && strings.HasPrefix(r.URL.Path, "/api/") {
+		return http.StatusForbidden, "a page of another site may not use this node's API (Sec-Fetch-Site: cross-site)"
+	}
 	if a.Loopback {
 		if !a.hostAllowed(r.Host) {
 			return http.StatusForbidden, "Host " + quote(r.Host) + " is not this node: on loopback the API answers only localhost, 127.0.0.1, [::1] and the names given with --api-host"
