@@ -251,6 +251,7 @@ func (r *resolver) federated(c string, replace store.RootID) (map[string]any, er
 	}
 	go func() { workers.Wait(); close(answers) }()
 
+	refused := 0 // answers whose records link local files of different content
 	for a := range answers {
 		if replace != "" {
 			// The stale record goes; the fresh one takes its place.
@@ -264,7 +265,10 @@ func (r *resolver) federated(c string, replace store.RootID) (map[string]any, er
 			r.log.Warn("cannot merge a peer's record", "peer", a.from, "cid", c, "err", err)
 			continue
 		}
-		_ = res
+		if res.Conflict {
+			refused++
+			continue
+		}
 		provMu.Lock()
 		provs := append([]string{}, providers...)
 		provMu.Unlock()
@@ -285,10 +289,14 @@ func (r *resolver) federated(c string, replace store.RootID) (map[string]any, er
 	askedMu.Lock()
 	n := len(asked)
 	askedMu.Unlock()
-	if ctx.Err() != nil {
+	why := ""
+	if refused > 0 {
+		why = fmt.Sprintf(" (%d answered with a record this node refused: it pairs files held here whose bytes differ)", refused)
+	}
+	if ctx.Err() != nil && refused == 0 {
 		return nil, fmt.Errorf("%w: no file with CID %s here, and none of the %d peers asked had it within %s", api.ErrNotFound, c, n, r.timeout)
 	}
-	return nil, fmt.Errorf("%w: no file with CID %s here or on the %d peers asked", api.ErrNotFound, c, n)
+	return nil, fmt.Errorf("%w: no file with CID %s here or on the %d peers asked%s", api.ErrNotFound, c, n, why)
 }
 
 // Providers lists the peers the DHT returns for c.

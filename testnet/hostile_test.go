@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net/url"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -367,5 +368,40 @@ func TestHostilePeers_SlowRequest(t *testing.T) {
 				t.Errorf("trickled request: %v, want the stream reset", err)
 			}
 		})
+	}
+}
+
+// A record pairing two files the node holds, whose bytes differ, is
+// refused whole; the lookup's 404 says so, and both files keep their CIDs.
+func TestHostilePeers_RecordJoiningLocalFiles(t *testing.T) {
+	c := New(t, 1, Options{LookupTimeout: 2 * time.Second})
+	target := c.Nodes[0]
+	a := file(t, c, 0, "a.bin", 5000)
+	b := file(t, c, 0, "b.bin", 6000)
+	asked := randomCID(t)
+	h, _ := hostile(t, func(s network.Stream, key crypto.PrivKey, got string) {
+		id, _ := peer.IDFromPrivateKey(key)
+		cids := []string{got, a.SHA256, b.SHA256}
+		slices.Sort(cids)
+		rec := map[string]any{"cid": protocol.Canonical(cids), "cids": cids, "meta": map[string]string{},
+			"peer": id.String(), "time": time.Now().UTC().Format(time.RFC3339)}
+		_ = protocol.WriteResponse(s, sealRaw(t, key, rec))
+		s.Close()
+	})
+	ai, _ := peer.AddrInfoFromString(h.Addrs()[0].String() + "/p2p/" + h.ID().String())
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := target.Node.Connect(ctx, *ai); err != nil {
+		t.Fatal(err)
+	}
+	code, m := target.Get("/api/meta/" + asked)
+	if msg, _ := m["error"].(string); code != 404 || !strings.Contains(msg, "refused") {
+		t.Errorf("lookup = %d %v, want a 404 saying the record was refused", code, m)
+	}
+	for _, f := range []struct{ sha, name string }{{a.SHA256, "a.bin"}, {b.SHA256, "b.bin"}} {
+		_, doc := target.Get("/api/meta/" + f.sha + "?local=1")
+		if p, _ := doc["filePath"].(string); !strings.HasSuffix(p, f.name) || slices.Contains(strs(doc["cids"]), asked) {
+			t.Errorf("%s after the hostile record: filePath %v cids %v", f.name, doc["filePath"], doc["cids"])
+		}
 	}
 }
