@@ -9,7 +9,7 @@ VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 BIN     := bin/metamesh
 FUZZTIME ?= 10s
 
-.PHONY: all build run test bench fuzz lint deps deps-test clean
+.PHONY: all build run test bench fuzz lint deps deps-test deps-bench clean
 
 all: build
 
@@ -18,6 +18,9 @@ deps:
 
 deps-test:
 	@./scripts/deps.sh --test
+
+deps-bench:
+	@./scripts/deps.sh --bench
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-s -w -X github.com/metamesh/node/node.Version=$(VERSION)" -o $(BIN) ./cmd/metamesh
@@ -33,7 +36,7 @@ test: deps-test
 # same folder; scripts/kubo.sh builds Kubo 0.42 from the Go module proxy
 # once (without it the comparison is with sha256sum alone). Federation
 # starts 20 nodes on loopback, each with its own redis-server.
-bench: deps
+bench: deps deps-bench
 	$(GO) test -run '^$$' -bench 'StoreScaling' -benchtime 20000x -timeout 30m ./store
 	METAMESH_KUBO="$$(./scripts/kubo.sh || true)" $(GO) test -run '^$$' -bench 'Hasher|Scan' -benchtime 1x -timeout 30m ./ingest
 	$(GO) test -run '^$$' -bench 'ParseReleaseName' -timeout 10m ./ingest

@@ -1,6 +1,7 @@
 package node
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -161,6 +162,22 @@ func (c *Config) SetDefaults() {
 // would be ingested as part of a library (the node would hash its own
 // Redis files forever) is refused.
 func (c *Config) Validate() error {
+	if err := c.validate(); err != nil {
+		return configError{err}
+	}
+	return nil
+}
+
+// ErrConfig is wrapped by every error of Validate: a value the node
+// refuses (the message names its flag).
+var ErrConfig = errors.New("invalid configuration")
+
+type configError struct{ error }
+
+func (e configError) Unwrap() []error { return []error{e.error, ErrConfig} }
+
+// validate is Validate's work.
+func (c *Config) validate() error {
 	libs, err := ingest.Libraries(c.Libraries)
 	if err != nil {
 		return fmt.Errorf("config: %w (--library)", err)

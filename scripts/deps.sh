@@ -1,17 +1,22 @@
 #!/usr/bin/env bash
 # Installs what the node and its tests need and the machine lacks:
 # redis-server (the store), ffmpeg (ffprobe, for media metadata and the
-# tests that render small clips) and, with --test, chromium (the web
-# page's browser test; make run does not need it). Debian/Ubuntu, via
-# apt-get.
+# tests that render small clips), with --test chromium (the web page's
+# browser test; make run does not need it) and with --bench wrk (the HTTP
+# load generator of make bench). Debian/Ubuntu, via apt-get.
 set -euo pipefail
 
 need=()
 command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
 command -v ffprobe >/dev/null 2>&1 || need+=(ffmpeg)
-if [ "${1:-}" = "--test" ]; then
+case "${1:-}" in
+--test)
   command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || need+=(chromium)
-fi
+  ;;
+--bench)
+  command -v wrk >/dev/null 2>&1 || need+=(wrk)
+  ;;
+esac
 [ ${#need[@]} -eq 0 ] && exit 0
 
 if ! command -v apt-get >/dev/null 2>&1; then

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"os"
 	"time"
 
@@ -42,7 +43,11 @@ comma-separated.`,
 			cfg.APITokenFile, _ = f.GetString("api-token-file")
 			cfg.PublicRead, _ = f.GetBool("public-read")
 			cfg.APIHosts, _ = f.GetStringArray("api-host")
-			return node.Run(cmd.Context(), cfg)
+			err = node.Run(cmd.Context(), cfg)
+			if errors.Is(err, node.ErrConfig) {
+				return usageError(cmd, err)
+			}
+			return err
 		},
 	}
 	libraryFlags(c)

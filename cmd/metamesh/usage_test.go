@@ -25,6 +25,11 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"cid", "canonical"}, "requires at least 1 arg(s), only received 0", "Usage: metamesh cid canonical CID... [flags]"},
 		{[]string{"lookup", "--bogus", "x"}, "unknown flag: --bogus", "Usage: metamesh lookup CID [flags]"},
 		{[]string{"run", "--workers", "many"}, `invalid argument "many" for "--workers"`, "Usage: metamesh run --library DIR"},
+		// A value of the right type that the node refuses is one too.
+		{[]string{"run", "--library", "/nonexistent/lib", "--data", "/nonexistent/data"}, `config: library "/nonexistent/lib" does not exist (--library)`, "Usage: metamesh run --library DIR"},
+		{[]string{"run", "--library", ".", "--redis-url", "redis://127.0.0.1:1", "--workers", "-3"}, "config: --workers -3: may not be negative", "Usage: metamesh run --library DIR"},
+		{[]string{"scan", "--library", ".", "--redis-url", "redis://127.0.0.1:1", "--lookup-timeout", "-1s"}, "unknown flag: --lookup-timeout", "Usage: metamesh scan --library DIR"},
+		{[]string{"scan", "--library", ".", "--redis-url", "redis://127.0.0.1:1", "--workers", "-1"}, "config: --workers -1: may not be negative", "Usage: metamesh scan --library DIR"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
