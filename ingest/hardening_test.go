@@ -291,6 +291,7 @@ func TestWatch_SymlinkTargetDeleted(t *testing.T) {
 	if lst, _ := docOf(t, s, link); lst.Root != st.Root {
 		t.Fatalf("link on root %s, target on %s", lst.Root, st.Root)
 	}
+	before := len(events(t, s))
 	if err := os.Remove(target); err != nil {
 		t.Fatal(err)
 	}
@@ -298,6 +299,11 @@ func TestWatch_SymlinkTargetDeleted(t *testing.T) {
 	idle(t, in)
 	if _, err := s.Document(bg, st.Root); err == nil {
 		t.Errorf("root %s survived its target's deletion through a dangling link", st.Root)
+	}
+	for _, e := range events(t, s)[before:] {
+		if e.Type == store.EventPromote {
+			t.Errorf("the dangling link was promoted on the way out: %+v", e)
+		}
 	}
 	mustCheck(t, s)
 }

@@ -74,6 +74,18 @@ func (in *Ingester) run(ctx context.Context, j job) result {
 		var linked []string
 		if !j.fromScan {
 			linked = in.sameInode(ctx, j.path)
+			// Symlinks to the gone file dangle now: they go first, so
+			// none is promoted to primary on the way out.
+			linked = slices.DeleteFunc(linked, func(q string) bool {
+				if _, err := os.Stat(q); err == nil || !errors.Is(err, fs.ErrNotExist) {
+					return false
+				}
+				if err := in.file(ctx, q, false); err != nil {
+					in.settleErr(q, err, ctx)
+					return false // looked at again once it settles
+				}
+				return true
+			})
 		}
 		err = in.file(ctx, j.path, j.fromScan)
 		if err == nil && !j.fromScan {
