@@ -30,6 +30,10 @@ func TestAPI_Params(t *testing.T) {
 		{"/metrics?x=1", 400, `unknown query parameter "x": this endpoint takes name[]`},
 		{"/metrics?name=go_goroutines", 400, `unknown query parameter "name": this endpoint takes name[]`},
 		{"/api/peers?x", 400, `unknown query parameter "x": this endpoint takes none`},
+		// A malformed CID: why, in the words the CLI uses too.
+		{"/api/meta/nope", 400, `"n" is not a multibase prefix: a CIDv1 starts with one`},
+		{"/api/file/Qm", 400, "a CIDv0 (Qm…) is 46 characters, this one 2"},
+		{"/api/cid/bar", 400, "too short to be a CID"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.path, func(t *testing.T) {

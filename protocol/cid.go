@@ -3,8 +3,11 @@ package protocol
 import (
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/ipfs/go-cid"
+	"github.com/multiformats/go-multibase"
+	"github.com/multiformats/go-multihash"
 )
 
 // MaxCIDLength bounds the text of a CID accepted from untrusted input. The
@@ -62,23 +65,52 @@ func decode(s string) (cid.Cid, error) {
 	}
 	c, err := cid.Decode(s)
 	if err != nil {
-		return cid.Undef, fmt.Errorf("%w %q: %s", ErrInvalidCID, clip(s), describe(err))
+		return cid.Undef, fmt.Errorf("%w %q: %s", ErrInvalidCID, clip(s), WhyNotCID(s))
 	}
 	return c, nil
 }
 
 // describe turns go-cid's terse errors into a hint a user can act on.
-func describe(err error) string {
-	msg := err.Error()
-	switch {
-	case strings.Contains(msg, "selected encoding not supported"), strings.Contains(msg, "multibase"):
-		return "unknown multibase prefix or bad characters for its base (" + msg + ")"
-	case strings.Contains(msg, "cid too short"):
-		return "too short to be a CID"
-	case strings.Contains(msg, "multihash"), strings.Contains(msg, "varint"):
-		return "the bytes do not hold a valid multihash (" + msg + ")"
+
+// WhyNotCID says, in words a user can act on, why s is not a CID (go-cid's
+// own reasons name decoders and varints and repeat "invalid cid:").
+func WhyNotCID(s string) string {
+	if len(s) > MaxCIDLength {
+		return fmt.Sprintf("%d characters, and a CID has at most %d", len(s), MaxCIDLength)
 	}
-	return msg
+	if strings.HasPrefix(s, "Qm") { // a CIDv0: base58btc, no multibase prefix
+		if len(s) != 46 {
+			return fmt.Sprintf("a CIDv0 (Qm…) is 46 characters, this one %d", len(s))
+		}
+		if _, err := multihash.FromB58String(s); err != nil {
+			return "a CIDv0 (Qm…) is base58btc, and this one is not"
+		}
+	}
+	prefix, _ := utf8.DecodeRuneInString(s)
+	base, known := multibase.EncodingToStr[multibase.Encoding(prefix)]
+	_, data, err := multibase.Decode(s)
+	switch {
+	case !known:
+		return fmt.Sprintf("%q is not a multibase prefix: a CIDv1 starts with one (b for base32, z for base58btc, f for hex…), a CIDv0 with Qm", string(prefix))
+	case err != nil:
+		return fmt.Sprintf("the text after the multibase prefix %q is not valid %s", string(prefix), base)
+	case len(data) < 4: // version, codec, hash function, digest length
+		return "too short to be a CID"
+	}
+	if _, err := cid.Cast(data); err != nil {
+		msg := err.Error()
+		for strings.HasPrefix(msg, "invalid cid: ") {
+			msg = strings.TrimPrefix(msg, "invalid cid: ")
+		}
+		switch {
+		case strings.Contains(msg, "version number"):
+			return fmt.Sprintf("its %s text does not start with a CID version (%s)", base, msg)
+		case strings.Contains(msg, "length greater than remaining"):
+			return "its digest is shorter than its multihash says (cut short or altered?)"
+		}
+		return fmt.Sprintf("its %s text does not hold a CID: %s", base, msg)
+	}
+	return "not a CID"
 }
 
 func clip(s string) string {

@@ -6,11 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"text/tabwriter"
-	"unicode/utf8"
 
-	"github.com/ipfs/go-cid"
-	"github.com/multiformats/go-multibase"
-	"github.com/multiformats/go-multihash"
 	"github.com/spf13/cobra"
 
 	"github.com/metamesh/node/protocol"
@@ -120,47 +116,7 @@ func badCID(s string, err error) error {
 	if !errors.Is(err, protocol.ErrInvalidCID) {
 		return err // empty CID
 	}
-	return fmt.Errorf("invalid CID %q: %s", clip(s), whyNotCID(strings.TrimSpace(s)))
-}
-
-// whyNotCID says why s is not a CID.
-func whyNotCID(s string) string {
-	if len(s) > protocol.MaxCIDLength {
-		return fmt.Sprintf("%d characters, and a CID has at most %d", len(s), protocol.MaxCIDLength)
-	}
-	if strings.HasPrefix(s, "Qm") { // a CIDv0: base58btc, no multibase prefix
-		if len(s) != 46 {
-			return fmt.Sprintf("a CIDv0 (Qm…) is 46 characters, this one %d", len(s))
-		}
-		if _, err := multihash.FromB58String(s); err != nil {
-			return "a CIDv0 (Qm…) is base58btc, and this one is not"
-		}
-	}
-	prefix, _ := utf8.DecodeRuneInString(s)
-	base, known := multibase.EncodingToStr[multibase.Encoding(prefix)]
-	_, data, err := multibase.Decode(s)
-	switch {
-	case !known:
-		return fmt.Sprintf("%q is not a multibase prefix: a CIDv1 starts with one (b for base32, z for base58btc, f for hex…), a CIDv0 with Qm", string(prefix))
-	case err != nil:
-		return fmt.Sprintf("the text after the multibase prefix %q is not valid %s", string(prefix), base)
-	case len(data) < 4: // version, codec, hash function, digest length
-		return "too short to be a CID"
-	}
-	if _, err := cid.Cast(data); err != nil {
-		msg := err.Error()
-		for strings.HasPrefix(msg, "invalid cid: ") {
-			msg = strings.TrimPrefix(msg, "invalid cid: ")
-		}
-		switch {
-		case strings.Contains(msg, "version number"):
-			return fmt.Sprintf("its %s text does not start with a CID version (%s)", base, msg)
-		case strings.Contains(msg, "length greater than remaining"):
-			return "its digest is shorter than its multihash says (cut short or altered?)"
-		}
-		return fmt.Sprintf("its %s text does not hold a CID: %s", base, msg)
-	}
-	return "not a CID"
+	return fmt.Errorf("invalid CID %q: %s", clip(s), protocol.WhyNotCID(strings.TrimSpace(s)))
 }
 
 // clip shortens a long argument quoted in an error.
