@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"text/tabwriter"
 	"time"
 
 	"github.com/libp2p/go-libp2p/core/peer"
@@ -161,22 +162,23 @@ the federation. Exit status 3 when no one has the file, 2 for a malformed CID.`,
 			if j, _ := cmd.Flags().GetBool("json"); j {
 				return printJSON(cmd, raw)
 			}
-			w := cmd.OutOrStdout()
-			fmt.Fprintf(w, "canonical  %s\nsource     %s\n", text(m["canonical_cid"]), text(m["source"]))
+			// One column of names, as wide as the longest.
+			w := tabwriter.NewWriter(cmd.OutOrStdout(), 10, 0, 1, ' ', 0)
+			fmt.Fprintf(w, "canonical\t%s\nsource\t%s\n", text(m["canonical_cid"]), text(m["source"]))
 			if fp, ok := m["filePath"]; ok {
-				fmt.Fprintf(w, "filePath   %s\n", text(fp))
+				fmt.Fprintf(w, "filePath\t%s\n", text(fp))
 			}
 			for _, c := range list(m["cids"]) {
-				fmt.Fprintf(w, "cid        %s\n", c)
+				fmt.Fprintf(w, "cid\t%s\n", c)
 			}
 			for _, p := range list(m["providers"]) {
-				fmt.Fprintf(w, "provider   %s\n", p)
+				fmt.Fprintf(w, "provider\t%s\n", p)
 			}
 			skip := map[string]bool{"canonical_cid": true, "source": true, "filePath": true, "cids": true, "providers": true, "peers": true, "duplicates": true, "duplicateCount": true, "origin": true}
 			for _, kv := range flat("", m, skip) {
 				fmt.Fprintf(w, "%s\n", kv)
 			}
-			return nil
+			return w.Flush()
 		},
 	}
 	apiFlag(c)
@@ -319,7 +321,7 @@ func integer(v any) (int64, bool) {
 	return int64(f), true
 }
 
-// flat lists a nested document as sorted "a/b  value" lines.
+// flat lists a nested document as sorted "a/b\tvalue" lines.
 func flat(prefix string, v any, skip map[string]bool) []string {
 	var out []string
 	switch t := v.(type) {
@@ -335,7 +337,7 @@ func flat(prefix string, v any, skip map[string]bool) []string {
 			out = append(out, flat(join(prefix, fmt.Sprint(i)), x, nil)...)
 		}
 	default:
-		out = append(out, fmt.Sprintf("%-10s %s", prefix, text(t)))
+		out = append(out, prefix+"\t"+text(t))
 	}
 	sort.Strings(out)
 	return out

@@ -63,7 +63,8 @@ func TestClient_Numbers(t *testing.T) {
 		want []string
 	}{
 		{[]string{"lookup", "bafkreihdwdcefgh4dqkjv67uzcmw7ojee6xedzdetojuzjevtenxquvyku"},
-			[]string{"sizeByte   3000000\n", "mtime      1700000000\n", "video/bitrate 12000000\n", "video/duration 5400.5\n"}},
+			// One column of names, as wide as the longest (video/duration).
+			[]string{"sizeByte       3000000\n", "mtime          1700000000\n", "video/bitrate  12000000\n", "video/duration 5400.5\n", "canonical      bafk"}},
 		{[]string{"status"}, []string{"files      2000000 roots\n", "scan       watching: 2000000/2000000 files, 0 errors\n", "announce   1000000 queued\n"}},
 		{[]string{"search", "big"}, []string{"2001", "S01E02", "2.9 MiB"}},
 		{[]string{"peers"}, []string{"12D3KooWpeer  1500000ms  /ip4/10.0.0.2/tcp/4681\n"}},

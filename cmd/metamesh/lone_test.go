@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -53,8 +54,10 @@ func TestRun_LoneNode(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	if !strings.Contains(out, "sizeByte   3000000\n") {
-		t.Errorf("lookup:\n%s", out)
+	if !slices.ContainsFunc(strings.Split(out, "\n"), func(l string) bool {
+		return slices.Equal(strings.Fields(l), []string{"sizeByte", "3000000"})
+	}) {
+		t.Errorf("lookup lacks the line sizeByte 3000000:\n%s", out)
 	}
 
 	tests := []struct {
