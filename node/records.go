@@ -33,23 +33,34 @@ const (
 	maxInboundPerPeer = 8
 )
 
-// recordService answers /metamesh/record/1.0.0 and asks peers on it.
-type recordService struct {
-	h   host.Host
-	st  *store.Store
-	key crypto.PrivKey
-	log *slog.Logger
+// peerService is what the record and search protocols share: the host
+// they answer on, the store, the key that signs their answers and the
+// bound on one peer's open streams.
+type peerService struct {
+	h     host.Host
+	st    *store.Store
+	key   crypto.PrivKey
+	log   *slog.Logger
+	proto libp2pproto.ID
 
 	inbound peerLimit
 }
 
-func newRecordService(h host.Host, st *store.Store, key crypto.PrivKey, log *slog.Logger) *recordService {
-	rs := &recordService{h: h, st: st, key: key, log: log.With("component", "records")}
-	h.SetStreamHandler(libp2pproto.ID(protocol.RecordProtocolID), rs.handle)
-	return rs
+func newPeerService(h host.Host, st *store.Store, key crypto.PrivKey, log *slog.Logger, component, proto string) peerService {
+	return peerService{h: h, st: st, key: key, log: log.With("component", component), proto: libp2pproto.ID(proto)}
 }
 
-func (rs *recordService) close() { rs.h.RemoveStreamHandler(libp2pproto.ID(protocol.RecordProtocolID)) }
+// close stops answering the protocol.
+func (ps *peerService) close() { ps.h.RemoveStreamHandler(ps.proto) }
+
+// recordService answers /metamesh/record/1.0.0 and asks peers on it.
+type recordService struct{ peerService }
+
+func newRecordService(h host.Host, st *store.Store, key crypto.PrivKey, log *slog.Logger) *recordService {
+	rs := &recordService{newPeerService(h, st, key, log, "records", protocol.RecordProtocolID)}
+	h.SetStreamHandler(rs.proto, rs.handle)
+	return rs
+}
 
 // handle answers one request: the signed record of a local file, or an
 // empty response. Files the node knows only from peers are not answered
@@ -164,7 +175,7 @@ var errNoRecord = errors.New("peer has no record for the CID")
 func (rs *recordService) fetch(ctx context.Context, p peer.ID, c string) (protocol.Record, error) {
 	ctx, cancel := context.WithTimeout(ctx, recordStreamTimeout)
 	defer cancel()
-	s, err := rs.h.NewStream(ctx, p, libp2pproto.ID(protocol.RecordProtocolID))
+	s, err := rs.h.NewStream(ctx, p, rs.proto)
 	if err != nil {
 		return protocol.Record{}, err
 	}

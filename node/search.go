@@ -15,7 +15,6 @@ import (
 	"github.com/libp2p/go-libp2p/core/host"
 	"github.com/libp2p/go-libp2p/core/network"
 	"github.com/libp2p/go-libp2p/core/peer"
-	libp2pproto "github.com/libp2p/go-libp2p/core/protocol"
 
 	"github.com/metamesh/node/api"
 	"github.com/metamesh/node/protocol"
@@ -200,22 +199,13 @@ func (x *searchIndexer) pause(ctx context.Context, what string, err error) {
 
 // searchService answers /metamesh/search/1.0.0 with local files only and
 // asks connected peers on it.
-type searchService struct {
-	h   host.Host
-	st  *store.Store
-	key crypto.PrivKey
-	log *slog.Logger
-
-	inbound peerLimit
-}
+type searchService struct{ peerService }
 
 func newSearchService(h host.Host, st *store.Store, key crypto.PrivKey, log *slog.Logger) *searchService {
-	ss := &searchService{h: h, st: st, key: key, log: log.With("component", "search")}
-	h.SetStreamHandler(libp2pproto.ID(protocol.SearchProtocolID), ss.handle)
+	ss := &searchService{newPeerService(h, st, key, log, "search", protocol.SearchProtocolID)}
+	h.SetStreamHandler(ss.proto, ss.handle)
 	return ss
 }
-
-func (ss *searchService) close() { ss.h.RemoveStreamHandler(libp2pproto.ID(protocol.SearchProtocolID)) }
 
 // handle answers one search: the signed list of local hits. Hits of roots
 // known only from peers are never sent (a node vouches for its own files
@@ -255,7 +245,7 @@ func (ss *searchService) sealed(ctx context.Context, req protocol.SearchRequest)
 // payload type, signer = p, no more hits than req.Limit, every hit valid,
 // caps).
 func (ss *searchService) ask(ctx context.Context, p peer.ID, req protocol.SearchRequest) ([]protocol.SearchHit, error) {
-	s, err := ss.h.NewStream(ctx, p, libp2pproto.ID(protocol.SearchProtocolID))
+	s, err := ss.h.NewStream(ctx, p, ss.proto)
 	if err != nil {
 		return nil, err
 	}
