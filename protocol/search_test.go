@@ -8,36 +8,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/libp2p/go-libp2p/core/crypto"
-	"github.com/libp2p/go-libp2p/core/record"
 	"github.com/multiformats/go-varint"
 
 	"github.com/metamesh/node/protocol"
 )
-
-// fakePayload seals arbitrary bytes under any domain and payload type.
-type fakePayload struct {
-	domain, codec string
-	b             []byte
-}
-
-func (p *fakePayload) Domain() string                 { return p.domain }
-func (p *fakePayload) Codec() []byte                  { return []byte(p.codec) }
-func (p *fakePayload) MarshalRecord() ([]byte, error) { return p.b, nil }
-func (p *fakePayload) UnmarshalRecord(b []byte) error { p.b = b; return nil }
-
-func seal(tb testing.TB, key crypto.PrivKey, domain, codec string, payload []byte) []byte {
-	tb.Helper()
-	env, err := record.Seal(&fakePayload{domain, codec, payload}, key)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	b, err := env.Marshal()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return b
-}
 
 func TestSearch_SealOpenRoundTrip(t *testing.T) {
 	fx := fixedFixture(t)
@@ -82,7 +56,7 @@ func TestOpenSearch_Hostile(t *testing.T) {
 		many[i] = json.RawMessage(good[1 : len(good)-1])
 	}
 	manyB, _ := json.Marshal(many)
-	tampered := seal(t, fx.key, protocol.SearchDomain, protocol.SearchProtocolID, good)
+	tampered := sealRaw(t, fx.key, protocol.SearchDomain, protocol.SearchProtocolID, good)
 	tampered[len(tampered)-1] ^= 1
 	for _, tc := range []struct {
 		name string
@@ -90,20 +64,20 @@ func TestOpenSearch_Hostile(t *testing.T) {
 		want error
 	}{
 		{"bad signature", tampered, protocol.ErrBadSignature},
-		{"record domain", seal(t, fx.key, protocol.RecordDomain, protocol.SearchProtocolID, good), protocol.ErrBadSignature},
-		{"wrong signer", seal(t, fx.otherKey, protocol.SearchDomain, protocol.SearchProtocolID, good), protocol.ErrWrongSigner},
-		{"record payload type", seal(t, fx.key, protocol.SearchDomain, protocol.RecordProtocolID, good), protocol.ErrWrongSearchPayloadType},
+		{"record domain", sealRaw(t, fx.key, protocol.RecordDomain, protocol.SearchProtocolID, good), protocol.ErrBadSignature},
+		{"wrong signer", sealRaw(t, fx.otherKey, protocol.SearchDomain, protocol.SearchProtocolID, good), protocol.ErrWrongSigner},
+		{"record payload type", sealRaw(t, fx.key, protocol.SearchDomain, protocol.RecordProtocolID, good), protocol.ErrWrongSearchPayloadType},
 		{"garbage", []byte("not an envelope"), protocol.ErrBadEnvelope},
 		{"oversized", make([]byte, protocol.MaxSearchMessage+1), protocol.ErrTooLarge},
-		{"too many hits", seal(t, fx.key, protocol.SearchDomain, protocol.SearchProtocolID, manyB), protocol.ErrTooLarge},
-		{"not a list", seal(t, fx.key, protocol.SearchDomain, protocol.SearchProtocolID, []byte(`{}`)), protocol.ErrMalformedHits},
-		{"unknown field", seal(t, fx.key, protocol.SearchDomain, protocol.SearchProtocolID, hit(func(m map[string]any) { m["path"] = "/home" })), protocol.ErrMalformedHits},
-		{"wrong canonical", seal(t, fx.key, protocol.SearchDomain, protocol.SearchProtocolID, hit(func(m map[string]any) { m["cid"] = fx.sha })), protocol.ErrWrongCanonical},
-		{"non-canonical form", seal(t, fx.key, protocol.SearchDomain, protocol.SearchProtocolID, hit(func(m map[string]any) { m["cids"] = []string{fx.pbV0}; m["cid"] = fx.pbV0 })), protocol.ErrMalformedHits},
-		{"unsorted", seal(t, fx.key, protocol.SearchDomain, protocol.SearchProtocolID, hit(func(m map[string]any) { m["cids"] = []string{fx.pb, fx.sha} })), protocol.ErrCIDsNotSorted},
-		{"no cids", seal(t, fx.key, protocol.SearchDomain, protocol.SearchProtocolID, hit(func(m map[string]any) { m["cids"] = []string{} })), protocol.ErrMalformedHits},
-		{"long title", seal(t, fx.key, protocol.SearchDomain, protocol.SearchProtocolID, hit(func(m map[string]any) { m["title"] = strings.Repeat("a", protocol.MaxHitTitle+1) })), protocol.ErrMalformedHits},
-		{"negative size", seal(t, fx.key, protocol.SearchDomain, protocol.SearchProtocolID, hit(func(m map[string]any) { m["size"] = -1 })), protocol.ErrMalformedHits},
+		{"too many hits", sealRaw(t, fx.key, protocol.SearchDomain, protocol.SearchProtocolID, manyB), protocol.ErrTooLarge},
+		{"not a list", sealRaw(t, fx.key, protocol.SearchDomain, protocol.SearchProtocolID, []byte(`{}`)), protocol.ErrMalformedHits},
+		{"unknown field", sealRaw(t, fx.key, protocol.SearchDomain, protocol.SearchProtocolID, hit(func(m map[string]any) { m["path"] = "/home" })), protocol.ErrMalformedHits},
+		{"wrong canonical", sealRaw(t, fx.key, protocol.SearchDomain, protocol.SearchProtocolID, hit(func(m map[string]any) { m["cid"] = fx.sha })), protocol.ErrWrongCanonical},
+		{"non-canonical form", sealRaw(t, fx.key, protocol.SearchDomain, protocol.SearchProtocolID, hit(func(m map[string]any) { m["cids"] = []string{fx.pbV0}; m["cid"] = fx.pbV0 })), protocol.ErrMalformedHits},
+		{"unsorted", sealRaw(t, fx.key, protocol.SearchDomain, protocol.SearchProtocolID, hit(func(m map[string]any) { m["cids"] = []string{fx.pb, fx.sha} })), protocol.ErrCIDsNotSorted},
+		{"no cids", sealRaw(t, fx.key, protocol.SearchDomain, protocol.SearchProtocolID, hit(func(m map[string]any) { m["cids"] = []string{} })), protocol.ErrMalformedHits},
+		{"long title", sealRaw(t, fx.key, protocol.SearchDomain, protocol.SearchProtocolID, hit(func(m map[string]any) { m["title"] = strings.Repeat("a", protocol.MaxHitTitle+1) })), protocol.ErrMalformedHits},
+		{"negative size", sealRaw(t, fx.key, protocol.SearchDomain, protocol.SearchProtocolID, hit(func(m map[string]any) { m["size"] = -1 })), protocol.ErrMalformedHits},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := protocol.OpenSearch(tc.env, fx.id, protocol.MaxSearchHits)
@@ -159,7 +133,7 @@ func FuzzOpenSearch(f *testing.F) {
 	h, _ := protocol.NewSearchHit([]string{fx.pb, fx.sha}, "title", 1, "video")
 	env, _ := protocol.SealSearch([]protocol.SearchHit{h}, fx.key)
 	f.Add(env)
-	f.Add(seal(f, fx.key, protocol.SearchDomain, protocol.SearchProtocolID, []byte(`[{"cid":"x"}]`)))
+	f.Add(sealRaw(f, fx.key, protocol.SearchDomain, protocol.SearchProtocolID, []byte(`[{"cid":"x"}]`)))
 	f.Add([]byte{})
 	f.Add([]byte("garbage"))
 	f.Fuzz(func(t *testing.T, data []byte) {
