@@ -12,29 +12,13 @@ import (
 	"github.com/libp2p/go-libp2p/core/peer"
 
 	"github.com/metamesh/node/node"
-	"github.com/metamesh/node/store/storetest"
 )
 
-// p2pNode starts a node on loopback with tweak applied to its config.
+// p2pNode starts a node on loopback, on an empty library, with tweak
+// applied to its config.
 func p2pNode(t *testing.T, tweak func(*node.Config)) *node.Node {
 	t.Helper()
-	srv := storetest.Server(t)
-	cfg := node.Config{
-		Libraries: []string{t.TempDir()}, RedisURL: srv.URL(), APIAddr: "127.0.0.1:0", DataDir: storetest.Dir(t),
-		Listen: []string{"/ip4/127.0.0.1/tcp/0"}, Settle: 30 * time.Millisecond, Logger: storetest.Logger(t),
-	}
-	if tweak != nil {
-		tweak(&cfg)
-	}
-	n, err := node.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := n.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { n.Close() })
-	return n
+	return startNodeWith(t, t.TempDir(), tweak)
 }
 
 func connect(a, b *node.Node) error {
