@@ -283,11 +283,22 @@ func (e *eventStream) Next(ctx context.Context, wait time.Duration) ([]api.Event
 	}
 	// A path event names no root: the file is the one its path holds now,
 	// or, for a path that is gone, the one its midhash still names.
+	// The paths of the batch's path events, read in one pipeline.
+	var paths []string
+	for _, ev := range evs {
+		if ev.Root == "" && ev.Lifecycle() && ev.Path != "" {
+			paths = append(paths, ev.Path)
+		}
+	}
+	states := map[string]store.PathState{}
+	if len(paths) > 0 {
+		states, _ = e.st.Paths(ctx, paths) // unread, an event goes without its CID
+	}
 	pathCID := func(ev store.Event) string {
 		if ev.Path == "" {
 			return ""
 		}
-		if st, err := e.st.Path(ctx, ev.Path); err == nil {
+		if st, ok := states[ev.Path]; ok {
 			return cidOf(st.Root)
 		}
 		if ev.Midhash != "" {
