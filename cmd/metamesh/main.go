@@ -9,6 +9,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/metamesh/node/node"
 )
 
 func main() {
@@ -43,7 +45,13 @@ func main() {
 func Run(ctx context.Context, args []string) error {
 	root := newRootCmd()
 	root.SetArgs(args)
-	return root.ExecuteContext(ctx)
+	cmd, err := root.ExecuteContextC(ctx)
+	if errors.Is(err, node.ErrConfig) {
+		// A value of the right type that the node refuses is a mistake
+		// in how the command was called too.
+		return usageError(cmd, err)
+	}
+	return err
 }
 
 // exitError carries a specific exit status, and for a usage error (code

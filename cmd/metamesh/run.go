@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"os"
 	"time"
 
@@ -43,11 +42,7 @@ comma-separated.`,
 			cfg.APITokenFile, _ = f.GetString("api-token-file")
 			cfg.PublicRead, _ = f.GetBool("public-read")
 			cfg.APIHosts, _ = f.GetStringArray("api-host")
-			err = node.Run(cmd.Context(), cfg)
-			if errors.Is(err, node.ErrConfig) {
-				return usageError(cmd, err)
-			}
-			return err
+			return node.Run(cmd.Context(), cfg)
 		},
 	}
 	libraryFlags(c)

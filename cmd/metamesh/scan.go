@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -43,9 +42,6 @@ directory may not lie inside a library.`,
 				show = progressBar(out)
 			}
 			p, err := node.Scan(cmd.Context(), cfg, time.Second, show)
-			if errors.Is(err, node.ErrConfig) {
-				return usageError(cmd, err)
-			}
 			if err != nil {
 				return err
 			}
