@@ -40,9 +40,17 @@ type Backend interface {
 
 // Peer is one entry of GET /api/peers.
 type Peer struct {
-	ID        string   `json:"id"`
-	Addrs     []string `json:"addrs"`
-	LatencyMs float64  `json:"latencyMs,omitempty"`
+	ID    string   `json:"id"`
+	Addrs []string `json:"addrs"`
+	// Connection is "direct" when the node holds a direct connection to
+	// the peer, else "relayed" (only connections through a circuit relay).
+	Connection string `json:"connection"`
+	// Transport is the transport of the connection streams take: "tcp",
+	// "quic-v1", … (of the hop to the relay for a relayed one).
+	Transport string `json:"transport"`
+	// Relay is the relay's peer ID, for a relayed connection.
+	Relay     string  `json:"relay,omitempty"`
+	LatencyMs float64 `json:"latencyMs,omitempty"`
 }
 
 // Status is the JSON shape of GET /api/status.
@@ -58,6 +66,29 @@ type Status struct {
 	Provide      any         `json:"provide,omitempty"`
 	HashQueue    int         `json:"hashQueue"`
 	Redis        RedisStatus `json:"redis"`
+	// Reachability is "public", "private" or "unknown" (AutoNAT v2).
+	Reachability string `json:"reachability"`
+	// ReachableAddrs are the addresses AutoNAT v2 confirmed that others
+	// can dial.
+	ReachableAddrs []string `json:"reachableAddrs"`
+	// Relays are the relays the node may use and its reservations.
+	Relays []Relay `json:"relays"`
+	// RelayService is true when the node relays for others.
+	RelayService bool `json:"relayService"`
+}
+
+// Relay is one relay of Status: a --relay, or a --bootstrap peer that
+// offers the relay service.
+type Relay struct {
+	ID string `json:"id"`
+	// Reserved is true while the node holds a reservation with it.
+	Reserved bool `json:"reserved"`
+	// Expires is when the reservation ends unless renewed (RFC 3339).
+	Expires string `json:"expires,omitempty"`
+	// Addrs are the node's /p2p-circuit addresses through this relay.
+	Addrs []string `json:"addrs,omitempty"`
+	// Error is why the last reservation attempt failed.
+	Error string `json:"error,omitempty"`
 }
 
 // RedisStatus is the "redis" part of Status.

@@ -12,6 +12,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/libp2p/go-libp2p/core/network"
+
 	"github.com/metamesh/node/api"
 	"github.com/metamesh/node/ingest"
 	"github.com/metamesh/node/store"
@@ -43,14 +45,29 @@ func (b *backend) Providers(ctx context.Context, cid string) ([]string, error) {
 	return b.n.res.Providers(ctx, cid)
 }
 
-// Peers lists the connected peers.
+// Peers lists the connected peers: how the node is connected to each
+// (direct, or only through a relay), over which transport, and the
+// connections' remote addresses.
 func (b *backend) Peers(ctx context.Context) ([]api.Peer, error) {
 	h := b.n.p2p.host
 	out := []api.Peer{}
 	for _, p := range h.Network().Peers() {
-		pi := api.Peer{ID: p.String(), Addrs: []string{}}
-		for _, c := range h.Network().ConnsToPeer(p) {
+		conns := h.Network().ConnsToPeer(p)
+		pi := api.Peer{ID: p.String(), Addrs: []string{}, Connection: "relayed"}
+		var best network.Conn
+		for _, c := range conns {
 			pi.Addrs = append(pi.Addrs, c.RemoteMultiaddr().String())
+			if best == nil || (relayed(best) && !relayed(c)) {
+				best = c // streams take a direct connection first
+			}
+		}
+		if best != nil {
+			pi.Transport = transportOf(best.RemoteMultiaddr())
+			if !relayed(best) {
+				pi.Connection = "direct"
+			} else if id, err := relayOf(best.RemoteMultiaddr()); err == nil {
+				pi.Relay = id.String()
+			}
 		}
 		if l := h.Peerstore().LatencyEWMA(p); l > 0 {
 			pi.LatencyMs = float64(l.Microseconds()) / 1000
@@ -96,6 +113,17 @@ func (b *backend) Status(ctx context.Context) (api.Status, error) {
 		Provide:      ps,
 		HashQueue:    n.ing.QueueLen(),
 		Redis:        api.RedisStatus{OK: true, Managed: n.st.Server() != nil},
+		RelayService: n.p2p.relay != nil,
+		Relays:       []api.Relay{},
+	}
+	state, reachable := n.p2p.reach.Reachability()
+	st.Reachability, st.ReachableAddrs = state, multiaddrStrings(reachable)
+	for _, ri := range n.p2p.reach.Relays() {
+		r := api.Relay{ID: ri.ID.String(), Reserved: ri.Reserved, Addrs: multiaddrStrings(ri.Addrs), Error: ri.Err}
+		if ri.Reserved {
+			r.Expires = ri.Expires.UTC().Format(time.RFC3339)
+		}
+		st.Relays = append(st.Relays, r)
 	}
 	if srv := n.st.Server(); srv != nil {
 		st.Redis.Addr = srv.Addr()

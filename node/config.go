@@ -64,8 +64,24 @@ type Config struct {
 	// AllowPeers, when set, is the only peers the node connects with
 	// (--allow-peer).
 	AllowPeers []string
-	// DHTMode is server (default), client or auto (--dht-mode).
+	// DHTMode is auto (default), server or client (--dht-mode). Auto is a
+	// DHT server unless AutoNAT v2 finds the node private (behind NAT,
+	// its addresses confirmed undialable), then a client: the DHT is
+	// made of reachable nodes, and a federation of private addresses (a
+	// home LAN, where AutoNAT servers probe nothing) keeps all its nodes
+	// in it.
 	DHTMode string
+	// Relays are static relays, /…/p2p/<peerID> multiaddrs (--relay): the
+	// node keeps a reservation with each while it is not publicly
+	// reachable, as with the --bootstrap peers that offer the relay
+	// service. No other relay is ever used for the node's own addresses.
+	Relays []string
+	// RelayService makes the node a circuit relay v2 for others
+	// (--relay-service), with libp2p's default limits (relay.go).
+	RelayService bool
+	// NoHolePunching turns DCUtR off (--hole-punching=false): connections
+	// that start over a relay stay relayed.
+	NoHolePunching bool
 	// ConnLow and ConnHigh are the connection manager's watermarks
 	// (--conn-low, --conn-high; default 100 and 400).
 	ConnLow, ConnHigh int
@@ -132,7 +148,7 @@ func (c *Config) SetDefaults() {
 		c.Listen = DefaultListen
 	}
 	if c.DHTMode == "" {
-		c.DHTMode = "server"
+		c.DHTMode = "auto"
 	}
 	if c.ConnLow == 0 {
 		c.ConnLow = 100
@@ -218,15 +234,35 @@ func (c *Config) validate() error {
 			return fmt.Errorf("config: --bootstrap %q: %w (want …/p2p/<peerID>)", a, err)
 		}
 	}
-	boot, err := parseBootstrap(c.Bootstrap)
-	if err != nil {
+	if _, err := parseBootstrap(c.Bootstrap); err != nil {
 		return fmt.Errorf("config: %w", err)
 	}
+	for _, a := range c.Relays {
+		m, err := multiaddrs([]string{a}, "--relay")
+		if err != nil {
+			return fmt.Errorf("config: %w", err)
+		}
+		if _, err := peer.AddrInfoFromP2pAddr(m[0]); err != nil {
+			return fmt.Errorf("config: --relay %q: %w (want …/p2p/<peerID>)", a, err)
+		}
+		if isCircuit(m[0]) {
+			return fmt.Errorf("config: --relay %q goes through another relay; give the relay's own address", a)
+		}
+	}
 	if c.hasPSK() {
-		for _, ai := range boot {
-			for _, a := range ai.Addrs {
-				if isQUIC(a) {
-					return fmt.Errorf("config: --bootstrap %s/p2p/%s is QUIC, which cannot run a private network (--swarm-key); give its TCP address", a, ai.ID)
+		for _, f := range []struct {
+			name  string
+			addrs []string
+		}{{"--bootstrap", c.Bootstrap}, {"--relay", c.Relays}} {
+			infos, err := parsePeerAddrs(f.addrs, f.name)
+			if err != nil {
+				return fmt.Errorf("config: %w", err)
+			}
+			for _, ai := range infos {
+				for _, a := range ai.Addrs {
+					if isQUIC(a) {
+						return fmt.Errorf("config: %s %s/p2p/%s is QUIC, which cannot run a private network (--swarm-key); give its TCP address", f.name, a, ai.ID)
+					}
 				}
 			}
 		}
@@ -247,7 +283,7 @@ func (c *Config) validate() error {
 	switch c.DHTMode {
 	case "server", "client", "auto":
 	default:
-		return fmt.Errorf("config: --dht-mode %q: want server, client or auto", c.DHTMode)
+		return fmt.Errorf("config: --dht-mode %q: want auto, server or client", c.DHTMode)
 	}
 	if c.ConnLow < 0 {
 		return fmt.Errorf("config: --conn-low %d: may not be negative", c.ConnLow)

@@ -37,9 +37,17 @@ func TestConfig_ValidateNamesFlags(t *testing.T) {
 		{"bootstrap QUIC, private", func(c *node.Config) {
 			c.SwarmKeyFile, c.Bootstrap = "swarm.key", []string{"/ip4/10.0.0.1/udp/4681/quic-v1/p2p/" + id}
 		}, "config: --bootstrap /ip4/10.0.0.1/udp/4681/quic-v1/p2p/" + id + " is QUIC…"},
+		{"relay", func(c *node.Config) { c.Relays = []string{"bogus"} }, `config: --relay "bogus": …`},
+		{"relay without a peer ID", func(c *node.Config) { c.Relays = []string{"/ip4/10.0.0.2/tcp/4681"} }, `config: --relay "/ip4/10.0.0.2/tcp/4681": …`},
+		{"relay through a relay", func(c *node.Config) {
+			c.Relays = []string{"/ip4/10.0.0.1/tcp/4681/p2p/" + id + "/p2p-circuit/p2p/" + id}
+		}, `config: --relay "/ip4/10.0.0.1/tcp/4681/p2p/` + id + `/p2p-circuit/p2p/` + id + `" goes through another relay; give the relay's own address`},
+		{"relay QUIC, private", func(c *node.Config) {
+			c.SwarmKeyFile, c.Relays = "swarm.key", []string{"/ip4/10.0.0.1/udp/4681/quic-v1/p2p/" + id}
+		}, "config: --relay /ip4/10.0.0.1/udp/4681/quic-v1/p2p/" + id + " is QUIC…"},
 		{"announce", func(c *node.Config) { c.Announce = []string{"x"} }, `config: --announce "x": …`},
 		{"allow-peer", func(c *node.Config) { c.AllowPeers = []string{id, "x"} }, `config: --allow-peer "x": …`},
-		{"dht-mode", func(c *node.Config) { c.DHTMode = "x" }, `config: --dht-mode "x": want server, client or auto`},
+		{"dht-mode", func(c *node.Config) { c.DHTMode = "x" }, `config: --dht-mode "x": want auto, server or client`},
 		{"conn-low", func(c *node.Config) { c.ConnLow = -1 }, "config: --conn-low -1: may not be negative"},
 		{"conn-high", func(c *node.Config) { c.ConnLow, c.ConnHigh = 5, 3 }, "config: --conn-high 3: must be above --conn-low 5"},
 		{"reprovide-interval", func(c *node.Config) { c.ReprovideInterval = -time.Hour }, "config: --reprovide-interval -1h0m0s: may not be negative"},

@@ -2,6 +2,7 @@ package node
 
 import (
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -18,6 +19,9 @@ import (
 // as the API answers them.
 type nodeMetrics struct {
 	reg *prometheus.Registry
+	// p2p holds libp2p's own metrics the node serves (the relay
+	// service's libp2p_relaysvc_*).
+	p2p *prometheus.Registry
 
 	lookups       *prometheus.CounterVec
 	lookupLatency *prometheus.HistogramVec
@@ -101,6 +105,39 @@ func newMetrics(n *Node) *nodeMetrics {
 		gauge("metamesh_peers", "Connected peers.",
 			func() float64 { return float64(len(n.p2p.host.Network().Peers())) }),
 	)
+	reach := n.p2p.reach
+	m.reg.MustRegister(
+		gauge("metamesh_relay_reservations", "Relays the node holds a reservation with.",
+			func() float64 { return float64(reach.Reservations()) }),
+		gauge("metamesh_relayed_connections", "Open connections that go through a relay.",
+			func() float64 {
+				c := 0
+				for _, conn := range n.p2p.host.Network().Conns() {
+					if relayed(conn) {
+						c++
+					}
+				}
+				return float64(c)
+			}),
+	)
+	for result, v := range map[string]*atomic.Int64{"success": &reach.punchOK, "failure": &reach.punchFail} {
+		m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "metamesh_holepunch_total", Help: "Hole punches (DCUtR) by result: a relayed connection upgraded to a direct one, or not.",
+			ConstLabels: prometheus.Labels{"result": result},
+		}, func() float64 { return float64(v.Load()) }))
+	}
+	for _, s := range reachStates {
+		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "metamesh_reachability", Help: "1 for the node's reachability (AutoNAT v2: public, private, unknown), 0 for the others.",
+			ConstLabels: prometheus.Labels{"state": s},
+		}, func() float64 {
+			if st, _ := reach.Reachability(); st == s {
+				return 1
+			}
+			return 0
+		}))
+	}
+	m.p2p = n.p2p.reg
 	for _, s := range scanStates {
 		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "metamesh_scan_state", Help: "1 for the ingester's current state, 0 for the others.",
@@ -117,7 +154,7 @@ func newMetrics(n *Node) *nodeMetrics {
 
 // handler serves the registry in the Prometheus exposition format.
 func (m *nodeMetrics) handler() http.Handler {
-	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
+	return promhttp.HandlerFor(prometheus.Gatherers{m.reg, m.p2p}, promhttp.HandlerOpts{Registry: m.reg})
 }
 
 // lookup counts one GET /api/meta answer.

@@ -172,11 +172,14 @@ func (n *Node) Start(ctx context.Context) error {
 
 // reprovideOnFirstPeer provides everything again whenever the routing
 // table goes from empty to not empty: a node that started alone (or was
-// cut off) announces its files as soon as it has peers to tell.
+// cut off) announces its files as soon as it has peers to tell. So it
+// does when the node gets a relay reservation after having none: the
+// provider records then carry its /p2p-circuit addresses, by which
+// households reach a node behind NAT.
 func (n *Node) reprovideOnFirstPeer(ctx context.Context) {
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
-	had := false
+	had, relayed := false, false
 	for {
 		select {
 		case <-ctx.Done():
@@ -184,10 +187,11 @@ func (n *Node) reprovideOnFirstPeer(ctx context.Context) {
 		case <-t.C:
 		}
 		has := n.p2p.dht.RoutingTable().Size() > 0
-		if has && !had {
+		rel := n.p2p.reach.Relayable()
+		if has && (!had || (rel && !relayed)) {
 			n.ann.Reprovide()
 		}
-		had = has
+		had, relayed = has, rel
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -24,14 +25,19 @@ import (
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/libp2p/go-libp2p/core/pnet"
 	libp2pproto "github.com/libp2p/go-libp2p/core/protocol"
+	basichost "github.com/libp2p/go-libp2p/p2p/host/basic"
 	rcmgr "github.com/libp2p/go-libp2p/p2p/host/resource-manager"
 	yamux "github.com/libp2p/go-libp2p/p2p/muxer/yamux"
 	bconnmgr "github.com/libp2p/go-libp2p/p2p/net/connmgr"
+	relayv2 "github.com/libp2p/go-libp2p/p2p/protocol/circuitv2/relay"
+	"github.com/libp2p/go-libp2p/p2p/protocol/holepunch"
 	noise "github.com/libp2p/go-libp2p/p2p/security/noise"
 	quic "github.com/libp2p/go-libp2p/p2p/transport/quic"
 	"github.com/libp2p/go-libp2p/p2p/transport/quicreuse"
 	tcp "github.com/libp2p/go-libp2p/p2p/transport/tcp"
 	ma "github.com/multiformats/go-multiaddr"
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/fx"
 
 	"github.com/metamesh/node/protocol"
 )
@@ -92,13 +98,23 @@ func LoadIdentity(dir string) (crypto.PrivKey, error) {
 // p2p is the node's libp2p side: the host, the DHT and the bootstrap
 // loop.
 type p2p struct {
-	host host.Host
-	dht  *dht.IpfsDHT
-	cm   *bconnmgr.BasicConnMgr
-	log  *slog.Logger
-	boot []peer.AddrInfo
+	host  host.Host
+	dht   *dht.IpfsDHT
+	cm    *bconnmgr.BasicConnMgr
+	log   *slog.Logger
+	boot  []peer.AddrInfo
+	reach *reach
+	// relay is the circuit relay v2 service (--relay-service), or nil.
+	relay *relayv2.Relay
+	// reg holds libp2p's own metrics the node serves (the relay
+	// service's).
+	reg *prometheus.Registry
+	// keep are the peers the node stays connected to: --bootstrap, then
+	// --relay peers that are not bootstrap peers.
+	keep []peer.AddrInfo
 	// private is true with a swarm key (a private network).
 	private bool
+	stopObs context.CancelFunc
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -106,9 +122,10 @@ type p2p struct {
 
 // startP2P builds the host and the DHT from cfg and starts the bootstrap
 // loop. Nothing reaches out on its own: no mDNS, no port mapping unless
-// NATPortMap, no relays, no public bootstrap peers.
+// NATPortMap, no relays but those named (--relay, and --bootstrap peers
+// that offer the relay service), no public bootstrap peers.
 func startP2P(ctx context.Context, cfg Config, key crypto.PrivKey, log *slog.Logger) (*p2p, error) {
-	p := &p2p{log: log.With("component", "p2p"), private: cfg.hasPSK()}
+	p := &p2p{log: log.With("component", "p2p"), private: cfg.hasPSK(), reg: prometheus.NewRegistry()}
 	listen, err := cfg.listenAddrs(p.log)
 	if err != nil {
 		return nil, err
@@ -118,6 +135,25 @@ func startP2P(ctx context.Context, cfg Config, key crypto.PrivKey, log *slog.Log
 		return nil, err
 	}
 	p.boot = boot
+	static, err := parsePeerAddrs(cfg.Relays, "--relay")
+	if err != nil {
+		return nil, err
+	}
+	p.keep = append(slices.Clone(boot), static...)
+	p.keep = slices.CompactFunc(p.keep, func(a, b peer.AddrInfo) bool { return a.ID == b.ID })
+	if err := portsFree(listen); err != nil {
+		return nil, err
+	}
+	trusted := make([]peer.ID, 0, len(p.keep))
+	for _, ai := range p.keep {
+		trusted = append(trusted, ai.ID)
+	}
+	obs := newTrustedObservations(nil, trusted)
+	r, err := newReach(static, boot, cfg.DHTMode == "auto", p.log)
+	if err != nil {
+		return nil, err
+	}
+	p.reach = r
 	cm, err := bconnmgr.NewConnManager(cfg.ConnLow, cfg.ConnHigh, bconnmgr.WithGracePeriod(time.Minute))
 	if err != nil {
 		return nil, fmt.Errorf("p2p: connection manager: %w", err)
@@ -145,16 +181,30 @@ func startP2P(ctx context.Context, cfg Config, key crypto.PrivKey, log *slog.Log
 	opts := []libp2p.Option{
 		libp2p.Identity(key),
 		libp2p.ListenAddrs(listen...),
-		// No SO_REUSEPORT: a second node on the same port must fail to
-		// start, not share the port and split the dials between two IDs.
-		libp2p.Transport(tcp.NewTCPTransport, tcp.DisableReuseport()),
-		libp2p.QUICReuse(quicreuse.NewConnManager, quicreuse.DisableReuseport()),
+		// TCP dials from its listen port (SO_REUSEPORT), so the address
+		// peers observe is one they can dial back and TCP hole punching
+		// works; portsFree above keeps a second node on the same port from
+		// starting. QUIC dials from its listening socket (no SO_REUSEPORT).
+		libp2p.Transport(tcp.NewTCPTransport),
+		libp2p.QUICReuse(quicreuse.NewConnManager),
 		libp2p.Security(noise.ID, noise.New),
 		libp2p.Muxer(yamux.ID, yamux.DefaultTransport),
 		libp2p.ConnectionManager(cm),
 		libp2p.ResourceManager(rm),
-		libp2p.DisableRelay(),
+		// The relay transport: dial a household through its relay, and
+		// accept connections through the node's own relays.
+		libp2p.EnableRelay(),
+		libp2p.EnableAutoNATv2(),
+		libp2p.WithFxOption(fx.Decorate(func(o basichost.ObservedAddrsManager) basichost.ObservedAddrsManager {
+			if o != nil {
+				obs.inner = o
+			}
+			return obs
+		})),
 		libp2p.Ping(true),
+	}
+	if !cfg.NoHolePunching {
+		opts = append(opts, libp2p.EnableHolePunching(holepunch.WithTracer(r)))
 	}
 	if !cfg.hasPSK() {
 		opts = append(opts, libp2p.Transport(quic.NewTransport))
@@ -202,6 +252,17 @@ func startP2P(ctx context.Context, cfg Config, key crypto.PrivKey, log *slog.Log
 		return nil, fmt.Errorf("p2p: start host: %w", err)
 	}
 	p.host = h
+	if err := r.attach(h, func(id peer.ID) { cm.Protect(id, "metamesh-relay") }); err != nil {
+		h.Close()
+		return nil, err
+	}
+	octx, ocancel := context.WithCancel(context.Background())
+	if err := obs.follow(octx, h); err != nil {
+		ocancel()
+		h.Close()
+		return nil, fmt.Errorf("p2p: observed addresses: %w", err)
+	}
+	p.stopObs = ocancel
 	// Every address asked for must be bound: libp2p drops one it cannot
 	// listen on when another works.
 	bound := h.Network().ListenAddresses()
@@ -211,7 +272,7 @@ func startP2P(ctx context.Context, cfg Config, key crypto.PrivKey, log *slog.Log
 			ok = ok || sameListen(want, got)
 		}
 		if !ok {
-			h.Close()
+			p.closeHost()
 			return nil, fmt.Errorf("p2p: cannot listen on %s (--listen): not an address of this machine, or in use", want)
 		}
 	}
@@ -227,31 +288,45 @@ func startP2P(ctx context.Context, cfg Config, key crypto.PrivKey, log *slog.Log
 			}
 		},
 	})
+	if cfg.RelayService {
+		if p.relay, err = startRelayService(h, cfg, p.reg); err != nil {
+			p.closeHost()
+			return nil, err
+		}
+		p.log.Info("relay service on: relaying for others (circuit relay v2)", "limits", relayLimits(relayResources()))
+	}
+	if err := r.start(); err != nil {
+		p.closeHost()
+		return nil, err
+	}
 	mode := dht.ModeServer
+	var dh host.Host = h
 	switch cfg.DHTMode {
 	case "client":
 		mode = dht.ModeClient
 	case "auto":
-		mode = dht.ModeAuto
+		// A server unless AutoNAT v2 finds the node private (reach.go).
+		mode = dht.ModeAutoServer
+		dh = dhtHost{Host: h, bus: splitBus{Bus: h.EventBus(), own: r.dhtBus}}
 	}
 	provOpts := []records.Option{}
 	if cfg.ProviderRecordTTL > 0 {
 		provOpts = append(provOpts, records.ProvideValidity(cfg.ProviderRecordTTL), records.CleanupInterval(cfg.ProviderRecordTTL/2))
 	}
-	d, err := dht.New(h,
+	d, err := dht.New(dh,
 		dht.ProtocolPrefix(DHTPrefix),
 		dht.Mode(mode),
 		dht.BootstrapPeers(boot...),
 		dht.ProviderManagerOpts(provOpts...),
 	)
 	if err != nil {
-		h.Close()
+		p.closeHost()
 		return nil, fmt.Errorf("p2p: start DHT: %w", err)
 	}
 	p.dht = d
 	bctx, cancel := context.WithCancel(context.Background())
 	p.cancel = cancel
-	if len(boot) > 0 {
+	if len(p.keep) > 0 {
 		p.wg.Add(1)
 		go p.bootstrapLoop(bctx)
 	}
@@ -314,8 +389,10 @@ func (p *p2p) bootstrapLoop(ctx context.Context) {
 	defer tick.Stop()
 	for {
 		now := time.Now()
-		for _, ai := range p.boot {
-			if p.host.Network().Connectedness(ai.ID) == network.Connected {
+		for _, ai := range p.keep {
+			// A peer reached through a relay (a bootstrap address that is
+			// a /p2p-circuit one) counts as connected too.
+			if c := p.host.Network().Connectedness(ai.ID); c == network.Connected || c == network.Limited {
 				backoff[ai.ID] = 0
 				continue
 			}
@@ -374,6 +451,21 @@ func (p *p2p) Close() error {
 	var errs []error
 	if p.dht != nil {
 		errs = append(errs, p.dht.Close())
+	}
+	return errors.Join(append(errs, p.closeHost())...)
+}
+
+// closeHost stops what runs on the host, then the host.
+func (p *p2p) closeHost() error {
+	var errs []error
+	if p.reach != nil {
+		p.reach.close()
+	}
+	if p.stopObs != nil {
+		p.stopObs()
+	}
+	if p.relay != nil {
+		errs = append(errs, p.relay.Close())
 	}
 	if p.host != nil {
 		errs = append(errs, p.host.Close())
@@ -471,13 +563,19 @@ func (c gaterChain) InterceptUpgraded(conn network.Conn) (bool, control.Disconne
 // parseBootstrap reads /…/p2p/<id> multiaddrs, grouping a peer's
 // addresses.
 func parseBootstrap(addrs []string) ([]peer.AddrInfo, error) {
-	mas, err := multiaddrs(addrs, "--bootstrap")
+	return parsePeerAddrs(addrs, "--bootstrap")
+}
+
+// parsePeerAddrs reads the /…/p2p/<id> multiaddrs of flag, grouping a
+// peer's addresses.
+func parsePeerAddrs(addrs []string, flag string) ([]peer.AddrInfo, error) {
+	mas, err := multiaddrs(addrs, flag)
 	if err != nil {
 		return nil, err
 	}
 	infos, err := peer.AddrInfosFromP2pAddrs(mas...)
 	if err != nil {
-		return nil, fmt.Errorf("--bootstrap: %w (want …/p2p/<peerID>)", err)
+		return nil, fmt.Errorf("%s: %w (want …/p2p/<peerID>)", flag, err)
 	}
 	return infos, nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/libp2p/go-libp2p/core/peer"
 
 	"github.com/metamesh/node/node"
+	"github.com/metamesh/node/store/storetest"
 )
 
 // p2pNode starts a node on loopback, on an empty library, with tweak
@@ -152,9 +153,39 @@ func TestP2P_Status(t *testing.T) {
 	if len(addrs) == 0 || !strings.HasSuffix(addrs[0].(string), "/p2p/"+a.PeerID()) {
 		t.Errorf("addrs = %v", addrs)
 	}
+	if st["reachability"] != "unknown" || st["relayService"] != false {
+		t.Errorf("reachability %v, relayService %v on loopback, want unknown and false", st["reachability"], st["relayService"])
+	}
 	code, ps := get(t, a, "GET", "/api/peers")
 	peers, _ := ps["peers"].([]any)
 	if code != 200 || len(peers) != 1 || peers[0].(map[string]any)["id"] != b.PeerID() {
-		t.Errorf("peers: %d %v", code, ps)
+		t.Fatalf("peers: %d %v", code, ps)
+	}
+	if p := peers[0].(map[string]any); p["connection"] != "direct" || p["transport"] != "tcp" || p["relay"] != nil {
+		t.Errorf("a loopback TCP peer = %v, want direct over tcp, no relay", p)
+	}
+}
+
+// TCP listens with SO_REUSEPORT (hole punching dials from the listen
+// port), yet a second node on a running node's port is refused, naming
+// the address, instead of sharing the port and taking half its dials.
+func TestP2P_SecondNodeOnTheSamePortIsRefused(t *testing.T) {
+	a := p2pNode(t, nil)
+	addr := strings.Split(a.P2PAddrs()[0], "/p2p/")[0]
+	srv := storetest.Server(t)
+	n, err := node.New(node.Config{
+		Libraries: []string{t.TempDir()}, RedisURL: srv.URL(), APIAddr: "127.0.0.1:0", DataDir: storetest.Dir(t),
+		Listen: []string{addr}, Logger: storetest.Logger(t),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = n.Start(context.Background())
+	if err == nil {
+		n.Close()
+		t.Fatalf("a second node started on %s, held by a running node", addr)
+	}
+	if !strings.Contains(err.Error(), "cannot listen on "+addr) || !strings.Contains(err.Error(), "address already in use") {
+		t.Errorf("error = %v, want it to name %s in use", err, addr)
 	}
 }

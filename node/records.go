@@ -169,13 +169,21 @@ func (l *peerLimit) leave(p peer.ID) {
 // errNoRecord: the peer answered that it has no file with the CID.
 var errNoRecord = errors.New("peer has no record for the CID")
 
+// errRelayCut: an answer over a relayed connection broke off, most likely
+// at the relay's limit (circuit relay v2 carries at most 128 KiB each way
+// per circuit, by default): a record larger than what is left of it
+// cannot cross until the connection is direct.
+var errRelayCut = errors.New("the relay cut the answer off (a relayed connection carries a limited number of bytes: 128 KiB each way by default)")
+
 // fetch asks peer p for the record of c and verifies it (signature,
 // payload type, signer = p = the record's peer, the record holds c, every
 // CID canonical, the canonical of the set, size caps).
 func (rs *recordService) fetch(ctx context.Context, p peer.ID, c string) (protocol.Record, error) {
 	ctx, cancel := context.WithTimeout(ctx, recordStreamTimeout)
 	defer cancel()
-	s, err := rs.h.NewStream(ctx, p, rs.proto)
+	// A relayed (limited) connection carries the protocol too; a direct
+	// one, when there is one, is taken first.
+	s, err := rs.h.NewStream(network.WithAllowLimitedConn(ctx, "metamesh"), p, rs.proto)
 	if err != nil {
 		return protocol.Record{}, err
 	}
@@ -192,6 +200,9 @@ func (rs *recordService) fetch(ctx context.Context, p peer.ID, c string) (protoc
 	env, err := protocol.ReadResponse(bufio.NewReader(s))
 	if err != nil {
 		s.Reset()
+		if relayed(s.Conn()) {
+			return protocol.Record{}, fmt.Errorf("record from %s over a relayed connection: %w: %w", p, errRelayCut, err)
+		}
 		return protocol.Record{}, fmt.Errorf("record from %s: %w", p, err)
 	}
 	s.Close()

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ipfs/go-cid"
@@ -222,6 +223,7 @@ func (r *resolver) federated(c string, replace store.RootID) (map[string]any, er
 	var workers sync.WaitGroup
 	asked := map[peer.ID]bool{}
 	var askedMu sync.Mutex
+	var cut atomic.Int64 // answers a relay broke off
 	for i := 0; i < lookupFanout; i++ {
 		workers.Add(1)
 		go func() {
@@ -236,7 +238,11 @@ func (r *resolver) federated(c string, replace store.RootID) (map[string]any, er
 				}
 				rec, err := r.rs.fetch(ctx, p, c)
 				if err != nil {
-					if !errors.Is(err, errNoRecord) && ctx.Err() == nil {
+					switch {
+					case errors.Is(err, errRelayCut) && ctx.Err() == nil:
+						cut.Add(1)
+						r.log.Info("a peer's record did not come through its relay", "peer", p, "cid", c, "err", err)
+					case !errors.Is(err, errNoRecord) && ctx.Err() == nil:
 						r.log.Debug("peer gave no usable record", "peer", p, "cid", c, "err", err)
 					}
 					continue
@@ -293,7 +299,10 @@ func (r *resolver) federated(c string, replace store.RootID) (map[string]any, er
 	if refused > 0 {
 		why = fmt.Sprintf(" (%d answered with a record this node refused: it pairs files held here whose bytes differ)", refused)
 	}
-	if ctx.Err() != nil && refused == 0 {
+	if n := cut.Load(); n > 0 {
+		why += fmt.Sprintf(" (%d answered over a relay that cut the record off: a relayed connection carries at most 128 KiB each way; it comes through once the connection is direct)", n)
+	}
+	if ctx.Err() != nil && why == "" {
 		return nil, fmt.Errorf("%w: no file with CID %s here, and none of the %d peers asked had it within %s", api.ErrNotFound, c, n, r.timeout)
 	}
 	return nil, fmt.Errorf("%w: no file with CID %s here or on the %d peers asked%s", api.ErrNotFound, c, n, why)

@@ -245,7 +245,9 @@ func (ss *searchService) sealed(ctx context.Context, req protocol.SearchRequest)
 // payload type, signer = p, no more hits than req.Limit, every hit valid,
 // caps).
 func (ss *searchService) ask(ctx context.Context, p peer.ID, req protocol.SearchRequest) ([]protocol.SearchHit, error) {
-	s, err := ss.h.NewStream(ctx, p, ss.proto)
+	// A relayed (limited) connection carries the protocol too; a direct
+	// one, when there is one, is taken first.
+	s, err := ss.h.NewStream(network.WithAllowLimitedConn(ctx, "metamesh"), p, ss.proto)
 	if err != nil {
 		return nil, err
 	}

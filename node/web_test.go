@@ -16,6 +16,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/metamesh/node/api"
 	"github.com/metamesh/node/node"
 	"github.com/metamesh/node/protocol"
 )
@@ -263,6 +264,189 @@ func TestWeb_Token(t *testing.T) {
 		}
 	}
 	if len(errs) > 0 {
+		t.Errorf("console errors: %q", errs)
+	}
+}
+
+// getJSON decodes the answer of GET path on n into v.
+func getJSON(t *testing.T, n *node.Node, path string, v any) {
+	t.Helper()
+	resp, body := do(t, n, "GET", path, nil)
+	if resp.StatusCode != 200 {
+		t.Fatalf("GET %s: %s %s", path, resp.Status, body)
+	}
+	if err := json.Unmarshal(body, v); err != nil {
+		t.Fatalf("GET %s: %s (%v)", path, body, err)
+	}
+}
+
+// waitFor polls cond every 50 ms for up to 30 s.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); !cond(); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
+
+// webPeer is a peer as the page shows it.
+type webPeer struct {
+	ID, Connection, Transport string
+	How                       string // the line under the ID: connection, relay, transport, latency
+	Relay                     string // the relay's ID shown, if any
+	Addrs                     string // the folded addresses' summary
+}
+
+// webRelay is a relay as the page shows it.
+type webRelay struct {
+	ID, Reserved, Expires string
+	State, Error          string // the lines under the ID
+	Circuits              []string
+}
+
+// webNode is what the page's node panel shows.
+type webNode struct {
+	Summary, Reachability, ReachabilityText, RelayService string
+	Reachable                                             []string
+	Peers                                                 []webPeer
+	Relays                                                []webRelay
+}
+
+// readNode reads the node panel; in an evaluation of its own, or after
+// js in the same one (nothing can render in between).
+const readNode = `(() => {
+  const text = (e) => e ? e.textContent.replace(/\s+/g, " ").trim() : "";
+  return {
+    summary: text(document.getElementById("summary")),
+    reachability: document.getElementById("reachability").dataset.reachability || "",
+    reachabilityText: text(document.getElementById("reachability")),
+    relayService: text(document.getElementById("relay-service")),
+    reachable: [...document.querySelectorAll("#reachable-addrs code")].map(text),
+    peers: [...document.querySelectorAll("#peers li[data-peer]")].map((li) => ({
+      id: li.dataset.peer, connection: li.dataset.connection, transport: li.dataset.transport,
+      how: text(li.querySelector("div")), relay: text(li.querySelector("code.relay")), addrs: text(li.querySelector("summary")),
+    })),
+    relays: [...document.querySelectorAll("#relays li[data-relay]")].map((li) => ({
+      id: li.dataset.relay, reserved: li.dataset.reserved,
+      expires: (li.querySelector("time") || { dateTime: "" }).dateTime,
+      state: text(li.querySelector("div")), error: text(li.querySelector(".error")),
+      circuits: [...li.querySelectorAll(".circuits code")].map(text),
+    })),
+  };
+})()`
+
+// TestWeb_PeersAndReachability: the node panel of B, which holds a
+// reservation with the relay R and has C connected only through R,
+// shows each peer's connection (R direct, C relayed via R) and
+// transport, B's reachability as /api/status says it, its reachable
+// addresses, the relay with the reservation's expiry and the circuit
+// addresses, and the relay service off; the summary counts in words
+// ("1 file", "2 peers"). Then the page's renderers, fed a public
+// relay's status and a lone peer, show what loopback nodes cannot be:
+// confirmed addresses, a refused reservation and its error, the relay
+// service on, "1 peer".
+func TestWeb_PeersAndReachability(t *testing.T) {
+	chromiumPath(t)
+	r := p2pNode(t, func(c *node.Config) { c.RelayService = true })
+	lib := t.TempDir()
+	data := make([]byte, 24<<10)
+	rand.Read(data)
+	writeOld(t, filepath.Join(lib, "North.Wind.2018.mkv"), data)
+	b := startNodeWith(t, lib, func(c *node.Config) { c.Relays = []string{r.P2PAddrs()[0]}; c.NoHolePunching = true })
+
+	var st api.Status
+	waitFor(t, "B's reservation with R", func() bool {
+		getJSON(t, b, "/api/status", &st)
+		return len(st.Relays) == 1 && st.Relays[0].Reserved && len(st.Relays[0].Addrs) > 0
+	})
+	circuit := st.Relays[0].Addrs[0]
+	if !strings.HasSuffix(circuit, "/p2p/"+b.PeerID()) {
+		circuit += "/p2p/" + b.PeerID()
+	}
+	c := p2pNode(t, func(cfg *node.Config) { cfg.Bootstrap = []string{circuit}; cfg.NoHolePunching = true })
+	var peers struct {
+		Peers []api.Peer `json:"peers"`
+	}
+	waitFor(t, "C connected to B through R", func() bool {
+		getJSON(t, b, "/api/peers", &peers)
+		return slices.ContainsFunc(peers.Peers, func(p api.Peer) bool { return p.ID == c.PeerID() && p.Connection == "relayed" })
+	})
+	getJSON(t, b, "/api/status", &st)
+
+	ctx, consoleErrors := browser(t)
+	ce := consoleErrors
+	must(t, ctx, "load the page", ce, chromedp.Navigate("http://"+b.APIAddr()+"/"))
+	must(t, ctx, "wait for the relayed peer", ce, chromedp.Poll[bool](
+		`document.querySelector('#peers li[data-peer="`+c.PeerID()+`"][data-connection="relayed"]') !== null &&
+		 document.querySelector('#relays li[data-relay="`+r.PeerID()+`"][data-reserved="true"]') !== null`,
+		chromedp.WithPollingTimeout(10*time.Second)))
+	got := must(t, ctx, "read the node panel", ce, chromedp.Evaluate[webNode](readNode))
+
+	if !slices.Contains([]string{"public", "private", "unknown"}, st.Reachability) {
+		t.Errorf("/api/status reachability %q, want public, private or unknown", st.Reachability)
+	}
+	if got.Reachability != st.Reachability || !strings.HasPrefix(got.ReachabilityText, st.Reachability) {
+		t.Errorf("reachability shown %q (%q), /api/status says %q", got.Reachability, got.ReachabilityText, st.Reachability)
+	}
+	if !slices.Equal(got.Reachable, st.ReachableAddrs) {
+		t.Errorf("reachable addresses shown %q, want %q", got.Reachable, st.ReachableAddrs)
+	}
+	byID := map[string]webPeer{}
+	for _, p := range got.Peers {
+		byID[p.ID] = p
+	}
+	if p := byID[r.PeerID()]; p.Connection != "direct" || p.Transport != "tcp" || !strings.HasPrefix(p.How, "direct · tcp") || strings.Contains(p.How, "via") || p.Relay != "" {
+		t.Errorf("the relay R shown as %+v, want direct over tcp", p)
+	}
+	if p := byID[c.PeerID()]; p.Connection != "relayed" || p.Transport != "tcp" || p.Relay != r.PeerID() ||
+		!strings.HasPrefix(p.How, "relayed via "+r.PeerID()+" · tcp") || p.Addrs != "1 address" {
+		t.Errorf("C shown as %+v, want relayed via %s over tcp", p, r.PeerID())
+	}
+	if len(got.Relays) != 1 {
+		t.Fatalf("relays shown %+v, want R", got.Relays)
+	}
+	rl := got.Relays[0]
+	if rl.ID != r.PeerID() || rl.Reserved != "true" || rl.Expires != st.Relays[0].Expires || !strings.HasPrefix(rl.State, "reserved until ") || rl.Error != "" ||
+		!slices.Equal(rl.Circuits, st.Relays[0].Addrs) {
+		t.Errorf("relay shown %+v, want %+v", rl, st.Relays[0])
+	}
+	if got.RelayService != "off" {
+		t.Errorf("relay service shown %q, want off", got.RelayService)
+	}
+	if !strings.Contains(got.Summary, " 1 file · 2 peers") {
+		t.Errorf("summary %q, want 1 file and 2 peers", got.Summary)
+	}
+
+	// What loopback cannot show, through the page's own renderers.
+	fed := st
+	fed.Reachability, fed.ReachableAddrs, fed.RelayService, fed.Peers = "public", []string{"/ip4/198.51.100.9/tcp/4681", "/ip4/198.51.100.9/udp/4681/quic-v1"}, true, 1
+	fed.Relays = []api.Relay{{ID: r.PeerID(), Error: "reservation refused: RESERVATION_REFUSED"}}
+	lone := []api.Peer{{ID: c.PeerID(), Addrs: []string{"/ip4/192.168.1.20/udp/4681/quic-v1"}, Connection: "direct", Transport: "quic-v1", LatencyMs: 1.5}}
+	stJSON, _ := json.Marshal(fed)
+	peersJSON, _ := json.Marshal(lone)
+	got = must(t, ctx, "render a public relay's status", ce, chromedp.Evaluate[webNode](
+		"renderStatus("+string(stJSON)+"); renderPeers("+string(peersJSON)+"); "+readNode))
+	if got.Reachability != "public" || !slices.Equal(got.Reachable, fed.ReachableAddrs) || got.RelayService != "on (relays for other peers)" {
+		t.Errorf("public status shown as %+v", got)
+	}
+	if len(got.Relays) != 1 || got.Relays[0].Reserved != "false" || got.Relays[0].State != "not reserved" ||
+		got.Relays[0].Error != "last error: reservation refused: RESERVATION_REFUSED" || len(got.Relays[0].Circuits) != 0 {
+		t.Errorf("refused relay shown as %+v", got.Relays)
+	}
+	if len(got.Peers) != 1 || got.Peers[0].Transport != "quic-v1" || got.Peers[0].How != "direct · quic-v1 · 1.5 ms" || got.Peers[0].Addrs != "1 address" {
+		t.Errorf("lone peer shown as %+v", got.Peers)
+	}
+	if !strings.Contains(got.Summary, " 1 file · 1 peer") || strings.Contains(got.Summary, "1 peers") {
+		t.Errorf("summary %q, want 1 file and 1 peer", got.Summary)
+	}
+	shot := must(t, ctx, "take a screenshot", ce, chromedp.FullScreenshot(100))
+	p := filepath.Join(t.TempDir(), "web-peers.png")
+	if err := os.WriteFile(p, shot, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshot: %s", p)
+	if errs := consoleErrors(); len(errs) > 0 {
 		t.Errorf("console errors: %q", errs)
 	}
 }

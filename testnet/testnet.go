@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -66,12 +67,20 @@ type Options struct {
 	// it returns counts that node's libp2p stream bytes
 	// (node.Config.BandwidthReporter). Benchmarks set it.
 	Reporter func(i int) metrics.Reporter
+	// NAT are the members behind a NAT: they accept no direct connection
+	// (only relayed ones), but dial out to anyone, as behind a home
+	// router. Hole punching needs public addresses, which loopback has
+	// not, so their connections with each other stay relayed.
+	NAT []int
+	// Configure, when set, adjusts member i's configuration before each
+	// start (the members before it are running).
+	Configure func(c *Cluster, i int, cfg *node.Config)
 }
 
 // New starts n nodes, not connected to each other (see Connect, Chain).
 func New(t testing.TB, n int, opts ...Options) *Cluster {
 	t.Helper()
-	c := &Cluster{t: t, cut: &partition{group: map[peer.ID]int{}}}
+	c := &Cluster{t: t, cut: &partition{group: map[peer.ID]int{}, nat: map[peer.ID]bool{}}}
 	if len(opts) > 0 {
 		c.opts = opts[0]
 	}
@@ -253,14 +262,23 @@ func (m *Member) start(bootstrap []string) {
 	if o.Reporter != nil {
 		bw = o.Reporter(m.Index)
 	}
-	n, err := node.New(node.Config{
+	if slices.Contains(o.NAT, m.Index) {
+		m.c.cut.mu.Lock()
+		m.c.cut.nat[self] = true
+		m.c.cut.mu.Unlock()
+	}
+	cfg := node.Config{
 		Libraries: []string{m.Library}, DataDir: m.Data, RedisURL: srv.URL(), APIAddr: "127.0.0.1:0",
 		Settle: 50 * time.Millisecond, Listen: []string{m.listen}, Bootstrap: bootstrap,
 		ReprovideInterval: o.ReprovideInterval, ProviderRecordTTL: o.ProviderRecordTTL,
 		LookupTimeout: o.LookupTimeout, PeerRootsMax: o.PeerRootsMax, PeerRecordTTL: o.PeerRecordTTL, BandwidthReporter: bw,
 		Gater:  &memberGater{p: m.c.cut, self: self},
 		Logger: m.logger("node"),
-	})
+	}
+	if o.Configure != nil {
+		o.Configure(m.c, m.Index, &cfg)
+	}
+	n, err := node.New(cfg)
 	if err != nil {
 		t.Fatalf("node %d: %v", m.Index, err)
 	}
@@ -298,6 +316,32 @@ func (w testWriter) Write(p []byte) (int, error) {
 type partition struct {
 	mu    sync.Mutex
 	group map[peer.ID]int
+	// nat are the peers behind a NAT (Options.NAT).
+	nat map[peer.ID]bool
+}
+
+// natHides reports whether a dial of peer p at a cannot get through:
+// p is behind a NAT and a is not through a relay (the NAT drops the SYN).
+func (p *partition) natHides(id peer.ID, a ma.Multiaddr) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.nat[id] {
+		return false
+	}
+	_, err := a.ValueForProtocol(ma.P_CIRCUIT)
+	return err != nil
+}
+
+// natRefuses reports whether self, behind a NAT, refuses a connection:
+// an inbound one that does not come through a relay.
+func (p *partition) natRefuses(self peer.ID, dir network.Direction, addrs network.ConnMultiaddrs) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.nat[self] || dir != network.DirInbound {
+		return false
+	}
+	_, err := addrs.RemoteMultiaddr().ValueForProtocol(ma.P_CIRCUIT)
+	return err != nil
 }
 
 func (p *partition) allowed(a, b peer.ID) bool {
@@ -316,12 +360,12 @@ type memberGater struct {
 }
 
 func (g *memberGater) InterceptPeerDial(p peer.ID) bool { return g.p.allowed(g.self, p) }
-func (g *memberGater) InterceptAddrDial(p peer.ID, _ ma.Multiaddr) bool {
-	return g.p.allowed(g.self, p)
+func (g *memberGater) InterceptAddrDial(p peer.ID, a ma.Multiaddr) bool {
+	return g.p.allowed(g.self, p) && !g.p.natHides(p, a)
 }
 func (g *memberGater) InterceptAccept(network.ConnMultiaddrs) bool { return true }
-func (g *memberGater) InterceptSecured(_ network.Direction, p peer.ID, _ network.ConnMultiaddrs) bool {
-	return g.p.allowed(g.self, p)
+func (g *memberGater) InterceptSecured(dir network.Direction, p peer.ID, addrs network.ConnMultiaddrs) bool {
+	return g.p.allowed(g.self, p) && !g.p.natRefuses(g.self, dir, addrs)
 }
 func (g *memberGater) InterceptUpgraded(network.Conn) (bool, control.DisconnectReason) {
 	return true, 0

@@ -33,6 +33,19 @@ function fmtBytes(n) {
 
 function pad2(n) { return String(n).padStart(2, "0"); }
 
+// plural counts: plural(1, "peer") is "1 peer", plural(2, "address",
+// "addresses") "2 addresses".
+function plural(n, one, many) {
+  return n + " " + (n === 1 ? one : (many || one + "s"));
+}
+
+// fmtTime shows an RFC 3339 time in the browser's locale (as given when it
+// does not parse).
+function fmtTime(s) {
+  const d = new Date(s);
+  return isNaN(d.getTime()) ? String(s) : d.toLocaleString();
+}
+
 // askToken shows the token form once and resolves when it is submitted;
 // concurrent callers share the same prompt.
 function askToken(why) {
@@ -102,8 +115,7 @@ async function search(q, federated) {
     const res = await api("/api/search?q=" + encodeURIComponent(q) + (federated ? "&federated=1" : ""));
     const hits = res.hits || [];
     status.textContent = hits.length === 0 ? "Nothing found." :
-      hits.length + (hits.length === 1 ? " result" : " results") +
-      (federated ? " (asked " + (res.peers || []).length + " peers)" : "");
+      plural(hits.length, "result") + (federated ? " (asked " + plural((res.peers || []).length, "peer") + ")" : "");
     for (const h of hits) {
       list.append(el("li", { class: "hit" },
         el("button", { type: "button", class: "link title", "data-cid": h.cid, onclick: () => openRecord(h.cid) },
@@ -272,10 +284,11 @@ async function playWithToken(kind, href, title) {
 let live = "";        // "events" or "polling"
 let pollTimer = 0;
 let refreshTimer = 0;
+let peersTimer = 0;   // with events: peers and reachability change without one
 
 function renderStatus(st) {
   $("peer-id").textContent = st.peerId || "";
-  $("addrs").replaceChildren(...(st.addrs || []).map((a) => el("li", {}, el("code", {}, a))));
+  codeList("addrs", st.addrs || [], "none");
   $("roots").textContent = String(st.roots ?? "");
   $("provide-queue").textContent = String(st.provideQueue ?? "");
   $("hash-queue").textContent = String(st.hashQueue ?? "");
@@ -286,20 +299,85 @@ function renderStatus(st) {
   const p = $("scan-progress");
   p.max = total > 0 ? total : 1;
   p.value = total > 0 ? Math.min(done, total) : (sc.state === "watching" || sc.state === "polling" || sc.state === "idle" ? 1 : 0);
-  $("scan-text").textContent = (sc.filesDone ?? 0) + " / " + (sc.filesTotal ?? 0) + " files, " +
+  $("scan-text").textContent = (sc.filesDone ?? 0) + " / " + plural(sc.filesTotal ?? 0, "file") + ", " +
     fmtBytes(Math.min(done, total || done)) + " / " + fmtBytes(total) +
-    (sc.errors ? ", " + sc.errors + " errors" : "");
-  $("summary").textContent = "Version " + (st.version || "?") + " · " + (st.roots ?? 0) + " files · " +
-    (st.peers ?? 0) + " peers" + (st.redis && !st.redis.ok ? " · Redis is down" : "");
+    (sc.errors ? ", " + plural(sc.errors, "error") : "");
+  $("summary").textContent = "Version " + (st.version || "?") + " · " + plural(st.roots ?? 0, "file") + " · " +
+    plural(st.peers ?? 0, "peer") + (st.redis && !st.redis.ok ? " · Redis is down" : "");
+  renderReachability(st);
+}
+
+// What each reachability (AutoNAT v2) means for the household's peers.
+const REACHABILITY = {
+  public: "peers can dial this node",
+  private: "behind NAT or a firewall: peers reach it through a relay",
+  unknown: "not found out yet",
+};
+
+// codeList fills the list id with one <code> item per entry, or a muted
+// item saying empty.
+function codeList(id, items, empty) {
+  $(id).replaceChildren(...(items.length === 0 ? [el("li", { class: "muted" }, empty)] :
+    items.map((a) => el("li", {}, el("code", {}, a)))));
+}
+
+// renderReachability shows how peers reach the node: its reachability,
+// the addresses confirmed dialable, its relays and reservations, and
+// whether it relays for others.
+function renderReachability(st) {
+  const r = st.reachability || "unknown";
+  const dd = $("reachability");
+  dd.dataset.reachability = r;
+  dd.replaceChildren(el("strong", {}, r), REACHABILITY[r] ? el("span", { class: "muted" }, " · " + REACHABILITY[r]) : null);
+  codeList("reachable-addrs", st.reachableAddrs || [], "none confirmed");
+  const relays = st.relays || [];
+  $("relays").replaceChildren(...(relays.length === 0 ? [el("li", { class: "muted" }, "none")] : relays.map(relayItem)));
+  $("relay-service").textContent = st.relayService ? "on (relays for other peers)" : "off";
+}
+
+// relayItem is one relay: its ID, the reservation (until when) or none,
+// the last error, and the node's circuit addresses through it.
+function relayItem(r) {
+  const state = el("div", {}, el("span", { class: "badge" + (r.reserved ? " reserved" : "") }, r.reserved ? "reserved" : "not reserved"));
+  if (r.reserved && r.expires) state.append(" until ", el("time", { datetime: r.expires, title: r.expires }, fmtTime(r.expires)));
+  const circuits = r.addrs || [];
+  return el("li", { class: "relay", "data-relay": r.id, "data-reserved": r.reserved ? "true" : "false" },
+    el("code", {}, r.id), state,
+    r.error ? el("div", { class: "muted error" }, "last error: " + r.error) : null,
+    circuits.length === 0 ? null : el("div", { class: "muted" }, plural(circuits.length, "circuit address", "circuit addresses") + ":"),
+    circuits.length === 0 ? null : el("ul", { class: "circuits" }, ...circuits.map((a) => el("li", {}, el("code", {}, a)))));
+}
+
+// The peers whose addresses are shown: a refresh keeps them open.
+const openPeers = new Set();
+
+// renderPeers lists the connected peers: how each is connected (direct,
+// or relayed and through which relay), the transport, the latency and,
+// folded, the addresses.
+function renderPeers(peers) {
+  $("peers").replaceChildren(...(peers.length === 0 ? [el("li", { class: "muted" }, "no peers connected")] : peers.map(peerItem)));
+}
+
+function peerItem(p) {
+  const conn = p.connection || "unknown";
+  const how = el("div", { class: "muted" }, el("span", { class: "badge conn " + conn, title: "connection" }, conn));
+  if (p.relay) how.append(" via ", el("code", { class: "relay", title: "relay" }, p.relay));
+  if (p.transport) how.append(" · ", el("span", { class: "transport", title: "transport" }, p.transport));
+  if (p.latencyMs) how.append(" · " + p.latencyMs.toFixed(1) + " ms");
+  const addrs = p.addrs || [];
+  return el("li", { class: "peer", "data-peer": p.id, "data-connection": p.connection || "", "data-transport": p.transport || "" },
+    el("code", {}, p.id), how,
+    addrs.length === 0 ? null : el("details", {
+      open: openPeers.has(p.id),
+      ontoggle: (ev) => { if (ev.target.open) openPeers.add(p.id); else openPeers.delete(p.id); },
+    }, el("summary", { class: "muted" }, plural(addrs.length, "address", "addresses")),
+    el("ul", {}, ...addrs.map((a) => el("li", {}, el("code", {}, a))))));
 }
 
 async function refreshNode() {
   const [st, ps] = await Promise.all([api("/api/status"), api("/api/peers")]);
   renderStatus(st);
-  const peers = (ps && ps.peers) || [];
-  $("peers").replaceChildren(...(peers.length === 0 ? [el("li", { class: "muted" }, "no peers connected")] :
-    peers.map((p) => el("li", {}, el("code", {}, p.id),
-      p.latencyMs ? el("span", { class: "muted" }, " " + p.latencyMs.toFixed(1) + " ms") : null))));
+  renderPeers((ps && ps.peers) || []);
   return st;
 }
 
@@ -318,6 +396,7 @@ function scheduleRefresh() {
 
 function startPolling(why) {
   live = "polling";
+  if (peersTimer) { clearInterval(peersTimer); peersTimer = 0; }
   $("live-mode").textContent = "polling every 3 s (" + why + ")";
   if (pollTimer) return;
   pollTimer = setInterval(() => { refreshNode().catch((e) => { $("live-mode").textContent = "polling: " + e.message; }); }, 3000);
@@ -338,6 +417,7 @@ function startEvents() {
   es.onopen = () => {
     live = "events";
     $("live-mode").textContent = "live (server-sent events)";
+    if (!peersTimer) peersTimer = setInterval(scheduleRefresh, 10000);
   };
   es.onmessage = (m) => {
     try { addEvent(JSON.parse(m.data)); } catch (e) { /* not an event */ }

@@ -19,6 +19,7 @@ import (
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/spf13/cobra"
 
+	"github.com/metamesh/node/api"
 	"github.com/metamesh/node/node"
 )
 
@@ -216,36 +217,71 @@ func newProvidersCmd() *cobra.Command {
 func newPeersCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "peers",
-		Short: "List the running node's connected peers with their addresses and latency",
-		Args:  cobra.NoArgs,
+		Short: "List the running node's connected peers: connection (direct or relayed), transport, latency, addresses",
+		Long: `List the running node's connected peers, one line each under a header: the
+peer ID; the connection, direct or relayed via a circuit relay (named by
+the start and end of its peer ID; its address, /…/p2p/<relay>/p2p-circuit,
+is among the peer's); the transport (tcp, quic-v1, …; for a relayed
+connection that of the hop to the relay); the latency; the addresses of
+the connections. --json prints the node's JSON as it is.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			m, raw, err := apiGet(cmd, "/api/peers", 10*time.Second)
+			_, raw, err := apiGet(cmd, "/api/peers", 10*time.Second)
 			if err != nil {
 				return jsonError(cmd, raw, err)
 			}
 			if j, _ := cmd.Flags().GetBool("json"); j {
 				return printJSON(cmd, raw)
 			}
-			peers, _ := m["peers"].([]any)
-			if len(peers) == 0 {
-				fmt.Fprintln(cmd.OutOrStdout(), "no connected peers")
+			var res struct {
+				Peers []api.Peer `json:"peers"`
 			}
-			for _, p := range peers {
-				pm, _ := p.(map[string]any)
-				fmt.Fprintf(cmd.OutOrStdout(), "%s  %sms  %s\n", text(pm["id"]), text(pm["latencyMs"]), strings.Join(list(pm["addrs"]), " "))
+			if err := json.Unmarshal(raw, &res); err != nil {
+				return fmt.Errorf("the node's list of peers: %w", err)
 			}
-			return nil
+			return printPeers(cmd.OutOrStdout(), res.Peers)
 		},
 	}
 	apiFlag(c)
 	return c
 }
 
+// printPeers writes the readable output of metamesh peers: a table of
+// the peer, its connection (direct, or relayed via the relay), the
+// transport, the latency and the addresses.
+func printPeers(out io.Writer, peers []api.Peer) error {
+	if len(peers) == 0 {
+		_, err := fmt.Fprintln(out, "no connected peers")
+		return err
+	}
+	w := tabwriter.NewWriter(out, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "PEER\tCONNECTION\tTRANSPORT\tLATENCY\tADDRESSES")
+	for _, p := range peers {
+		conn := orDash(p.Connection)
+		if p.Relay != "" {
+			conn += " via " + shortID(p.Relay)
+		}
+		lat := "-"
+		if p.LatencyMs > 0 {
+			lat = strconv.FormatFloat(p.LatencyMs, 'f', -1, 64) + " ms"
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", orDash(p.ID), conn, orDash(p.Transport), lat, orDash(strings.Join(p.Addrs, " ")))
+	}
+	return w.Flush()
+}
+
 func newStatusCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "status",
-		Short: "Print the running node's status (peer ID, addresses, peers, scan, Redis); --json for all of it",
-		Args:  cobra.NoArgs,
+		Short: "Print the running node's status (peer ID, addresses, reachability, relays, peers, scan, Redis); --json for all of it",
+		Long: `Print the running node's status: its peer ID and addresses; its
+reachability as AutoNAT v2 found it (public, private or unknown) and the
+addresses it confirmed others can dial; each relay the node may use, with
+its reservation (until when, the node's /p2p-circuit addresses through it)
+or the last error; whether the node runs the relay service for others;
+then the libraries, files, peers, scan, announce queue and Redis. --json
+prints the node's JSON as it is.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			m, raw, err := apiGet(cmd, "/api/status", 10*time.Second)
 			if err != nil {
@@ -254,27 +290,100 @@ func newStatusCmd() *cobra.Command {
 			if j, _ := cmd.Flags().GetBool("json"); j {
 				return printJSON(cmd, raw)
 			}
-			w := cmd.OutOrStdout()
-			fmt.Fprintf(w, "version    %s\npeer ID    %s\n", text(m["version"]), text(m["peerId"]))
-			for _, a := range list(m["addrs"]) {
-				fmt.Fprintf(w, "address    %s\n", a)
-			}
-			for _, l := range list(m["libraries"]) {
-				fmt.Fprintf(w, "library    %s\n", l)
-			}
-			fmt.Fprintf(w, "files      %s roots\npeers      %s\n", text(m["roots"]), text(m["peers"]))
-			if sc, ok := m["scan"].(map[string]any); ok {
-				fmt.Fprintf(w, "scan       %s: %s/%s files, %s errors\n", text(sc["state"]), text(sc["filesDone"]), text(sc["filesTotal"]), text(sc["errors"]))
-			}
-			fmt.Fprintf(w, "announce   %s queued\n", text(m["provideQueue"]))
-			if r, ok := m["redis"].(map[string]any); ok {
-				fmt.Fprintf(w, "redis      ok=%s %s\n", text(r["ok"]), text(r["addr"]))
-			}
-			return nil
+			return printStatus(cmd.OutOrStdout(), m)
 		},
 	}
 	apiFlag(c)
 	return c
+}
+
+// printStatus writes the readable output of metamesh status from the
+// node's /api/status answer (decoded by decodeJSON): one column of
+// names, as wide as the longest. The reachability lines are left out
+// for a node that does not report it (an older version).
+func printStatus(out io.Writer, m map[string]any) error {
+	w := tabwriter.NewWriter(out, 11, 0, 1, ' ', 0)
+	fmt.Fprintf(w, "version\t%s\npeer ID\t%s\n", text(m["version"]), text(m["peerId"]))
+	for _, a := range list(m["addrs"]) {
+		fmt.Fprintf(w, "address\t%s\n", a)
+	}
+	if r, ok := m["reachability"]; ok {
+		fmt.Fprintf(w, "reachability\t%s\n", text(r))
+		ra := list(m["reachableAddrs"])
+		if len(ra) == 0 {
+			fmt.Fprintf(w, "reachable\tnone confirmed\n")
+		}
+		for _, a := range ra {
+			fmt.Fprintf(w, "reachable\t%s\n", a)
+		}
+		relays, _ := m["relays"].([]any)
+		if len(relays) == 0 {
+			fmt.Fprintf(w, "relay\tnone\n")
+		}
+		for _, x := range relays {
+			rl, _ := x.(map[string]any)
+			fmt.Fprintf(w, "relay\t%s %s\n", text(rl["id"]), reservation(rl))
+			for _, a := range list(rl["addrs"]) {
+				fmt.Fprintf(w, "relay circuit\t%s\n", a)
+			}
+		}
+		svc := "off"
+		if on, _ := m["relayService"].(bool); on {
+			svc = "on (relays for other peers)"
+		}
+		fmt.Fprintf(w, "relay service\t%s\n", svc)
+	}
+	for _, l := range list(m["libraries"]) {
+		fmt.Fprintf(w, "library\t%s\n", l)
+	}
+	fmt.Fprintf(w, "files\t%s roots\npeers\t%s\n", text(m["roots"]), text(m["peers"]))
+	if sc, ok := m["scan"].(map[string]any); ok {
+		fmt.Fprintf(w, "scan\t%s: %s/%s files, %s errors\n", text(sc["state"]), text(sc["filesDone"]), text(sc["filesTotal"]), text(sc["errors"]))
+	}
+	fmt.Fprintf(w, "announce\t%s queued\n", text(m["provideQueue"]))
+	if r, ok := m["redis"].(map[string]any); ok {
+		fmt.Fprintf(w, "redis\tok=%s %s\n", text(r["ok"]), text(r["addr"]))
+	}
+	return w.Flush()
+}
+
+// reservation says how the node stands with one relay of /api/status:
+// "reserved until T" or "not reserved", and the last error if any.
+func reservation(rl map[string]any) string {
+	s := "not reserved"
+	if r, _ := rl["reserved"].(bool); r {
+		s = "reserved"
+		if e, _ := rl["expires"].(string); e != "" {
+			s += " until " + e
+		}
+	}
+	if e, _ := rl["error"].(string); e != "" {
+		s += " (last error: " + oneLine(e) + ")"
+	}
+	return s
+}
+
+// oneLine is s with its line breaks and tabs as spaces, so that a
+// message keeps to its line (and out of the tabwriter's columns).
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// orDash is s, or "-" when it is empty, like text for a missing value.
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// shortID abbreviates a peer ID for a table column: its first 8 and last
+// 6 characters.
+func shortID(id string) string {
+	if len(id) > 16 {
+		return id[:8] + "…" + id[len(id)-6:]
+	}
+	return id
 }
 
 func list(v any) []string {

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"bytes"
+	"crypto/rand"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -8,6 +11,12 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"unicode/utf8"
+
+	"github.com/libp2p/go-libp2p/core/crypto"
+	"github.com/libp2p/go-libp2p/core/peer"
+
+	"github.com/metamesh/node/api"
 )
 
 // Commands that talk to a node send the token of --api-token-file (or
@@ -51,7 +60,7 @@ func TestClient_Numbers(t *testing.T) {
 		"/api/status": `{"version":"dev","peerId":"12D3KooWx","roots":2000000,"peers":0,"provideQueue":1e6,
 			"scan":{"state":"watching","filesDone":2000000,"filesTotal":2000000,"errors":0},"redis":{"ok":true,"addr":"r.sock"}}`,
 		"/api/search": `{"hits":[{"title":"Big","year":2001,"season":1,"episode":2,"size":3e6,"source":"local","cid":"bafkx"}]}`,
-		"/api/peers":  `{"peers":[{"id":"12D3KooWpeer","latencyMs":1500000,"addrs":["/ip4/10.0.0.2/tcp/4681"]}]}`,
+		"/api/peers":  `{"peers":[{"id":"12D3KooWpeer","connection":"direct","transport":"tcp","latencyMs":1.5e6,"addrs":["/ip4/10.0.0.2/tcp/4681"]}]}`,
 	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
@@ -67,7 +76,7 @@ func TestClient_Numbers(t *testing.T) {
 			[]string{"sizeByte       3000000\n", "mtime          1700000000\n", "video/bitrate  12000000\n", "video/duration 5400.5\n", "canonical      bafk"}},
 		{[]string{"status"}, []string{"files      2000000 roots\n", "scan       watching: 2000000/2000000 files, 0 errors\n", "announce   1000000 queued\n"}},
 		{[]string{"search", "big"}, []string{"2001", "S01E02", "2.9 MiB"}},
-		{[]string{"peers"}, []string{"12D3KooWpeer  1500000ms  /ip4/10.0.0.2/tcp/4681\n"}},
+		{[]string{"peers"}, []string{"12D3KooWpeer  direct      tcp        1500000 ms  /ip4/10.0.0.2/tcp/4681\n"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.args[0], func(t *testing.T) {
@@ -88,5 +97,141 @@ func TestClient_Numbers(t *testing.T) {
 	out, _, code := metamesh(t, nil, "lookup", "--json", "--api", srv.URL, "bafkreihdwdcefgh4dqkjv67uzcmw7ojee6xedzdetojuzjevtenxquvyku")
 	if code != 0 || !strings.Contains(out, `"sizeByte": 3000000`) {
 		t.Errorf("lookup --json: exit %d\n%s", code, out)
+	}
+}
+
+// testPeerID is a real peer ID (12D3KooW…), different on every call.
+func testPeerID(t *testing.T) string {
+	t.Helper()
+	k, _, err := crypto.GenerateEd25519Key(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := peer.IDFromPrivateKey(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id.String()
+}
+
+// columns are where (in characters) the cells start in line, looked
+// for in order; -1 for a cell not found.
+func columns(line string, cells ...string) []int {
+	var out []int
+	from := 0
+	for _, c := range cells {
+		i := strings.Index(line[from:], c)
+		if i < 0 {
+			out = append(out, -1)
+			continue
+		}
+		out = append(out, utf8.RuneCountInString(line[:from+i]))
+		from += i + len(c)
+	}
+	return out
+}
+
+// TestClient_PeersOutput: metamesh peers shows every peer's connection
+// (a relayed one with the relay it goes through, abbreviated as search
+// abbreviates peers), transport, latency and addresses, in columns under
+// a header; a missing value is "-".
+func TestClient_PeersOutput(t *testing.T) {
+	direct, relayed, relay, old := testPeerID(t), testPeerID(t), testPeerID(t), testPeerID(t)
+	circuit := "/ip4/203.0.113.7/udp/4681/quic-v1/p2p/" + relay + "/p2p-circuit"
+	var b bytes.Buffer
+	if err := printPeers(&b, []api.Peer{
+		{ID: direct, Addrs: []string{"/ip4/192.168.1.20/tcp/4681", "/ip4/192.168.1.20/udp/4681/quic-v1"}, Connection: "direct", Transport: "tcp", LatencyMs: 0.412},
+		{ID: relayed, Addrs: []string{circuit}, Connection: "relayed", Transport: "quic-v1", Relay: relay, LatencyMs: 35},
+		{ID: old, Addrs: []string{}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+	if len(lines) != 4 {
+		t.Fatalf("want a header and three lines:\n%s", b.String())
+	}
+	want := [][]string{
+		{"PEER", "CONNECTION", "TRANSPORT", "LATENCY", "ADDRESSES"},
+		{direct, "direct", "tcp", "0.412 ms", "/ip4/192.168.1.20/tcp/4681 /ip4/192.168.1.20/udp/4681/quic-v1"},
+		{relayed, "relayed via " + relay[:8] + "…" + relay[len(relay)-6:], "quic-v1", "35 ms", circuit},
+		{old, "-", "-", "-", "-"},
+	}
+	head := columns(lines[0], want[0]...)
+	for i, cells := range want {
+		for j, col := range columns(lines[i], cells...) {
+			if col != head[j] {
+				t.Errorf("line %d: %q at column %d, its header %s at %d:\n%s", i, cells[j], col, want[0][j], head[j], b.String())
+			}
+		}
+	}
+	b.Reset()
+	if err := printPeers(&b, nil); err != nil || b.String() != "no connected peers\n" {
+		t.Errorf("no peers: %q %v", b.String(), err)
+	}
+}
+
+// TestClient_StatusOutput: metamesh status shows the reachability, the
+// addresses confirmed dialable, each relay (reserved until when, or not,
+// and why) with the node's circuit addresses through it, and the relay
+// service, in the one column of names of the other lines. An api.Status
+// goes through its JSON, as the command reads it.
+func TestClient_StatusOutput(t *testing.T) {
+	self, r1, r2 := testPeerID(t), testPeerID(t), testPeerID(t)
+	c1 := "/ip4/203.0.113.7/tcp/4681/p2p/" + r1 + "/p2p-circuit/p2p/" + self
+	c2 := "/ip4/203.0.113.7/udp/4681/quic-v1/p2p/" + r1 + "/p2p-circuit/p2p/" + self
+	st := api.Status{
+		Version: "dev", PeerID: self, Addrs: []string{"/ip4/192.168.1.5/tcp/4681"}, Libraries: []string{"/srv/media"},
+		Roots: 12, Scan: map[string]any{"state": "watching", "filesDone": 12, "filesTotal": 12, "errors": 0},
+		Peers: 2, Redis: api.RedisStatus{OK: true, Addr: "/data/redis/r.sock"},
+		Reachability: "private",
+		Relays: []api.Relay{
+			{ID: r1, Reserved: true, Expires: "2026-05-01T12:00:00Z", Addrs: []string{c1, c2}},
+			{ID: r2, Error: "reservation refused:\tRESERVATION_REFUSED\n(the relay is full)"},
+		},
+	}
+	statusOf := func(st api.Status) string {
+		t.Helper()
+		raw, err := json.Marshal(st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m map[string]any
+		if err := decodeJSON(raw, &m); err != nil {
+			t.Fatal(err)
+		}
+		var b bytes.Buffer
+		if err := printStatus(&b, m); err != nil {
+			t.Fatal(err)
+		}
+		return b.String()
+	}
+	want := "version       dev\n" +
+		"peer ID       " + self + "\n" +
+		"address       /ip4/192.168.1.5/tcp/4681\n" +
+		"reachability  private\n" +
+		"reachable     none confirmed\n" +
+		"relay         " + r1 + " reserved until 2026-05-01T12:00:00Z\n" +
+		"relay circuit " + c1 + "\n" +
+		"relay circuit " + c2 + "\n" +
+		"relay         " + r2 + " not reserved (last error: reservation refused: RESERVATION_REFUSED (the relay is full))\n" +
+		"relay service off\n" +
+		"library       /srv/media\n" +
+		"files         12 roots\n" +
+		"peers         2\n" +
+		"scan          watching: 12/12 files, 0 errors\n" +
+		"announce      0 queued\n" +
+		"redis         ok=true /data/redis/r.sock\n"
+	if got := statusOf(st); got != want {
+		t.Errorf("status:\n%s\nwant:\n%s", got, want)
+	}
+
+	// A public relay: its confirmed addresses, no relays, the service on.
+	st.Reachability, st.ReachableAddrs, st.Relays, st.RelayService = "public", []string{"/ip4/198.51.100.9/tcp/4681", "/ip4/198.51.100.9/udp/4681/quic-v1"}, []api.Relay{}, true
+	got := statusOf(st)
+	for _, l := range []string{"reachability  public\n", "reachable     /ip4/198.51.100.9/tcp/4681\n", "reachable     /ip4/198.51.100.9/udp/4681/quic-v1\n",
+		"relay         none\n", "relay service on (relays for other peers)\n"} {
+		if !strings.Contains(got, l) {
+			t.Errorf("public relay's status lacks %q:\n%s", l, got)
+		}
 	}
 }

@@ -63,10 +63,7 @@ node's JSON as it is (its "next" cursor pages on with the API).`,
 					se = fmt.Sprintf("E%02d", int(e))
 				}
 				size, _ := integer(h["size"])
-				src := text(h["source"])
-				if len(src) > 16 {
-					src = src[:8] + "…" + src[len(src)-6:]
-				}
+				src := shortID(text(h["source"]))
 				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", title, year, se, humanSize(size), src, text(h["cid"]))
 			}
 			if err := w.Flush(); err != nil {

@@ -1,0 +1,147 @@
+package node
+
+import (
+	"context"
+	"slices"
+	"sync"
+
+	"github.com/libp2p/go-libp2p/core/event"
+	"github.com/libp2p/go-libp2p/core/host"
+	"github.com/libp2p/go-libp2p/core/network"
+	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/libp2p/go-libp2p/p2p/host/eventbus"
+	ma "github.com/multiformats/go-multiaddr"
+	manet "github.com/multiformats/go-multiaddr/net"
+)
+
+// trustedObservations is the host's observed-address manager plus what
+// the household's chosen peers (--bootstrap, --relay) report of the node's
+// address. libp2p believes an observed address only once four peers in
+// different networks report it, which a federation of three households,
+// or a NATed one that reaches only its relay directly, never gets to; a
+// peer the household named is believed at once. AutoNAT v2 then checks
+// the address like any other before it counts as reachable.
+type trustedObservations struct {
+	inner   observedAddrs
+	trusted map[peer.ID]bool
+
+	mu  sync.Mutex
+	obs map[peer.ID]observation
+}
+
+// observedAddrs is the interface of libp2p's observed-address manager
+// (basichost.ObservedAddrsManager).
+type observedAddrs interface {
+	Addrs(minObservers int) []ma.Multiaddr
+	AddrsFor(local ma.Multiaddr) []ma.Multiaddr
+}
+
+// observation is what one trusted peer last saw: the connection's local
+// address and the node's address as the peer saw it.
+type observation struct{ local, observed ma.Multiaddr }
+
+func newTrustedObservations(inner observedAddrs, trusted []peer.ID) *trustedObservations {
+	t := &trustedObservations{inner: inner, trusted: map[peer.ID]bool{}, obs: map[peer.ID]observation{}}
+	for _, id := range trusted {
+		t.trusted[id] = true
+	}
+	return t
+}
+
+// follow records the observations of trusted peers from identify, over
+// direct connections only, until ctx ends; a peer's observation goes when
+// the peer disconnects.
+func (t *trustedObservations) follow(ctx context.Context, h host.Host) error {
+	sub, err := h.EventBus().Subscribe([]any{new(event.EvtPeerIdentificationCompleted), new(event.EvtPeerConnectednessChanged)},
+		eventbus.Name("metamesh trusted observations"))
+	if err != nil {
+		return err
+	}
+	go func() {
+		defer sub.Close()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case e := <-sub.Out():
+				switch e := e.(type) {
+				case event.EvtPeerIdentificationCompleted:
+					t.record(e)
+				case event.EvtPeerConnectednessChanged:
+					if e.Connectedness != network.Connected {
+						t.mu.Lock()
+						delete(t.obs, e.Peer)
+						t.mu.Unlock()
+					}
+				}
+			}
+		}
+	}()
+	return nil
+}
+
+func (t *trustedObservations) record(e event.EvtPeerIdentificationCompleted) {
+	if !t.trusted[e.Peer] || e.Conn == nil || e.ObservedAddr == nil || e.Conn.Stat().Limited || isCircuit(e.Conn.RemoteMultiaddr()) {
+		return
+	}
+	if !manet.IsPublicAddr(e.ObservedAddr) || isCircuit(e.ObservedAddr) {
+		return
+	}
+	t.mu.Lock()
+	t.obs[e.Peer] = observation{local: e.Conn.LocalMultiaddr(), observed: e.ObservedAddr}
+	t.mu.Unlock()
+}
+
+// AddrsFor is what others observed for the local address local.
+func (t *trustedObservations) AddrsFor(local ma.Multiaddr) []ma.Multiaddr {
+	var out []ma.Multiaddr
+	if t.inner != nil {
+		out = t.inner.AddrsFor(local)
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, o := range t.obs {
+		if sameThinWaist(local, o.local) && !slices.ContainsFunc(out, o.observed.Equal) {
+			out = append(out, o.observed)
+		}
+	}
+	return out
+}
+
+// Addrs are every observed address seen by at least minObservers peers,
+// and those the trusted peers saw.
+func (t *trustedObservations) Addrs(minObservers int) []ma.Multiaddr {
+	var out []ma.Multiaddr
+	if t.inner != nil {
+		out = t.inner.Addrs(minObservers)
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, o := range t.obs {
+		if !slices.ContainsFunc(out, o.observed.Equal) {
+			out = append(out, o.observed)
+		}
+	}
+	return out
+}
+
+// sameThinWaist reports whether conn, a connection's local address, is
+// on listen: the same IP version, transport and port, and the same IP
+// unless listen's is unspecified.
+func sameThinWaist(listen, conn ma.Multiaddr) bool {
+	if len(listen) < 2 || len(conn) < 2 {
+		return false
+	}
+	l0, c0 := listen[0], conn[0]
+	if l0.Protocol().Code != c0.Protocol().Code || listen[1].Protocol().Code != conn[1].Protocol().Code ||
+		listen[1].Value() != conn[1].Value() {
+		return false
+	}
+	if l0.Value() != c0.Value() && !manet.IsIPUnspecified(ma.Multiaddr{l0}) {
+		return false
+	}
+	// QUIC and TCP share the IP and port components' shape: the rest of
+	// the address (quic-v1, webtransport, …) must agree too.
+	lq, cq := isQUIC(listen), isQUIC(conn)
+	return lq == cq
+}
