@@ -302,10 +302,17 @@ func (r *resolver) federated(c string, replace store.RootID) (map[string]any, er
 	if n := cut.Load(); n > 0 {
 		why += fmt.Sprintf(" (%d answered over a relay that cut the record off: a relayed connection carries at most 128 KiB each way; it comes through once the connection is direct)", n)
 	}
+	err = fmt.Errorf("%w: no file with CID %s here or on the %d peers asked%s", api.ErrNotFound, c, n, why)
 	if ctx.Err() != nil && why == "" {
-		return nil, fmt.Errorf("%w: no file with CID %s here, and none of the %d peers asked had it within %s", api.ErrNotFound, c, n, r.timeout)
+		err = fmt.Errorf("%w: no file with CID %s here, and none of the %d peers asked had it within %s", api.ErrNotFound, c, n, r.timeout)
 	}
-	return nil, fmt.Errorf("%w: no file with CID %s here or on the %d peers asked%s", api.ErrNotFound, c, n, why)
+	provMu.Lock()
+	found := len(providers)
+	provMu.Unlock()
+	// One line per miss (a miss is remembered for a few seconds): a
+	// household whose relay is down sees its relayed lookups fail here.
+	r.log.Info("lookup: no peer answered with the file", "cid", c, "asked", n, "providers", found, "err", err)
+	return nil, err
 }
 
 // Providers lists the peers the DHT returns for c.
