@@ -71,6 +71,10 @@ type Status struct {
 	// ReachableAddrs are the addresses AutoNAT v2 confirmed that others
 	// can dial.
 	ReachableAddrs []string `json:"reachableAddrs"`
+	// ObservedAddrs are the addresses peers report seeing the node at
+	// (behind NAT, its router's outside address): AutoNAT v2 checks them,
+	// and hole punching uses them.
+	ObservedAddrs []string `json:"observedAddrs"`
 	// Relays are the relays the node may use and its reservations.
 	Relays []Relay `json:"relays"`
 	// RelayService is true when the node relays for others.

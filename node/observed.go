@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/libp2p/go-libp2p/core/event"
 	"github.com/libp2p/go-libp2p/core/host"
@@ -25,8 +26,16 @@ type trustedObservations struct {
 	inner   observedAddrs
 	trusted map[peer.ID]bool
 
-	mu  sync.Mutex
-	obs map[peer.ID]observation
+	mu sync.Mutex
+	// obs holds a peer's observation of each of the node's local
+	// addresses it saw (its TCP and its QUIC connection apart).
+	obs map[obsKey]observation
+}
+
+// obsKey is one trusted peer's observation of one local address.
+type obsKey struct {
+	peer  peer.ID
+	local string
 }
 
 // observedAddrs is the interface of libp2p's observed-address manager
@@ -37,11 +46,20 @@ type observedAddrs interface {
 }
 
 // observation is what one trusted peer last saw: the connection's local
-// address and the node's address as the peer saw it.
-type observation struct{ local, observed ma.Multiaddr }
+// address and the node's address as the peer saw it; once the peer has
+// disconnected, it is believed until gone (a router's outside address
+// outlives one connection, and AutoNAT's verdict on it stands meanwhile).
+type observation struct {
+	local, observed ma.Multiaddr
+	gone            time.Time
+}
+
+// observationKept is how long a trusted peer's observation is believed
+// after the peer disconnected.
+const observationKept = 30 * time.Minute
 
 func newTrustedObservations(inner observedAddrs, trusted []peer.ID) *trustedObservations {
-	t := &trustedObservations{inner: inner, trusted: map[peer.ID]bool{}, obs: map[peer.ID]observation{}}
+	t := &trustedObservations{inner: inner, trusted: map[peer.ID]bool{}, obs: map[obsKey]observation{}}
 	for _, id := range trusted {
 		t.trusted[id] = true
 	}
@@ -70,7 +88,12 @@ func (t *trustedObservations) follow(ctx context.Context, h host.Host) error {
 				case event.EvtPeerConnectednessChanged:
 					if e.Connectedness != network.Connected {
 						t.mu.Lock()
-						delete(t.obs, e.Peer)
+						for k, o := range t.obs {
+							if k.peer == e.Peer && o.gone.IsZero() {
+								o.gone = time.Now().Add(observationKept)
+								t.obs[k] = o
+							}
+						}
 						t.mu.Unlock()
 					}
 				}
@@ -88,7 +111,8 @@ func (t *trustedObservations) record(e event.EvtPeerIdentificationCompleted) {
 		return
 	}
 	t.mu.Lock()
-	t.obs[e.Peer] = observation{local: e.Conn.LocalMultiaddr(), observed: e.ObservedAddr}
+	local := e.Conn.LocalMultiaddr()
+	t.obs[obsKey{e.Peer, string(local.Bytes())}] = observation{local: local, observed: e.ObservedAddr}
 	t.mu.Unlock()
 }
 
@@ -100,7 +124,7 @@ func (t *trustedObservations) AddrsFor(local ma.Multiaddr) []ma.Multiaddr {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	for _, o := range t.obs {
+	for _, o := range t.current() {
 		if sameThinWaist(local, o.local) && !slices.ContainsFunc(out, o.observed.Equal) {
 			out = append(out, o.observed)
 		}
@@ -117,12 +141,24 @@ func (t *trustedObservations) Addrs(minObservers int) []ma.Multiaddr {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	for _, o := range t.obs {
+	for _, o := range t.current() {
 		if !slices.ContainsFunc(out, o.observed.Equal) {
 			out = append(out, o.observed)
 		}
 	}
 	return out
+}
+
+// current are the observations still believed, the expired ones
+// dropped; t.mu is held.
+func (t *trustedObservations) current() map[obsKey]observation {
+	now := time.Now()
+	for id, o := range t.obs {
+		if !o.gone.IsZero() && now.After(o.gone) {
+			delete(t.obs, id)
+		}
+	}
+	return t.obs
 }
 
 // sameThinWaist reports whether conn, a connection's local address, is
@@ -144,4 +180,41 @@ func sameThinWaist(listen, conn ma.Multiaddr) bool {
 	// the address (quic-v1, webtransport, …) must agree too.
 	lq, cq := isQUIC(listen), isQUIC(conn)
 	return lq == cq
+}
+
+// advertised are the addresses the node tells peers (identify, the DHT)
+// out of addrs, all it knows: a public address that is not one of its
+// interfaces' (one peers reported, the router's outside address behind
+// NAT) only once AutoNAT v2 confirmed it dialable, so peers never dial
+// into a NAT before a hole punch (a plain dial left pending there holds
+// the very port pair the punch needs); loopback addresses only when the
+// node has no other. Relayed and private addresses go as they are.
+func advertised(addrs []ma.Multiaddr, ifaces func() ([]ma.Multiaddr, error), reachable []ma.Multiaddr) []ma.Multiaddr {
+	own, _ := ifaces()
+	ips := map[string]bool{}
+	for _, a := range own {
+		if ip, err := manet.ToIP(a); err == nil {
+			ips[ip.String()] = true
+		}
+	}
+	out := make([]ma.Multiaddr, 0, len(addrs))
+	loopbackOnly := true
+	for _, a := range addrs {
+		if !manet.IsIPLoopback(a) {
+			loopbackOnly = false
+		}
+	}
+	for _, a := range addrs {
+		if manet.IsIPLoopback(a) && !loopbackOnly {
+			continue
+		}
+		if manet.IsPublicAddr(a) && !isCircuit(a) {
+			ip, err := manet.ToIP(a)
+			if err == nil && !ips[ip.String()] && !slices.ContainsFunc(reachable, a.Equal) {
+				continue
+			}
+		}
+		out = append(out, a)
+	}
+	return out
 }

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/libp2p/go-libp2p"
@@ -104,6 +105,8 @@ type p2p struct {
 	log   *slog.Logger
 	boot  []peer.AddrInfo
 	reach *reach
+	// obs are the addresses peers report seeing the node at.
+	obs *trustedObservations
 	// relay is the circuit relay v2 service (--relay-service), or nil.
 	relay *relayv2.Relay
 	// reg holds libp2p's own metrics the node serves (the relay
@@ -149,6 +152,7 @@ func startP2P(ctx context.Context, cfg Config, key crypto.PrivKey, log *slog.Log
 		trusted = append(trusted, ai.ID)
 	}
 	obs := newTrustedObservations(nil, trusted)
+	p.obs = obs
 	r, err := newReach(static, boot, cfg.DHTMode == "auto", p.log)
 	if err != nil {
 		return nil, err
@@ -238,6 +242,7 @@ func startP2P(ctx context.Context, cfg Config, key crypto.PrivKey, log *slog.Log
 	if cfg.BandwidthReporter != nil {
 		opts = append(opts, libp2p.BandwidthReporter(cfg.BandwidthReporter))
 	}
+	var built atomic.Pointer[host.Host] // the host, once libp2p.New returns
 	if len(cfg.Announce) > 0 {
 		ann, err := multiaddrs(cfg.Announce, "--announce")
 		if err != nil {
@@ -245,6 +250,15 @@ func startP2P(ctx context.Context, cfg Config, key crypto.PrivKey, log *slog.Log
 			return nil, err
 		}
 		opts = append(opts, libp2p.AddrsFactory(func([]ma.Multiaddr) []ma.Multiaddr { return ann }))
+	} else {
+		opts = append(opts, libp2p.AddrsFactory(func(addrs []ma.Multiaddr) []ma.Multiaddr {
+			h := built.Load()
+			if h == nil {
+				return addrs
+			}
+			_, reachable := r.Reachability()
+			return advertised(addrs, (*h).Network().InterfaceListenAddresses, reachable)
+		}))
 	}
 	h, err := libp2p.New(opts...)
 	if err != nil {
@@ -252,6 +266,7 @@ func startP2P(ctx context.Context, cfg Config, key crypto.PrivKey, log *slog.Log
 		return nil, fmt.Errorf("p2p: start host: %w", err)
 	}
 	p.host = h
+	built.Store(&h)
 	if err := r.attach(h, func(id peer.ID) { cm.Protect(id, "metamesh-relay") }); err != nil {
 		h.Close()
 		return nil, err

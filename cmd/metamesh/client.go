@@ -316,6 +316,9 @@ func printStatus(out io.Writer, m map[string]any) error {
 		for _, a := range ra {
 			fmt.Fprintf(w, "reachable\t%s\n", a)
 		}
+		for _, a := range list(m["observedAddrs"]) {
+			fmt.Fprintf(w, "observed\t%s\n", a)
+		}
 		relays, _ := m["relays"].([]any)
 		if len(relays) == 0 {
 			fmt.Fprintf(w, "relay\tnone\n")

@@ -183,7 +183,7 @@ func TestClient_StatusOutput(t *testing.T) {
 		Version: "dev", PeerID: self, Addrs: []string{"/ip4/192.168.1.5/tcp/4681"}, Libraries: []string{"/srv/media"},
 		Roots: 12, Scan: map[string]any{"state": "watching", "filesDone": 12, "filesTotal": 12, "errors": 0},
 		Peers: 2, Redis: api.RedisStatus{OK: true, Addr: "/data/redis/r.sock"},
-		Reachability: "private",
+		Reachability: "private", ObservedAddrs: []string{"/ip4/203.0.113.7/tcp/4681"},
 		Relays: []api.Relay{
 			{ID: r1, Reserved: true, Expires: "2026-05-01T12:00:00Z", Addrs: []string{c1, c2}},
 			{ID: r2, Error: "reservation refused:\tRESERVATION_REFUSED\n(the relay is full)"},
@@ -210,6 +210,7 @@ func TestClient_StatusOutput(t *testing.T) {
 		"address       /ip4/192.168.1.5/tcp/4681\n" +
 		"reachability  private\n" +
 		"reachable     none confirmed\n" +
+		"observed      /ip4/203.0.113.7/tcp/4681\n" +
 		"relay         " + r1 + " reserved until 2026-05-01T12:00:00Z\n" +
 		"relay circuit " + c1 + "\n" +
 		"relay circuit " + c2 + "\n" +
