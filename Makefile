@@ -61,15 +61,19 @@ clean:
 # their own networks plus a shared one. Compose v2 (`docker compose`) or v1
 # (`docker-compose`), whichever is present. No registry is needed: the
 # node image is FROM scratch with bin/metamesh, and redis:7, when absent, is
-# a stand-in built from the host's redis-server.
+# a stand-in built from the host's redis-server. The NAT testnet
+# (testnet/compose/nat.yml) adds households behind home routers: the
+# metamesh-router and metamesh-node-nat images, from host busybox and
+# iptables-legacy.
 COMPOSE ?= $(shell docker compose version >/dev/null 2>&1 && echo "docker compose" || echo docker-compose)
 TESTNET_PROJECT ?= metamesh
+NAT_PROJECT ?= metamesh-nat
 
-.PHONY: testnet-images testnet testnet-down testnet-test
+.PHONY: testnet-images testnet testnet-down testnet-test testnet-nat testnet-nat-down
 
 testnet-images: build
-	@./testnet/docker/images.sh 2>&1 | grep -v -e 'legacy builder is deprecated' -e 'Install the buildx' -e 'docs.docker.com/go/buildx' -e '^ *$$' || true
-	@docker image inspect metamesh-node:latest redis:7 >/dev/null
+	@GO="$(GO)" ./testnet/docker/images.sh 2>&1 | grep -v -e 'legacy builder is deprecated' -e 'Install the buildx' -e 'docs.docker.com/go/buildx' -e '^ *$$' || true
+	@docker image inspect metamesh-node:latest metamesh-node-nat:latest metamesh-router:latest redis:7 >/dev/null
 
 testnet: testnet-images
 	@COMPOSE="$(COMPOSE)" COMPOSE_PROJECT_NAME=$(TESTNET_PROJECT) ./testnet/compose/up.sh
@@ -84,6 +88,16 @@ testnet-down:
 testnet-test: testnet-images
 	@p=mmtest$$$$; \
 	trap 'COMPOSE_PROJECT_NAME=$$p $(COMPOSE) down -v --remove-orphans -t 1 >/dev/null 2>&1; \
-	      COMPOSE_PROJECT_NAME=$${p}priv $(COMPOSE) -f testnet/compose/private.yml down -v --remove-orphans -t 1 >/dev/null 2>&1' EXIT INT TERM; \
+	      COMPOSE_PROJECT_NAME=$${p}priv $(COMPOSE) -f testnet/compose/private.yml down -v --remove-orphans -t 1 >/dev/null 2>&1; \
+	      COMPOSE_PROJECT_NAME=$${p}nat $(COMPOSE) -f testnet/compose/nat.yml down -v --remove-orphans -t 1 >/dev/null 2>&1' EXIT INT TERM; \
 	METAMESH_TESTNET_COMPOSE=1 METAMESH_TESTNET_PROJECT=$$p COMPOSE="$(COMPOSE)" \
-	  $(GO) test -count=1 -v -timeout 14m -run 'Compose' ./testnet
+	  $(GO) test -count=1 -v -timeout 25m -run 'Compose' ./testnet
+
+# The NAT testnet by hand: households behind cone and symmetric NATs and a
+# public relay (testnet/compose/nat.yml); prints each API URL and peer ID.
+testnet-nat: testnet-images
+	@COMPOSE="$(COMPOSE)" COMPOSE_PROJECT_NAME=$(NAT_PROJECT) ./testnet/compose/nat-up.sh
+
+testnet-nat-down:
+	COMPOSE_PROJECT_NAME=$(NAT_PROJECT) $(COMPOSE) -f testnet/compose/nat.yml down -v --remove-orphans
+	rm -f testnet/compose/.env.$(NAT_PROJECT)

@@ -10,4 +10,7 @@
 //   - testnet.go: Cluster and Member.
 //   - *_test.go: scenarios (lookups across a chain, partitions, hostile
 //     peers, reprovide cycles) and the 20-node benchmark.
+//   - compose_test.go, nat_compose_test.go: the docker-compose testnets
+//     (METAMESH_TESTNET_COMPOSE=1, `make testnet-test`); the NAT
+//     testnet's probes are in nat_compose_probe_test.go.
 package testnet

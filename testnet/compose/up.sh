@@ -21,14 +21,9 @@ printf 'H1_PEER=%s\nH2_PEER=%s\nH3_PEER=%s\nLIBS=%s\n' "$H1_PEER" "$H2_PEER" "$H
 
 start=$(date +%s.%N)
 $COMPOSE up -d
+. testnet/compose/healthy.sh
 for h in 1 2 3; do
-  c=$($COMPOSE ps -q "household$h")
-  for _ in $(seq 1 180); do
-    s=$(docker inspect -f '{{.State.Health.Status}}' "$c")
-    [ "$s" = healthy ] && break
-    sleep 1
-  done
-  [ "$s" = healthy ] || { echo "household$h is $s after 180 s; its log:" >&2; docker logs --tail 30 "$c" >&2; exit 1; }
+  wait_healthy "household$h" "$($COMPOSE ps -q "household$h")"
 done
 awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "all households healthy in %.1f s\n\n", e - s }'
 for h in 1 2 3; do
