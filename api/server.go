@@ -89,7 +89,8 @@ type Relay struct {
 	Reserved bool `json:"reserved"`
 	// Expires is when the reservation ends unless renewed (RFC 3339).
 	Expires string `json:"expires,omitempty"`
-	// Addrs are the node's /p2p-circuit addresses through this relay.
+	// Addrs are the node's addresses through this relay, as peers dial
+	// them (…/p2p/<relay>/p2p-circuit/p2p/<node>).
 	Addrs []string `json:"addrs,omitempty"`
 	// Error is why the last reservation attempt failed.
 	Error string `json:"error,omitempty"`

@@ -120,7 +120,10 @@ func (b *backend) Status(ctx context.Context) (api.Status, error) {
 	st.Reachability, st.ReachableAddrs = state, multiaddrStrings(reachable)
 	st.ObservedAddrs = multiaddrStrings(n.p2p.obs.Addrs(1))
 	for _, ri := range n.p2p.reach.Relays() {
-		r := api.Relay{ID: ri.ID.String(), Reserved: ri.Reserved, Addrs: multiaddrStrings(ri.Addrs), Error: ri.Err}
+		r := api.Relay{ID: ri.ID.String(), Reserved: ri.Reserved, Addrs: []string{}, Error: ri.Err}
+		for _, a := range ri.Addrs { // as peers dial them, like addrs
+			r.Addrs = append(r.Addrs, a.String()+"/p2p/"+st.PeerID)
+		}
 		if ri.Reserved {
 			r.Expires = ri.Expires.UTC().Format(time.RFC3339)
 		}

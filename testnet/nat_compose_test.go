@@ -175,6 +175,14 @@ func (r *natRun) coneDirect(t *testing.T) {
 		}
 		return ""
 	})
+	// The households learnt their outside addresses over TCP (they
+	// bootstrap over TCP), so the hole punch was a TCP one: what a private
+	// federation (--swarm-key, no QUIC) relies on.
+	if peers, err := natPeersOf(cone1); err != nil {
+		t.Error(err)
+	} else if p := peers[cone2.peer]; p.Transport != "tcp" {
+		t.Errorf("cone1's direct connection to cone2 is over %q, want a TCP hole punch", p.Transport)
+	}
 	relayed, direct := r.watch.firstSeen(cone1.peer, cone2.peer, "relayed"), r.watch.firstSeen(cone1.peer, cone2.peer, "direct")
 	if relayed.IsZero() || relayed.After(direct) {
 		r.figure(t, "first relayed to first direct connection, cone1–cone2: never seen relayed (polled every 0.2 s); direct %.1f s after up -d", direct.Sub(r.start).Seconds())
