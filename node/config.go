@@ -66,7 +66,9 @@ type Config struct {
 	AllowPeers []string
 	// DHTMode is auto (default), server or client (--dht-mode). Auto is a
 	// DHT server unless AutoNAT v2 finds the node private (behind NAT,
-	// its addresses confirmed undialable), then a client: the DHT is
+	// its addresses confirmed undialable), or, until AutoNAT concludes,
+	// the peers it named see it at an outside address (reach.go), then a
+	// client: the DHT is
 	// made of reachable nodes, and a federation of private addresses (a
 	// home LAN, where AutoNAT servers probe nothing) keeps all its nodes
 	// in it.

@@ -190,13 +190,7 @@ func sameThinWaist(listen, conn ma.Multiaddr) bool {
 // the very port pair the punch needs); loopback addresses only when the
 // node has no other. Relayed and private addresses go as they are.
 func advertised(addrs []ma.Multiaddr, ifaces func() ([]ma.Multiaddr, error), reachable []ma.Multiaddr) []ma.Multiaddr {
-	own, _ := ifaces()
-	ips := map[string]bool{}
-	for _, a := range own {
-		if ip, err := manet.ToIP(a); err == nil {
-			ips[ip.String()] = true
-		}
-	}
+	outside := outsideOf(ifaces)
 	out := make([]ma.Multiaddr, 0, len(addrs))
 	loopbackOnly := true
 	for _, a := range addrs {
@@ -208,13 +202,34 @@ func advertised(addrs []ma.Multiaddr, ifaces func() ([]ma.Multiaddr, error), rea
 		if manet.IsIPLoopback(a) && !loopbackOnly {
 			continue
 		}
-		if manet.IsPublicAddr(a) && !isCircuit(a) {
-			ip, err := manet.ToIP(a)
-			if err == nil && !ips[ip.String()] && !slices.ContainsFunc(reachable, a.Equal) {
-				continue
-			}
+		if outside(a) && !slices.ContainsFunc(reachable, a.Equal) {
+			continue
 		}
 		out = append(out, a)
 	}
 	return out
+}
+
+// outsideOf returns whether an address is an outside one: public, not
+// relayed, at an IP none of the node's interfaces (ifaces) has.
+func outsideOf(ifaces func() ([]ma.Multiaddr, error)) func(ma.Multiaddr) bool {
+	own, _ := ifaces()
+	ips := map[string]bool{}
+	for _, a := range own {
+		if ip, err := manet.ToIP(a); err == nil {
+			ips[ip.String()] = true
+		}
+	}
+	return func(a ma.Multiaddr) bool {
+		if !manet.IsPublicAddr(a) || isCircuit(a) {
+			return false
+		}
+		ip, err := manet.ToIP(a)
+		return err == nil && !ips[ip.String()]
+	}
+}
+
+// behindNAT reports whether peers see the node at an outside address.
+func (t *trustedObservations) behindNAT(ifaces func() ([]ma.Multiaddr, error)) bool {
+	return slices.ContainsFunc(t.Addrs(1), outsideOf(ifaces))
 }

@@ -267,6 +267,7 @@ func startP2P(ctx context.Context, cfg Config, key crypto.PrivKey, log *slog.Log
 	}
 	p.host = h
 	built.Store(&h)
+	r.behindNAT = func() bool { return obs.behindNAT(h.Network().InterfaceListenAddresses) }
 	if err := r.attach(h, func(id peer.ID) { cm.Protect(id, "metamesh-relay") }); err != nil {
 		h.Close()
 		return nil, err

@@ -46,12 +46,18 @@ type reach struct {
 	dhtAuto bool
 	dhtBus  event.Bus
 	dhtEmit event.Emitter
+	// behindNAT reports whether peers see the node at a public address
+	// none of its interfaces has.
+	behindNAT func() bool
 
 	mu        sync.Mutex
 	state     string
 	reachable []ma.Multiaddr
 	relays    map[peer.ID]*relayState
 	circuit   []ma.Multiaddr
+	// dhtMode is what the DHT was last told, once dhtSent.
+	dhtMode network.Reachability
+	dhtSent bool
 
 	punchOK, punchFail atomic.Int64
 
@@ -76,8 +82,9 @@ type relayState struct {
 const relayRetryMax = 30 * time.Second
 
 func newReach(static, boot []peer.AddrInfo, dhtAuto bool, log *slog.Logger) (*reach, error) {
+	// The DHT starts as a server (ModeAutoServer), as for unknown.
 	r := &reach{log: log, static: static, boot: boot, dhtAuto: dhtAuto,
-		state: reachUnknown, relays: map[peer.ID]*relayState{}}
+		state: reachUnknown, relays: map[peer.ID]*relayState{}, dhtSent: true, dhtMode: network.ReachabilityUnknown}
 	for _, ai := range static {
 		r.relays[ai.ID] = &relayState{static: true}
 	}
@@ -158,30 +165,45 @@ func (r *reach) addrsChanged(e event.EvtHostReachableAddrsChanged) {
 	r.mu.Unlock()
 	if state != old {
 		r.log.Info("reachability changed", "from", old, "to", state, "reachable", e.Reachable, "unreachable", e.Unreachable)
-		r.emitDHTMode(state)
+		r.updateDHTMode()
 	}
 }
 
-// emitDHTMode tells the DHT (--dht-mode auto, kad-dht's ModeAutoServer)
-// the node's reachability: it is a client while the node is private and
-// a server otherwise, so public nodes serve, and a federation of private
-// addresses, where AutoNAT never concludes, keeps a DHT of all its nodes.
-func (r *reach) emitDHTMode(state string) {
+// updateDHTMode tells the DHT (--dht-mode auto, kad-dht's
+// ModeAutoServer) whether to serve: it is a client while the node is
+// private, or while its reachability is unknown but it is plainly behind
+// a NAT (peers it named see it at a public address none of its
+// interfaces has: AutoNAT's verdict can take minutes in a small
+// federation, and never comes behind some NATs), and a server otherwise.
+// So public nodes serve, and a federation of private addresses, where
+// AutoNAT never concludes and nobody reports a public address, keeps a
+// DHT of all its nodes.
+func (r *reach) updateDHTMode() {
 	if !r.dhtAuto {
 		return
 	}
-	rch := network.ReachabilityUnknown
-	switch state {
-	case reachPublic:
-		rch = network.ReachabilityPublic
-	case reachPrivate:
-		rch = network.ReachabilityPrivate
+	state, _ := r.Reachability()
+	rch, why := network.ReachabilityUnknown, "reachability unknown"
+	switch {
+	case state == reachPublic:
+		rch, why = network.ReachabilityPublic, "publicly reachable"
+	case state == reachPrivate:
+		rch, why = network.ReachabilityPrivate, "private"
+	case r.behindNAT != nil && r.behindNAT():
+		rch, why = network.ReachabilityPrivate, "behind NAT (seen at an outside address), reachability not yet known"
+	}
+	r.mu.Lock()
+	same := r.dhtSent && r.dhtMode == rch
+	r.dhtSent, r.dhtMode = true, rch
+	r.mu.Unlock()
+	if same {
+		return
 	}
 	mode := "server"
-	if state == reachPrivate {
+	if rch == network.ReachabilityPrivate {
 		mode = "client"
 	}
-	r.log.Info("dht mode follows reachability", "reachability", state, "mode", mode)
+	r.log.Info("dht mode follows reachability", "mode", mode, "why", why)
 	_ = r.dhtEmit.Emit(event.EvtLocalReachabilityChanged{Reachability: rch})
 }
 
@@ -200,6 +222,7 @@ func (r *reach) reserveLoop(ctx context.Context) {
 	defer t.Stop()
 	for {
 		r.reserveOnce(ctx)
+		r.updateDHTMode()
 		select {
 		case <-ctx.Done():
 			return

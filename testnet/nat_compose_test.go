@@ -101,6 +101,30 @@ func (r *natRun) reachability(t *testing.T) {
 			r.figure(t, "%s not yet found private by AutoNAT v2 %.0f s after up -d (one AutoNAT server)", h.svc, time.Since(r.start).Seconds())
 		}
 	}
+	// Seen at its router's outside address, sym knows it is behind a NAT
+	// without AutoNAT's verdict: it left the DHT's servers.
+	if !natLogHas(r.c, r.sym, `msg="dht mode follows reachability"`, "mode=client") {
+		t.Errorf("sym, behind a symmetric NAT, never became a DHT client")
+	}
+}
+
+// natLogHas reports whether a line of h's log holds every one of parts.
+func natLogHas(c *composeNet, h *natHousehold, parts ...string) bool {
+	id, err := c.run("ps", "-q", h.svc)
+	if err != nil {
+		return false
+	}
+	out, _ := exec.Command("docker", "logs", strings.TrimSpace(id)).CombinedOutput()
+	for _, l := range strings.Split(string(out), "\n") {
+		all := true
+		for _, p := range parts {
+			all = all && strings.Contains(l, p)
+		}
+		if all {
+			return true
+		}
+	}
+	return false
 }
 
 // natPrivateAt is when h's log first said its reachability changed to
