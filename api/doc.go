@@ -8,7 +8,9 @@
 // access.go (loopback Host check, bearer token, --public-read),
 // document.go (typing the known fields of /api/meta), file.go
 // (/api/file), events.go (/api/events, server-sent events), metrics.go
-// (HTTP request metrics).
+// (HTTP request metrics), search.go (GET /api/search and its limits),
+// cid.go (GET /api/cid/<cid>, what the page labels CIDs with), web.go
+// (the embedded web page under web/, served like /health).
 //
 // Handlers run on net/http's goroutines; Backend implementations must be
 // safe for concurrent use. Each /api/events subscriber holds its handler's

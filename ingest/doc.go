@@ -18,9 +18,16 @@
 //   - batch.go: settled scan paths in batches: small new files read once
 //     and sent to the store a chunk per round trip.
 //   - hash.go: midhash256 and the one-pass sha2-256 + IPFS CID hasher.
-//   - extract.go, ffprobe.go, filename.go, names_*.go: metadata
-//     extractors and the release-name parser.
-//   - queue.go, progress.go, errset.go, skip.go, config.go, errors.go.
+//   - extract.go, ffprobe.go, filename.go: metadata extractors.
+//   - the release-name parser: names_scan.go (one path component's
+//     tokens and bracket groups), names_tokens.go (the tokenizer and the
+//     vocabulary of technical tokens), names_episodes.go (episode and
+//     season markers), names_parse.go (where the title ends, which year
+//     and marker count), names_title.go (titles as shown),
+//     names_folders.go (season and title from parent folders).
+//   - touch.go: Touch, a caller's request to look at a path again.
+//   - queue.go, progress.go, errset.go, skip.go, config.go, errors.go,
+//     util.go (small number helpers).
 //
 // # Goroutines and concurrency
 //

@@ -10,7 +10,16 @@
 //   - node.go: New, Start, Close, Run.
 //   - p2p.go: identity (DATA/identity.key), the host (TCP and QUIC, Noise,
 //     Yamux, connection and resource managers, private network, allow-list
-//     gater) and the DHT; the bootstrap loop.
+//     gater, AutoNAT v2, the relay transport, hole punching) and the DHT;
+//     the loop that keeps the --bootstrap and --relay peers connected.
+//   - reach.go: reachability from AutoNAT v2, reservations with the relays
+//     the household named (and the circuit addresses they give), the DHT
+//     mode that follows (--dht-mode auto), hole-punch counts.
+//   - observed.go: the addresses peers report seeing the node at (named
+//     peers believed at once) and which of its addresses it tells peers.
+//   - relay.go: the relay service (--relay-service, its limits and ACL),
+//     and the free-port check that stands in for no SO_REUSEPORT.
+//   - logs.go: libp2p's and kad-dht's log lines routed into the node's.
 //   - announce.go: the announcer (what is provided, and when).
 //   - records.go: /metamesh/record/1.0.0, both sides.
 //   - resolve.go: federated GET /api/meta and /api/providers.
@@ -34,15 +43,19 @@
 // the search indexer (a feed reader, a field-write subscriber and one
 // worker that alone calls IndexRoot);
 // a watcher that reprovides when the routing table goes from empty to not
-// empty; the bootstrap loop (when --bootstrap is set); and, per inbound
+// empty, or the node gets its first relay reservation; the bootstrap loop
+// (when --bootstrap or --relay is set); reach's AutoNAT subscriber and
+// its once-a-second reservation loop (which also sets the DHT mode); the
+// trusted-observation subscriber; and, per inbound
 // record stream, libp2p's handler goroutine. A federated lookup runs on a
 // goroutine of its own (shared by concurrent requests for the same CID)
 // with up to 8 fetches in parallel. The DHT and the host run their own.
 //
 // # Rules
 //
-//   - The node never reaches out on its own: no mDNS, no relays, no public
-//     bootstrap peers, no port mapping unless Config.NATPortMap.
+//   - The node never reaches out on its own: no mDNS, no relays but the
+//     ones named (--relay, --bootstrap peers with the relay service), no
+//     public bootstrap peers, no port mapping unless Config.NATPortMap.
 //   - Only store.Announced is ever provided: one CID per local root, from
 //     the node's own bytes. Peer-only roots are never announced, and record
 //     requests are answered for local files only (a record is signed by
