@@ -122,14 +122,7 @@ func (t *trustedObservations) AddrsFor(local ma.Multiaddr) []ma.Multiaddr {
 	if t.inner != nil {
 		out = t.inner.AddrsFor(local)
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	for _, o := range t.current() {
-		if sameThinWaist(local, o.local) && !slices.ContainsFunc(out, o.observed.Equal) {
-			out = append(out, o.observed)
-		}
-	}
-	return out
+	return t.appendTrusted(out, func(o observation) bool { return sameThinWaist(local, o.local) })
 }
 
 // Addrs are every observed address seen by at least minObservers peers,
@@ -139,10 +132,16 @@ func (t *trustedObservations) Addrs(minObservers int) []ma.Multiaddr {
 	if t.inner != nil {
 		out = t.inner.Addrs(minObservers)
 	}
+	return t.appendTrusted(out, func(observation) bool { return true })
+}
+
+// appendTrusted adds to out the addresses of the trusted peers'
+// current observations that match, each once.
+func (t *trustedObservations) appendTrusted(out []ma.Multiaddr, match func(observation) bool) []ma.Multiaddr {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for _, o := range t.current() {
-		if !slices.ContainsFunc(out, o.observed.Equal) {
+		if match(o) && !slices.ContainsFunc(out, o.observed.Equal) {
 			out = append(out, o.observed)
 		}
 	}

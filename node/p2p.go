@@ -225,13 +225,13 @@ func startP2P(ctx context.Context, cfg Config, key crypto.PrivKey, log *slog.Log
 		opts = append(opts, libp2p.PrivateNetwork(psk))
 	}
 	var gaters gaterChain
+	var allow *allowGater // the allow-list, which the relay service keeps too
 	if len(cfg.AllowPeers) > 0 {
-		g, err := newAllowGater(cfg.AllowPeers)
-		if err != nil {
+		if allow, err = newAllowGater(cfg.AllowPeers); err != nil {
 			rm.Close()
 			return nil, err
 		}
-		gaters = append(gaters, g)
+		gaters = append(gaters, allow)
 	}
 	if cfg.Gater != nil {
 		gaters = append(gaters, cfg.Gater)
@@ -305,7 +305,7 @@ func startP2P(ctx context.Context, cfg Config, key crypto.PrivKey, log *slog.Log
 		},
 	})
 	if cfg.RelayService {
-		if p.relay, err = startRelayService(h, cfg, p.reg); err != nil {
+		if p.relay, err = startRelayService(h, allow, p.reg); err != nil {
 			p.closeHost()
 			return nil, err
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -68,7 +69,6 @@ type reach struct {
 
 // relayState is one relay's reservation.
 type relayState struct {
-	static  bool
 	rsv     *client.Reservation
 	got     time.Time
 	err     string
@@ -86,7 +86,7 @@ func newReach(static, boot []peer.AddrInfo, dhtAuto bool, log *slog.Logger) (*re
 	r := &reach{log: log, static: static, boot: boot, dhtAuto: dhtAuto,
 		state: reachUnknown, relays: map[peer.ID]*relayState{}, dhtSent: true, dhtMode: network.ReachabilityUnknown}
 	for _, ai := range static {
-		r.relays[ai.ID] = &relayState{static: true}
+		r.relays[ai.ID] = &relayState{}
 	}
 	r.dhtBus = eventbus.NewBus()
 	var err error
@@ -398,15 +398,17 @@ func (r *reach) Relays() []RelayInfo {
 		}
 		out = append(out, ri)
 	}
-	slices.SortFunc(out, func(a, b RelayInfo) int { return cmpString(a.ID.String(), b.ID.String()) })
+	slices.SortFunc(out, func(a, b RelayInfo) int { return strings.Compare(a.ID.String(), b.ID.String()) })
 	return out
 }
 
 // Reservations counts the relays the node holds a reservation with.
 func (r *reach) Reservations() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	n := 0
-	for _, ri := range r.Relays() {
-		if ri.Reserved {
+	for _, rs := range r.relays {
+		if rs.rsv != nil {
 			n++
 		}
 	}
@@ -426,16 +428,6 @@ func (r *reach) Trace(e *holepunch.Event) {
 	}
 	r.punchFail.Add(1)
 	r.log.Info("hole punch failed: the connection stays relayed", "peer", e.Remote, "took", end.EllapsedTime, "err", end.Error)
-}
-
-func cmpString(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // isCircuit reports whether m goes through a relay.

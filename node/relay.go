@@ -33,17 +33,13 @@ func relayLimits(rc relayv2.Resources) string {
 // addresses). With --allow-peer it relays only between allowed peers;
 // with --swarm-key only peers of the private network can connect to it
 // at all, so it relays only inside it.
-func startRelayService(h host.Host, cfg Config, reg prometheus.Registerer) (*relayv2.Relay, error) {
+func startRelayService(h host.Host, allow *allowGater, reg prometheus.Registerer) (*relayv2.Relay, error) {
 	opts := []relayv2.Option{
 		relayv2.WithResources(relayResources()),
 		relayv2.WithMetricsTracer(relayv2.NewMetricsTracer(relayv2.WithRegisterer(reg))),
 	}
-	if len(cfg.AllowPeers) > 0 {
-		g, err := newAllowGater(cfg.AllowPeers)
-		if err != nil {
-			return nil, err
-		}
-		opts = append(opts, relayv2.WithACL(allowACL{g}))
+	if allow != nil {
+		opts = append(opts, relayv2.WithACL(allowACL{allow}))
 	}
 	r, err := relayv2.New(h, opts...)
 	if err != nil {

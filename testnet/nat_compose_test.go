@@ -103,46 +103,40 @@ func (r *natRun) reachability(t *testing.T) {
 	}
 	// Seen at its router's outside address, sym knows it is behind a NAT
 	// without AutoNAT's verdict: it left the DHT's servers.
-	if !natLogHas(r.c, r.sym, `msg="dht mode follows reachability"`, "mode=client") {
+	if natLogLine(r.c, r.sym, `msg="dht mode follows reachability"`, "mode=client") == "" {
 		t.Errorf("sym, behind a symmetric NAT, never became a DHT client")
 	}
 }
 
-// natLogHas reports whether a line of h's log holds every one of parts.
-func natLogHas(c *composeNet, h *natHousehold, parts ...string) bool {
+// natLogLine is the first line of h's log (each line led by Docker's
+// timestamp) that holds every one of parts, or "".
+func natLogLine(c *composeNet, h *natHousehold, parts ...string) string {
 	id, err := c.run("ps", "-q", h.svc)
 	if err != nil {
-		return false
+		return ""
 	}
-	out, _ := exec.Command("docker", "logs", strings.TrimSpace(id)).CombinedOutput()
+	out, _ := exec.Command("docker", "logs", "--timestamps", strings.TrimSpace(id)).CombinedOutput()
 	for _, l := range strings.Split(string(out), "\n") {
 		all := true
 		for _, p := range parts {
 			all = all && strings.Contains(l, p)
 		}
 		if all {
-			return true
+			return l
 		}
 	}
-	return false
+	return ""
 }
 
 // natPrivateAt is when h's log first said its reachability changed to
 // private (zero: never).
 func natPrivateAt(c *composeNet, h *natHousehold) time.Time {
-	id, err := c.run("ps", "-q", h.svc)
-	if err != nil {
+	l := natLogLine(c, h, `msg="reachability changed"`, "to=private")
+	if l == "" {
 		return time.Time{}
 	}
-	out, _ := exec.Command("docker", "logs", "--timestamps", strings.TrimSpace(id)).CombinedOutput()
-	for _, l := range strings.Split(string(out), "\n") {
-		if strings.Contains(l, `msg="reachability changed"`) && strings.Contains(l, "to=private") {
-			if at, err := time.Parse(time.RFC3339Nano, strings.Fields(l)[0]); err == nil {
-				return at
-			}
-		}
-	}
-	return time.Time{}
+	at, _ := time.Parse(time.RFC3339Nano, strings.Fields(l)[0])
+	return at
 }
 
 // up starts the project, waits until every node is healthy, starts the
