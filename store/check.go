@@ -39,7 +39,10 @@ func (v Violation) String() string { return v.Key + ": " + v.Problem }
 //     is confirmed has them;
 //   - no member peers supplied to a root (supplied:<root>) is a digest
 //     another local root computed from its own bytes;
-//   - own:, supplied:, peers:, conflicts: and inode: keys belong to
+//   - every member learned:<root> lists is in the key-set and in
+//     supplied:<root>, is no own digest, and names its vouching peers
+//     (sorted, no repeats, each in peers:<root>);
+//   - own:, supplied:, learned:, peers:, conflicts: and inode: keys belong to
 //     indexed roots and known paths;
 //   - a root without filePath exists only because peers sent it: it is
 //     in peerroots, has peers: and no own:; every peerroots member is an
@@ -72,6 +75,7 @@ func (s *Store) Check(ctx context.Context) ([]Violation, error) {
 		{"fields:*", c.fieldsSet},
 		{"own:*", c.rootKey},
 		{"supplied:*", c.rootKey},
+		{"learned:*", c.rootKey},
 		{"peers:*", c.rootKey},
 		{"conflicts:*", c.rootKey},
 		{"inode:*", c.inode},
@@ -196,6 +200,9 @@ func (c *checker) root(r RootID) error {
 		if err := c.peerOnly(r); err != nil {
 			return err
 		}
+	}
+	if err := c.learned(r, fields); err != nil {
+		return err
 	}
 	dups, err := rdb.SMembers(ctx, fieldKey(r, "duplicates")).Result()
 	if err != nil {
@@ -415,6 +422,50 @@ func (c *checker) own(r RootID, fp string, fields []string) error {
 	}
 	if hashed == "1" && own["sha"] == "" {
 		c.bad(ownKey(r), "the primary %q is confirmed but the root has no own sha2-256", fp)
+	}
+	return nil
+}
+
+// learned checks learned:<root>: every member it lists is in the key-set
+// and in supplied:<root>, is no digest of the root's own bytes, and names
+// the peers that vouch for it (sorted, no repeats, each in peers:<root>).
+func (c *checker) learned(r RootID, fields []string) error {
+	rdb, ctx := c.s.rdb, c.ctx
+	learned, err := rdb.HGetAll(ctx, learnedKey(r)).Result()
+	if err != nil || len(learned) == 0 {
+		return err
+	}
+	own, err := rdb.HMGet(ctx, ownKey(r), "mid", "sha", "ipfs").Result()
+	if err != nil {
+		return err
+	}
+	peers, err := rdb.SMembers(ctx, peersKey(r)).Result()
+	if err != nil {
+		return err
+	}
+	for m, list := range learned {
+		if !slices.Contains(fields, "cids/"+m) {
+			c.bad(learnedKey(r), "lists %s, which is not in the key-set", m)
+		}
+		if in, err := rdb.SIsMember(ctx, suppliedKey(r), m).Result(); err != nil {
+			return err
+		} else if !in {
+			c.bad(learnedKey(r), "lists %s, which is not in %s", m, suppliedKey(r))
+		}
+		if slices.Contains(own, any(m)) {
+			c.bad(learnedKey(r), "lists %s, which the root computed from its own bytes", m)
+		}
+		ps := strings.Split(list, " ")
+		if !slices.IsSorted(ps) || len(slices.Compact(slices.Clone(ps))) != len(ps) {
+			c.bad(learnedKey(r), "the peers of %s are not sorted without repeats: %q", m, list)
+		}
+		for _, p := range ps {
+			if err := checkPeer(p); err != nil {
+				c.bad(learnedKey(r), "the peers of %s: %v", m, err)
+			} else if !slices.Contains(peers, p) {
+				c.bad(learnedKey(r), "names %s as a voucher of %s, but it is not in %s", p, m, peersKey(r))
+			}
+		}
 	}
 	return nil
 }

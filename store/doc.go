@@ -40,6 +40,15 @@
 //	                                  node's own bytes (AddAlias, outside
 //	                                  writers, later peers); never confirm a
 //	                                  duplicate, never count as own digests
+//	learned:<root>            HASH    member → the peers (sorted, space-
+//	                                  separated) whose records carried it:
+//	                                  the members of supplied:<root> that the
+//	                                  root holds only because peers said so.
+//	                                  The node vouches for every other member
+//	                                  (computed from its bytes, or supplied
+//	                                  locally: AddAlias, an outside writer);
+//	                                  a local root elects its canonical CID
+//	                                  from those and signs only those
 //	path:__index__            ZSET    every local path (score 0), so a directory's
 //	                                  paths are a lexicographic range (renames
 //	                                  and deletes of whole directories)
@@ -70,9 +79,27 @@
 //
 // Roots known only from peers carry no filePath, sizeByte, mtime,
 // duplicates or own:<root> (so they are never announced); every member
-// they hold is in supplied:<root>, so when a local file's bytes confirm
-// into one, the peers' members stay supplied. merge.go states the merge
-// rule (MergeRecord).
+// they hold is in supplied:<root> and learned:<root>, so when a local
+// file's bytes confirm into one, the peers' members stay supplied and
+// learned, and only what the node computed is vouched for. merge.go
+// states the merge rule (MergeRecord).
+//
+// # Provenance
+//
+// A root's members have three sources: the node's own bytes (own:<root>),
+// the household (AddAlias, MergeIfAliasExists, an outside writer's
+// file:<root>/cids/<cid>), and peers' records (MergeRecord). The first two
+// are vouched for; a member whose only source is peers is learned, listed
+// in learned:<root> with every peer that sent it. Computing a member or
+// supplying it locally vouches for it (it leaves learned:); folding a root
+// into another carries its learned members with their peers, and what
+// either vouched for stays vouched. Document.Vouched is what a local
+// root's canonical CID is elected from and what its signed record and
+// search hits carry, so no sequence of peers' records renames a
+// household's file or travels on under its signature. A root known only
+// from peers elects from every member. A store written before learned:
+// existed holds none: there, what peers supplied until then counts as
+// vouched.
 //
 // A local root's strong members (rank >= 30) that are not supplied are
 // exactly its own sha and ipfs: promoting a duplicate whose bytes were not

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -35,6 +36,10 @@ type Document struct {
 	// Peers are the peers that supplied members or fields (peers:<root>),
 	// sorted.
 	Peers []string
+	// Learned are the members the root holds only because peers' records
+	// carried them (learned:<root>), each with the peers that vouch for it,
+	// sorted. The node does not vouch for them: Vouched leaves them out.
+	Learned map[string][]string
 }
 
 // Local reports whether the root is a local (ingested) file: it has a
@@ -42,16 +47,49 @@ type Document struct {
 // it.
 func (d Document) Local() bool { return d.FilePath() != "" }
 
-// CanonicalCID is derived on every read, never stored: the best key-set
-// member by protocol.Canonical.
-func (d Document) CanonicalCID() string { return protocol.Canonical(d.CIDs) }
+// CanonicalCID is derived on every read, never stored: the best member
+// by protocol.Canonical, of the vouched members for a local root (so no
+// peer's record can rename a household's own file), of the whole key-set
+// for a root known only from peers.
+func (d Document) CanonicalCID() string {
+	if d.Local() {
+		return protocol.Canonical(d.Vouched())
+	}
+	return protocol.Canonical(d.CIDs)
+}
+
+// Vouched is the key-set members the node vouches for, sorted: those it
+// computed from its own bytes or had supplied locally (an outside writer
+// on its Redis, AddAlias), not those it holds only because peers' records
+// carried them. They are what the node signs (records, search hits).
+func (d Document) Vouched() []string {
+	if len(d.Learned) == 0 {
+		return d.CIDs
+	}
+	out := make([]string, 0, len(d.CIDs))
+	for _, c := range d.CIDs {
+		if _, ok := d.Learned[c]; !ok {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// Vouches reports whether the node vouches for member c: it is in the
+// key-set and was not learned from peers.
+func (d Document) Vouches(c string) bool {
+	_, learned := d.Learned[c]
+	return !learned && slices.Contains(d.CIDs, c)
+}
 
 // FilePath is the primary local path, "" for a root known only from peers.
 func (d Document) FilePath() string { return d.Fields["filePath"] }
 
 // Nested is the JSON shape of the document: nested metadata plus "cids",
 // "canonical_cid", "duplicates" and "duplicateCount", "peers" when peers
-// supplied any of it, and, for local paths that are not valid UTF-8,
+// supplied any of it, "learned" (member → the peers that vouch for it)
+// when the root holds members only because peers' records carried them,
+// and, for local paths that are not valid UTF-8,
 // "filePathBytes" and "duplicatesBytes" (the exact names; JSON encodes
 // them in base64).
 //
@@ -68,6 +106,13 @@ func (d Document) Nested() map[string]any {
 	m["duplicateCount"] = d.DuplicateCount
 	if len(d.Peers) > 0 {
 		m["peers"] = append([]string{}, d.Peers...)
+	}
+	if len(d.Learned) > 0 {
+		learned := make(map[string][]string, len(d.Learned))
+		for c, ps := range d.Learned {
+			learned[c] = append([]string{}, ps...)
+		}
+		m["learned"] = learned
 	}
 	// JSON replaces bytes that are not UTF-8 by U+FFFD; a path with such
 	// bytes is also given exactly, base64-encoded (as metamesh hash does).
@@ -123,7 +168,7 @@ func (d Document) presented() map[string]string {
 
 // Document reads a root's document with one server round trip.
 func (s *Store) Document(ctx context.Context, root RootID) (Document, error) {
-	v, err := luaDocumentPeers.Run(ctx, s.rdb, nil, string(root), MaxDuplicates).Slice()
+	v, err := luaDocument.Run(ctx, s.rdb, nil, string(root), MaxDuplicates).Slice()
 	if errors.Is(err, redis.Nil) {
 		return Document{}, fmt.Errorf("store: root %s: %w", root, ErrNotFound)
 	}
@@ -137,7 +182,7 @@ func (s *Store) Document(ctx context.Context, root RootID) (Document, error) {
 // one script, so a concurrent delete or alias hand-over is never seen
 // half-way.
 func (s *Store) DocumentByCID(ctx context.Context, cid string) (Document, error) {
-	v, err := luaDocumentByCIDPeers.Run(ctx, s.rdb, nil, cid, MaxDuplicates).Slice()
+	v, err := luaDocumentByCID.Run(ctx, s.rdb, nil, cid, MaxDuplicates).Slice()
 	if errors.Is(err, redis.Nil) {
 		return Document{}, fmt.Errorf("store: cid %s: %w", cid, ErrNotFound)
 	}
@@ -168,12 +213,21 @@ func readDocument(root RootID, v []any) Document {
 			d.Duplicates = append(d.Duplicates, s)
 		}
 	}
-	if len(v) > 3 {
+	if len(v) > 4 {
 		peers, _ := v[3].([]any)
 		for _, p := range peers {
 			if s, ok := p.(string); ok {
 				d.Peers = append(d.Peers, s)
 			}
+		}
+		learned, _ := v[4].([]any)
+		for i := 0; i+1 < len(learned); i += 2 {
+			c, _ := learned[i].(string)
+			ps, _ := learned[i+1].(string)
+			if d.Learned == nil {
+				d.Learned = make(map[string][]string, len(learned)/2)
+			}
+			d.Learned[c] = strings.Fields(ps)
 		}
 	}
 	sort.Strings(d.CIDs)
@@ -182,22 +236,18 @@ func readDocument(root RootID, v []any) Document {
 	return d
 }
 
-// The document scripts: docfor plus the root's peers (peers:<root>).
+// The document scripts.
 var (
 	// ARGV: root, maxDuplicates.
-	luaDocumentPeers = readScript(`
-local d = docfor(ARGV[1], ARGV[2])
-if d then d[4] = redis.call('SMEMBERS', 'peers:' .. ARGV[1]) end
-return d`)
+	luaDocument = readScript(`return docfor(ARGV[1], ARGV[2])`)
 
 	// ARGV: cid, maxDuplicates. The root is prepended; nil when no root
 	// holds cid.
-	luaDocumentByCIDPeers = readScript(`
+	luaDocumentByCID = readScript(`
 local r = redis.call('GET', 'cid:' .. ARGV[1])
 if not r then return nil end
 local d = docfor(r, ARGV[2])
 if not d then return nil end
-d[4] = redis.call('SMEMBERS', 'peers:' .. r)
 table.insert(d, 1, r)
 return d`)
 )

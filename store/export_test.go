@@ -41,9 +41,14 @@ func (s *Store) DebugConfigGet(ctx context.Context, k string) (string, error) {
 	return m[k], err
 }
 
-// DebugHSet and DebugSAdd write raw hash fields and set members; tests only.
+// DebugHSet, DebugHDel and DebugSAdd write raw hash fields and set
+// members; tests only.
 func (s *Store) DebugHSet(ctx context.Context, key, field, val string) error {
 	return s.rdb.HSet(ctx, key, field, val).Err()
+}
+
+func (s *Store) DebugHDel(ctx context.Context, key, field string) error {
+	return s.rdb.HDel(ctx, key, field).Err()
 }
 
 func (s *Store) DebugSAdd(ctx context.Context, key, member string) error {

@@ -213,7 +213,7 @@ func (s *Store) Repair(ctx context.Context, deleteOrphans bool) (RepairReport, e
 		return total, err
 	}
 	if deleteOrphans {
-		for _, pattern := range []string{"fields:*", "own:*", "supplied:*"} {
+		for _, pattern := range []string{"fields:*", "own:*", "supplied:*", "learned:*"} {
 			it = s.rdb.Scan(ctx, 0, pattern, 1000).Iterator()
 			for it.Next(ctx) {
 				_, r, _ := strings.Cut(it.Val(), ":")

@@ -20,11 +20,37 @@ local function fk(r, f) return 'file:' .. r .. '/' .. f end
 local function fieldsk(r) return 'fields:' .. r end
 local function ownk(r) return 'own:' .. r end
 local function supk(r) return 'supplied:' .. r end
+local function lrnk(r) return 'learned:' .. r end
 local function pk(p) return 'path:' .. p end
 local function inok(dev, ino) return 'inode:' .. dev .. ':' .. ino end
 local function setf(r, f, v)
   if redis.call('GET', fk(r, f)) ~= v then redis.call('SET', fk(r, f), v) end
   redis.call('SADD', fieldsk(r), f)
+end
+-- learn records that peer's record gave c as a member of r, unless r
+-- vouches for c (computed it from its own bytes or had it supplied
+-- locally): a member r holds only because peers said so lists those
+-- peers in learned:<r>. Returns true when it wrote.
+local function learn(r, c, peer)
+  local cur = redis.call('HGET', lrnk(r), c)
+  if not cur then
+    if redis.call('EXISTS', fk(r, 'cids/' .. c)) == 1 then return false end
+    redis.call('HSET', lrnk(r), c, peer)
+    return true
+  end
+  local list = {}
+  for q in string.gmatch(cur, '%S+') do
+    if q == peer then return false end
+    list[#list + 1] = q
+  end
+  list[#list + 1] = peer
+  table.sort(list)
+  redis.call('HSET', lrnk(r), c, table.concat(list, ' '))
+  return true
+end
+-- learnall adds the space-separated peers of list to what r learned of c.
+local function learnall(r, c, list)
+  for q in string.gmatch(list, '%S+') do learn(r, c, q) end
 end
 local function xadd(typ, fields)
   redis.call('XADD', 'meta:events', 'MAXLEN', '~', EVMAX, '*', 'type', typ, unpack(fields))
@@ -119,6 +145,7 @@ local function dropmember(r, c)
   if redis.call('DEL', fk(r, 'cids/' .. c)) == 1 then ksrem(r, c) end
   redis.call('SREM', fieldsk(r), 'cids/' .. c)
   redis.call('SREM', supk(r), c)
+  redis.call('HDEL', lrnk(r), c)
   if redis.call('GET', 'cid:' .. c) == r then
     local nxt = redis.call('SPOP', 'cidalt:' .. c)
     if nxt then redis.call('SET', 'cid:' .. c, nxt) else redis.call('DEL', 'cid:' .. c) end
@@ -143,6 +170,8 @@ local function ownmember(r, c)
   for _, q in ipairs(holders) do
     if q ~= r and suponly(q, c) then dropmember(q, c) end
   end
+  -- r computed c from its own bytes: it vouches for it now.
+  redis.call('HDEL', lrnk(r), c)
   return member(r, c)
 end
 local function setprimary(r, p)
@@ -169,7 +198,7 @@ local function deleteroot(r)
     if string.sub(f, 1, 5) == 'cids/' then dropmember(r, string.sub(f, 6)) end
     redis.call('DEL', fk(r, f))
   end
-  redis.call('DEL', fieldsk(r), ownk(r), supk(r), 'peers:' .. r, 'conflicts:' .. r)
+  redis.call('DEL', fieldsk(r), ownk(r), supk(r), lrnk(r), 'peers:' .. r, 'conflicts:' .. r)
   redis.call('ZREM', 'peerroots', r)
   redis.call('SREM', IDX, r)
   kswhy(r, 'purge')
@@ -188,11 +217,19 @@ local function merge(r, q)
     if string.sub(f, 1, 5) == 'cids/' then
       local c = string.sub(f, 6)
       ksrem(r, c)
+      -- What r learned of c from peers q learns too; what r vouched for
+      -- (computed or supplied locally) q vouches for.
+      local learned = redis.call('HGET', lrnk(r), c)
       if redis.call('EXISTS', fk(q, f)) == 0 then
         redis.call('SET', fk(q, f), 'true')
         redis.call('SADD', fieldsk(q), f)
         ksadd(q, c)
         if redis.call('SISMEMBER', supk(r), c) == 1 then redis.call('SADD', supk(q), c) end
+        if learned then redis.call('HSET', lrnk(q), c, learned) end
+      elseif learned then
+        if redis.call('HEXISTS', lrnk(q), c) == 1 then learnall(q, c, learned) end
+      else
+        redis.call('HDEL', lrnk(q), c)
       end
       if redis.call('GET', 'cid:' .. c) == r then
         redis.call('SET', 'cid:' .. c, q)
@@ -216,7 +253,7 @@ local function merge(r, q)
   if redis.call('EXISTS', 'conflicts:' .. r) == 1 then
     redis.call('SUNIONSTORE', 'conflicts:' .. q, 'conflicts:' .. q, 'conflicts:' .. r)
   end
-  redis.call('DEL', fieldsk(r), ownk(r), supk(r), 'peers:' .. r, 'conflicts:' .. r)
+  redis.call('DEL', fieldsk(r), ownk(r), supk(r), lrnk(r), 'peers:' .. r, 'conflicts:' .. r)
   redis.call('ZREM', 'peerroots', r)
   redis.call('SREM', IDX, r)
   kswhy(r, 'merge', nil, q)
@@ -461,7 +498,8 @@ local function fk(r, f) return 'file:' .. r .. '/' .. f end
 local function fieldsk(r) return 'fields:' .. r end
 local function pk(p) return 'path:' .. p end
 -- docfor returns root r's document: {{field, value, …}, {duplicate, …},
--- duplicate count}, at most dmax duplicates (the smallest paths).
+-- duplicate count, {peer, …}, {learned member, its peers, …}}, at most
+-- dmax duplicates (the smallest paths).
 local function docfor(r, dmax)
   if redis.call('SISMEMBER', IDX, r) == 0 then return nil end
   local out = {}
@@ -479,7 +517,7 @@ local function docfor(r, dmax)
   local n = redis.call('SCARD', fk(r, 'duplicates'))
   local dups = {}
   if n > 0 then dups = redis.call('SORT', fk(r, 'duplicates'), 'ALPHA', 'LIMIT', 0, dmax) end
-  return {out, dups, n}
+  return {out, dups, n, redis.call('SMEMBERS', 'peers:' .. r), redis.call('HGETALL', 'learned:' .. r)}
 end
 `
 
@@ -617,6 +655,8 @@ local r, c = ARGV[1], ARGV[2]
 if redis.call('SISMEMBER', IDX, r) == 0 then return {'gone', ''} end
 local had = redis.call('EXISTS', fk(r, 'cids/' .. c))
 if had == 0 then redis.call('SADD', supk(r), c) end
+-- Supplied locally: the node vouches for it, whoever else said so.
+redis.call('HDEL', lrnk(r), c)
 local h = member(r, c)
 if h ~= r then return {'conflict', h} end
 if had == 1 then return {'exists', r} end

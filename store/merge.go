@@ -77,9 +77,14 @@ type MergeResult struct {
 //     one, or with none local into the one minted first (smallest root
 //     ID); two local roots are never joined (Conflict, nothing merged).
 //   - Members added to a root are recorded in supplied:<root> (never
-//     counted as computed from the node's bytes); an alias a local root
-//     holds is never repointed; filePath, sizeByte, mtime, duplicates and
-//     own:<root> are never written.
+//     counted as computed from the node's bytes) and in learned:<root>
+//     with the peer (unless the root vouches for them: computed from its
+//     own bytes or supplied locally), so a local root's canonical CID and
+//     records never take them (Document.Vouched); an alias a local root
+//     holds is never repointed; a member another local root computed
+//     from its own bytes (its midhash: its strong digests make a
+//     conflict) is not added to a local root; filePath, sizeByte, mtime,
+//     duplicates and own:<root> are never written.
 //   - An alias held by roots known only from peers goes to a fixed one of
 //     its holders: a local holder first, then the holder with the most
 //     members, then the smallest sorted member list; so the resolution of
@@ -371,9 +376,28 @@ for _, r in ipairs(H) do
     folded[#folded + 1] = r
   end
 end
+-- computedelsewhere reports whether a local root other than q computed c
+-- from its own bytes: c names that root's bytes (a midhash, as strong
+-- digests of another local root make the record a conflict), so a peer
+-- cannot attach it to local root q.
+local function computedelsewhere(c)
+  local holders = redis.call('SMEMBERS', 'cidalt:' .. c)
+  holders[#holders + 1] = redis.call('GET', 'cid:' .. c)
+  for _, h in ipairs(holders) do
+    if h and h ~= q then
+      local own = redis.call('HMGET', ownk(h), 'mid', 'sha', 'ipfs')
+      if own[1] == c or own[2] == c or own[3] == c then return true end
+    end
+  end
+  return false
+end
+local qlocal = islocal(q)
 for _, c in ipairs(all) do
-  if redis.call('EXISTS', fk(q, 'cids/' .. c)) == 0 then redis.call('SADD', supk(q), c) end
-  member(q, c)
+  if not (qlocal and computedelsewhere(c)) then
+    if learn(q, c, peer) then wrote = true end
+    if redis.call('EXISTS', fk(q, 'cids/' .. c)) == 0 then redis.call('SADD', supk(q), c) end
+    member(q, c)
+  end
 end
 if redis.call('SADD', peersk(q), peer) == 1 then wrote = true end
 -- What peer says about q, where it has said nothing yet.

@@ -107,6 +107,7 @@ func (s *Store) HasField(ctx context.Context, root RootID, f string) (bool, erro
 
 func ownKey(r RootID) string      { return "own:" + string(r) }
 func suppliedKey(r RootID) string { return "supplied:" + string(r) }
+func learnedKey(r RootID) string  { return "learned:" + string(r) }
 
 // Paths looks up many local paths in one round trip (a pipeline; a
 // second one tells which known paths are primaries); paths the store does

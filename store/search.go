@@ -379,7 +379,13 @@ func queryHash(toks []string) []byte {
 // hitOf is the hit a document gives.
 func hitOf(d Document) SearchHit {
 	f := d.presented()
-	h := SearchHit{CID: d.CanonicalCID(), CIDs: d.CIDs, FileType: f["fileType"], Episode: f["episodeTitle"], Source: "local"}
+	// A local file's hit carries what the node vouches for (it signs it
+	// for peers); one known only from peers carries every member.
+	cids := d.CIDs
+	if d.Local() {
+		cids = d.Vouched()
+	}
+	h := SearchHit{CID: d.CanonicalCID(), CIDs: cids, FileType: f["fileType"], Episode: f["episodeTitle"], Source: "local"}
 	if h.CIDs == nil {
 		h.CIDs = []string{}
 	}
@@ -463,7 +469,6 @@ local out = {#live}
 for k = off + 1, math.min(off + lim, #live) do
   local r = live[k]
   local d = docfor(r, 0)
-  if d then d[4] = redis.call('SMEMBERS', 'peers:' .. r) end
   out[#out + 1] = {r, n[r], w[r], d or false}
 end
 return out`)
