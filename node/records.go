@@ -64,8 +64,9 @@ func newRecordService(h host.Host, st *store.Store, key crypto.PrivKey, log *slo
 
 // handle answers one request: the signed record of a local file, or an
 // empty response. Files the node knows only from peers are not answered
-// for: a record is signed by its producer, and the node produces records
-// of its own files only.
+// for, nor CIDs a local file holds only because peers' records carried
+// them: a record is signed by its producer, and carries only the members
+// the node vouches for (Document.Vouched).
 func (rs *recordService) handle(s network.Stream) {
 	serveStream(s, &rs.inbound, recordStreamTimeout, rs.log, "record", func(r *bufio.Reader) ([]byte, error) {
 		asked, err := protocol.ReadRequest(r)
@@ -123,13 +124,15 @@ func (rs *recordService) sealed(ctx context.Context, asked string) ([]byte, erro
 	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
 	defer cancel()
 	doc, err := rs.st.DocumentByCID(ctx, c)
-	if errors.Is(err, store.ErrNotFound) || (err == nil && doc.FilePath() == "") {
+	if errors.Is(err, store.ErrNotFound) || (err == nil && (!doc.Local() || !doc.Vouches(c))) {
+		// Not a local file, or a member of one that only peers vouch for:
+		// they answer for it, not this node.
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	rec, err := protocol.NewRecord(doc.CIDs, doc.Fields, rs.h.ID(), time.Now())
+	rec, err := protocol.NewRecord(doc.Vouched(), doc.Fields, rs.h.ID(), time.Now())
 	if err != nil {
 		return nil, err
 	}

@@ -75,8 +75,9 @@
 // case-sensitive, no others:
 //
 //	{"cid":  canonical CID of "cids" (rank.go: Canonical),
-//	 "cids": [every member of the file's key-set, canonical string form,
-//	          sorted by byte value, no repeats, 1 to MaxRecordCIDs (256)],
+//	 "cids": [every member of the file's key-set the signer vouches for
+//	          (see below), canonical string form, sorted by byte value,
+//	          no repeats, 1 to MaxRecordCIDs (256)],
 //	 "meta": {flat shareable fields: string keys of 1 to MaxMetaKey (512)
 //	          bytes made of non-empty segments separated by "/" (no
 //	          leading or trailing "/", no "//"), string values of at most
@@ -93,6 +94,20 @@
 // mtime, cids or origin (local paths, local state, the key-set, and what
 // other peers said, which a node must not re-sign as its own); nor the
 // root ID, which is no field at all.
+//
+// Which members "cids" carries. A node vouches for a member of one of its
+// files when it computed the member from the file's own bytes (midhash,
+// sha2-256, IPFS CID) or when it was supplied on the household itself (an
+// alias its API or its own Redis was given); it does not vouch for a
+// member it holds only because peers' records carried it. A record carries
+// the vouched members only, and "cid" is their canonical, so a member a
+// peer made up cannot become the file's name under an honest household's
+// signature and spread past the households that merged it from that peer
+// directly: the signature says who vouches for every member it covers. A
+// node asked for a CID it holds only from peers answers nothing (the
+// peers that vouch for it answer), as it does for files it knows only
+// from peers. The format is unchanged: a receiver cannot tell, and need
+// not; it merges what each signer vouches for under that signer.
 //
 // A receiver accepts a record only if (OpenRecord): the envelope's
 // signature verifies for the domain; its payload type is exactly
@@ -121,7 +136,8 @@
 //	 1 to 256]}
 //
 // An answerer lists only files it holds itself (never what peers told it,
-// never paths). A receiver accepts an answer only if (OpenSearch) the
+// never paths), each hit's "cids" the members it vouches for, as in a
+// record. A receiver accepts an answer only if (OpenSearch) the
 // signature verifies for the domain, the payload type matches, the signer
 // is the peer at the other end of the stream, it holds no more hits than
 // the request's limit, and every hit is valid; otherwise the whole answer

@@ -81,15 +81,15 @@ func recordSet(rng *rand.Rand, files []content, locals []int, n int) []record {
 	return out
 }
 
-// fabricated is a dag-pb CID a hostile peer pairs with file c: it sorts
-// before c's canonical CID, so as a vouched member it would rename the
-// file. Each file has its own, so no chain of them links two files.
+// fabricated is a dag-pb CID a hostile peer pairs with file c: it would
+// win the election over c's canonical CID, so as a vouched member it
+// would rename the file. Each file has its own, so no chain of them links two files.
 func fabricated(c content) string {
 	h := c.hashes()
 	canon := protocol.Canonical([]string{h.Midhash, h.SHA256, h.IPFS})
 	for i := 0; ; i++ {
 		mh, _ := multihash.Encode(digest(fmt.Sprintf("fab-%d-%d", c.full, c.mid), i), protocol.CodeSHA2_256)
-		if d := cid.NewCidV1(protocol.CodeDagPB, mh).String(); d < canon {
+		if d := cid.NewCidV1(protocol.CodeDagPB, mh).String(); protocol.Canonical([]string{canon, d}) == d {
 			return d
 		}
 	}
