@@ -20,7 +20,8 @@ import (
 // Otherwise every endpoint but /health, /ready and /metrics requires
 // "Authorization: Bearer <Token>"; PublicRead opens GET (and HEAD)
 // /api/meta, /api/search and /api/file without it. An empty Token then
-// serves nothing that needs one.
+// serves nothing that needs one. What such a client, a stranger, may make
+// the node ask its peers is limited (strangers.go, Options.Strangers).
 type Access struct {
 	Loopback   bool
 	Token      string
@@ -60,14 +61,20 @@ func (a *Access) check(r *http.Request) (int, string) {
 			}
 		}
 	}
-	got, ok := bearer(r)
-	switch {
-	case !ok:
+	if _, ok := bearer(r); !ok {
 		return http.StatusUnauthorized, "this endpoint needs Authorization: Bearer <token> (the token is in the file --api-token-file names)"
-	case a.Token == "" || subtle.ConstantTimeCompare([]byte(got), []byte(a.Token)) != 1:
+	}
+	if !a.tokenOK(r) {
 		return http.StatusUnauthorized, "wrong bearer token"
 	}
 	return 0, ""
+}
+
+// tokenOK reports whether r carries the bearer token (compared in
+// constant time); never with an empty Token.
+func (a *Access) tokenOK(r *http.Request) bool {
+	got, ok := bearer(r)
+	return ok && a.Token != "" && subtle.ConstantTimeCompare([]byte(got), []byte(a.Token)) == 1
 }
 
 // bearer returns the token of an "Authorization: Bearer" header.

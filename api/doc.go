@@ -6,6 +6,8 @@
 // Files: server.go (routes, handlers, ServeHTTP), errors.go (error →
 // status mapping), param.go (parsing of untrusted path and query input),
 // access.go (loopback Host check, bearer token, --public-read),
+// strangers.go (who a request is for, and the per-address token buckets
+// that limit the federated work of clients without the token),
 // document.go (typing the known fields of /api/meta), file.go
 // (/api/file), events.go (/api/events, server-sent events), metrics.go
 // (HTTP request metrics), search.go (GET /api/search and its limits),
@@ -15,5 +17,6 @@
 // Handlers run on net/http's goroutines; Backend implementations must be
 // safe for concurrent use. Each /api/events subscriber holds its handler's
 // goroutine and one blocking Redis read; Options.MaxSubscribers bounds
-// them.
+// them. The stranger buckets are shared by all handlers under one mutex,
+// held only to take a token.
 package api

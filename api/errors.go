@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
+	"time"
 )
 
 // Sentinel errors a Backend returns; the API maps them to status codes.
@@ -19,6 +21,11 @@ var (
 	// identity now: its sha2-256 is not confirmed yet, or it changed on
 	// disk since it was hashed (409).
 	ErrConflict = errors.New("conflict")
+	// ErrRateLimited: a stranger asked for more federated work than its
+	// limit allows (429 with Retry-After); a *RateLimitedError says more.
+	ErrRateLimited = errors.New("rate limited")
+	// ErrForbidden: a request this node's settings never serve (403).
+	ErrForbidden = errors.New("forbidden")
 	// ErrEventsTrimmed: the position an event stream resumes from was
 	// trimmed from the capped event stream; the client must reload
 	// (the SSE "reset" event).
@@ -40,6 +47,48 @@ func (e *NotFoundError) Error() string {
 // Unwrap makes errors.Is(err, ErrNotFound) hold.
 func (e *NotFoundError) Unwrap() error { return ErrNotFound }
 
+// RateLimitedError refuses a stranger's federated request (strangers.go):
+// it unwraps to ErrRateLimited (429, Retry-After: RetryAfter in whole
+// seconds), or to ErrForbidden (403) when Limits.Rate is 0 and strangers
+// get no federated work at all.
+type RateLimitedError struct {
+	What Federated
+	// Client is the address, or IPv6 /64, the limit applies to.
+	Client string
+	// Shared is true when the client drew from the bucket that addresses
+	// share while every bucket of their own is in use.
+	Shared bool
+	Limits StrangerLimits
+	// RetryAfter is when the client's next token is there (0 with
+	// Limits.Rate 0: never).
+	RetryAfter time.Duration
+}
+
+func (e *RateLimitedError) Error() string {
+	what, local := "federated lookups (GET /api/meta of a CID this node does not hold, which asks its peers)", "or ask with ?local=1 for what this node holds"
+	if e.What == FederatedSearch {
+		what, local = "federated searches (federated=1, which asks this node's peers)", "or search without federated=1 for this node's own hits"
+	}
+	if e.Limits.Rate == 0 {
+		return fmt.Sprintf("%s are closed to clients without the bearer token on this node (--stranger-rate 0): send Authorization: Bearer <token>, %s", what, local)
+	}
+	shared := ""
+	if e.Shared {
+		shared = fmt.Sprintf("; more than %d addresses are active, so new ones share one limit", maxStrangers)
+	}
+	return fmt.Sprintf("%s from %s are limited to %g per second, %d at once, for clients without the bearer token (one limit per IPv4 address or IPv6 /64: --stranger-rate, --stranger-burst%s): retry in %d s, send Authorization: Bearer <token>, %s",
+		what, e.Client, e.Limits.Rate, e.Limits.Burst, shared, retryAfterSeconds(e.RetryAfter), local)
+}
+
+// Unwrap makes errors.Is(err, ErrRateLimited) hold, or with Limits.Rate 0
+// errors.Is(err, ErrForbidden).
+func (e *RateLimitedError) Unwrap() error {
+	if e.Limits.Rate == 0 {
+		return ErrForbidden
+	}
+	return ErrRateLimited
+}
+
 // statusError carries a sentinel for the status and a message of its own.
 type statusError struct {
 	sentinel error
@@ -60,17 +109,25 @@ func status(err error) int {
 		return http.StatusConflict
 	case errors.Is(err, ErrUnavailable):
 		return http.StatusServiceUnavailable
+	case errors.Is(err, ErrRateLimited):
+		return http.StatusTooManyRequests
+	case errors.Is(err, ErrForbidden):
+		return http.StatusForbidden
 	}
 	return http.StatusInternalServerError
 }
 
 // writeError writes {"error": msg} with the status of err, plus
-// "providers" for a NotFoundError.
+// "providers" for a NotFoundError and a Retry-After header for a
+// RateLimitedError past its limit.
 func writeError(w http.ResponseWriter, err error) {
 	body := map[string]any{"error": err.Error()}
 	if nf := (*NotFoundError)(nil); errors.As(err, &nf) {
 		body["cid"] = nf.CID
 		body["providers"] = append([]string{}, nf.Providers...)
+	}
+	if rl := (*RateLimitedError)(nil); errors.As(err, &rl) && errors.Is(err, ErrRateLimited) {
+		w.Header().Set("Retry-After", strconv.FormatInt(retryAfterSeconds(rl.RetryAfter), 10))
 	}
 	writeJSON(w, status(err), body)
 }

@@ -63,7 +63,7 @@ type searchOnly struct {
 	asked bool
 }
 
-func (b *searchOnly) Search(ctx context.Context, q string, limit int, cursor string, federated bool) (api.SearchResult, error) {
+func (b *searchOnly) Search(ctx context.Context, q string, limit int, cursor string, federated bool, from api.Caller) (api.SearchResult, error) {
 	b.asked = true
 	return api.SearchResult{}, nil
 }

@@ -23,10 +23,12 @@ const (
 // Backend without it answers 404 there.
 type Searcher interface {
 	// Search finds files by text: the local index, then, with federated
-	// and on the first page only (cursor ""), connected peers' answers.
-	// Errors wrap ErrBadRequest (a cursor it did not hand out for q) or
-	// ErrUnavailable. q holds a word (hasWord), limit is in range.
-	Search(ctx context.Context, q string, limit int, cursor string, federated bool) (SearchResult, error)
+	// and on the first page only (cursor ""), connected peers' answers;
+	// before it asks them it calls from.Federate and returns its error.
+	// Errors wrap ErrBadRequest (a cursor it did not hand out for q),
+	// ErrUnavailable or ErrRateLimited. q holds a word (hasWord), limit
+	// is in range.
+	Search(ctx context.Context, q string, limit int, cursor string, federated bool, from Caller) (SearchResult, error)
 }
 
 // SearchResult is the JSON shape of GET /api/search.
@@ -58,7 +60,7 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	res, err := sb.Search(r.Context(), q, limit, cursor, fed)
+	res, err := sb.Search(r.Context(), q, limit, cursor, fed, s.caller(r))
 	if err != nil {
 		if status(err) >= 500 {
 			s.log.Error("search", "q", q, "err", err)

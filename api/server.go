@@ -15,8 +15,11 @@ import (
 // for concurrent use.
 type Backend interface {
 	// Meta returns the JSON document of the file a canonical CID names.
-	// local skips the federation. Errors wrap ErrNotFound or ErrUnavailable.
-	Meta(ctx context.Context, cid string, local bool) (map[string]any, error)
+	// local skips the federation. Before it asks peers (a CID it does not
+	// hold, a record from peers to refresh) it calls from.Federate and
+	// returns its error; what it holds it answers whatever from is.
+	// Errors wrap ErrNotFound, ErrUnavailable or ErrRateLimited.
+	Meta(ctx context.Context, cid string, local bool, from Caller) (map[string]any, error)
 	// Status reports the node's state.
 	Status(ctx context.Context) (Status, error)
 	// Ready returns nil once the node serves complete answers.
@@ -119,6 +122,11 @@ type Options struct {
 	MaxSubscribers int
 	// Heartbeat is the interval of the SSE keep-alive comment. Default 15s.
 	Heartbeat time.Duration
+	// Strangers bound what clients without the token off loopback may
+	// make the node ask its peers (strangers.go); the zero value lets
+	// them make it ask none. With Registerer set, refusals are counted
+	// in metamesh_api_rate_limited_total{what}.
+	Strangers StrangerLimits
 }
 
 // Server routes the API.
@@ -129,6 +137,8 @@ type Server struct {
 	opts Options
 	subs chan struct{} // one token per open event stream
 	hm   *httpMetrics  // nil without a Registerer
+	// strangers are the buckets of clients without the token.
+	strangers *strangers
 }
 
 // New builds the routes; it starts nothing.
@@ -144,6 +154,7 @@ func New(b Backend, log *slog.Logger, opts Options) *Server {
 	if opts.Registerer != nil {
 		s.hm = newHTTPMetrics(opts.Registerer)
 	}
+	s.strangers = newStrangers(opts.Strangers, maxStrangers, opts.Registerer)
 	s.mux.HandleFunc("GET /health", s.health)
 	s.mux.HandleFunc("GET /ready", s.ready)
 	s.mux.HandleFunc("GET /metrics", s.metrics)
@@ -311,7 +322,7 @@ func (s *Server) meta(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	doc, err := s.b.Meta(r.Context(), c, local)
+	doc, err := s.b.Meta(r.Context(), c, local, s.caller(r))
 	if err != nil {
 		if status(err) >= 500 {
 			s.log.Error("meta lookup", "cid", c, "err", err)

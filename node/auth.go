@@ -39,6 +39,11 @@ func (n *Node) access() (api.Access, error) {
 	open := "/health, /ready, /metrics"
 	if a.PublicRead {
 		open += ", GET /api/meta, /api/search, /api/file (--public-read)"
+		fed := "none (--stranger-rate 0)"
+		if r := n.cfg.StrangerRate; r > 0 {
+			fed = fmt.Sprintf("%g per second, %d at once, per IPv4 address or IPv6 /64", r, n.cfg.StrangerBurst)
+		}
+		open += "; federated lookups and searches from other machines: " + fed
 	}
 	n.log.Warn("api on a non-loopback address: every other endpoint needs Authorization: Bearer <token>",
 		"addr", n.cfg.APIAddr, "tokenFile", path, "generated", created, "openWithoutToken", open)

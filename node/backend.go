@@ -28,11 +28,14 @@ const requestTimeout = time.Second
 // backend is the api.Backend of a node.
 type backend struct{ n *Node }
 
-// Meta answers from the local store and, unless local, the federation.
-func (b *backend) Meta(ctx context.Context, cid string, local bool) (map[string]any, error) {
+// Meta answers from the local store and, unless local, the federation,
+// as far as from may make the node ask its peers. A lookup refused for
+// that is counted by the API (metamesh_api_rate_limited_total), not as a
+// lookup.
+func (b *backend) Meta(ctx context.Context, cid string, local bool, from api.Caller) (map[string]any, error) {
 	start := time.Now()
-	doc, err := b.n.res.Meta(ctx, cid, local)
-	if b.n.met != nil {
+	doc, err := b.n.res.Meta(ctx, cid, local, from)
+	if b.n.met != nil && !errors.As(err, new(*api.RateLimitedError)) {
 		b.n.met.lookup(doc, err, time.Since(start))
 	}
 	return doc, err
@@ -363,7 +366,8 @@ func exactBytes(p string) []byte {
 }
 
 // Search answers GET /api/search: the local index, and with federated
-// connected peers' answers (search.go).
-func (b *backend) Search(ctx context.Context, q string, limit int, cursor string, federated bool) (api.SearchResult, error) {
-	return b.n.srch.search(ctx, q, limit, cursor, federated)
+// connected peers' answers as far as from may make the node ask them
+// (search.go).
+func (b *backend) Search(ctx context.Context, q string, limit int, cursor string, federated bool, from api.Caller) (api.SearchResult, error) {
+	return b.n.srch.search(ctx, q, limit, cursor, federated, from)
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"os"
 	"path/filepath"
@@ -115,6 +116,16 @@ type Config struct {
 	// APIHosts are more Host header names the API answers on loopback
 	// (--api-host), besides localhost, 127.0.0.1 and [::1].
 	APIHosts []string
+	// StrangerRate is how many federated lookups and searches per second
+	// a stranger may make the node start: a client of a non-loopback
+	// APIAddr that connects from another machine without the token
+	// (--stranger-rate; the flag's default is 2). Counted per IPv4
+	// address or IPv6 /64 (api.StrangerLimits). 0, the zero value, gives
+	// strangers none: what the node holds is all they get.
+	StrangerRate float64
+	// StrangerBurst is how many of them a stranger may start at once
+	// (--stranger-burst). Default 10.
+	StrangerBurst int
 
 	// Gater, when set, also decides which peers the host may connect with
 	// (after AllowPeers). It has no flag: programs that embed a node (the
@@ -169,6 +180,9 @@ func (c *Config) SetDefaults() {
 	}
 	if c.PeerRecordTTL == 0 {
 		c.PeerRecordTTL = time.Hour
+	}
+	if c.StrangerBurst == 0 {
+		c.StrangerBurst = 10
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
@@ -301,6 +315,15 @@ func (c *Config) validate() error {
 	}
 	if c.PeerRootsMax < 0 {
 		return fmt.Errorf("config: --peer-roots-max %d: may not be negative", c.PeerRootsMax)
+	}
+	switch r := c.StrangerRate; {
+	case math.IsNaN(r) || math.IsInf(r, 0):
+		return fmt.Errorf("config: --stranger-rate %g: want a number of lookups and searches per second (0: none)", r)
+	case r < 0:
+		return fmt.Errorf("config: --stranger-rate %g: may not be negative (0: strangers make the node ask its peers nothing)", r)
+	}
+	if c.StrangerBurst < 0 {
+		return fmt.Errorf("config: --stranger-burst %d: may not be negative (0: the default, 10)", c.StrangerBurst)
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package node_test
 
 import (
+	"math"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -53,8 +54,16 @@ func TestConfig_ValidateNamesFlags(t *testing.T) {
 		{"reprovide-interval", func(c *node.Config) { c.ReprovideInterval = -time.Hour }, "config: --reprovide-interval -1h0m0s: may not be negative"},
 		{"lookup-timeout", func(c *node.Config) { c.LookupTimeout = -time.Second }, "config: --lookup-timeout -1s: may not be negative"},
 		{"peer-roots-max", func(c *node.Config) { c.PeerRootsMax = -1 }, "config: --peer-roots-max -1: may not be negative"},
+		{"stranger-rate negative", func(c *node.Config) { c.StrangerRate = -0.5 },
+			"config: --stranger-rate -0.5: may not be negative (0: strangers make the node ask its peers nothing)"},
+		{"stranger-rate NaN", func(c *node.Config) { c.StrangerRate = math.NaN() },
+			"config: --stranger-rate NaN: want a number of lookups and searches per second (0: none)"},
+		{"stranger-rate infinite", func(c *node.Config) { c.StrangerRate = math.Inf(1) },
+			"config: --stranger-rate +Inf: want a number of lookups and searches per second (0: none)"},
+		{"stranger-burst", func(c *node.Config) { c.StrangerRate, c.StrangerBurst = 2, -1 },
+			"config: --stranger-burst -1: may not be negative (0: the default, 10)"},
 	}
-	field := regexp.MustCompile(`\b(Libraries|DataDir|RedisURL|APIAddr|Workers|Settle|Listen|Bootstrap|Announce|AllowPeers|DHTMode|ConnLow|ConnHigh|ReprovideInterval|LookupTimeout|PeerRootsMax)\b`)
+	field := regexp.MustCompile(`\b(Libraries|DataDir|RedisURL|APIAddr|Workers|Settle|Listen|Bootstrap|Announce|AllowPeers|DHTMode|ConnLow|ConnHigh|ReprovideInterval|LookupTimeout|PeerRootsMax|StrangerRate|StrangerBurst)\b`)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c := node.Config{Libraries: []string{lib}, DataDir: data}
@@ -81,7 +90,9 @@ func TestConfig_ValidateNamesFlags(t *testing.T) {
 
 // TestConfig_ZeroMeansDefault: 0 workers (--workers 0) is valid and means
 // one per CPU, which ingest picks; a zero reprovide interval
-// (--reprovide-interval 0) is the default 22h, not "never".
+// (--reprovide-interval 0) is the default 22h, not "never"; a zero
+// stranger burst is the default 10. A zero stranger rate stays 0: it
+// means none.
 func TestConfig_ZeroMeansDefault(t *testing.T) {
 	c := node.Config{Libraries: []string{t.TempDir()}, DataDir: t.TempDir()}
 	c.SetDefaults()
@@ -90,5 +101,8 @@ func TestConfig_ZeroMeansDefault(t *testing.T) {
 	}
 	if c.Workers != 0 || c.ReprovideInterval != 22*time.Hour {
 		t.Errorf("after SetDefaults: Workers %d, ReprovideInterval %s; want 0 (one per CPU, ingest's default) and 22h", c.Workers, c.ReprovideInterval)
+	}
+	if c.StrangerRate != 0 || c.StrangerBurst != 10 {
+		t.Errorf("after SetDefaults: StrangerRate %g, StrangerBurst %d; want 0 (none) and 10", c.StrangerRate, c.StrangerBurst)
 	}
 }

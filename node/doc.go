@@ -62,6 +62,11 @@
 //     its producer).
 //   - Every record stream has a deadline, is reset on error and closed on
 //     success; a peer may have at most 8 open at once.
+//   - Work that asks peers for an API request is cleared with the
+//     request's api.Caller first (Federate: a stranger's token bucket):
+//     the resolver when it would start a lookup (not to join one or for
+//     a remembered miss), search before a federated first page. What the
+//     store holds is answered without asking.
 //   - Every API request bounds its Redis calls to requestTimeout (1 s,
 //     go-redis retries included), so a Redis that is alive but does not
 //     answer gives a 503 at once; a federated lookup is bounded by

@@ -151,6 +151,7 @@ func (n *Node) Start(ctx context.Context) error {
 	n.http = &http.Server{
 		Handler: api.New(&backend{n: n}, n.log, api.Options{
 			Access: acc, Metrics: n.met.handler(), Registerer: n.met.reg,
+			Strangers: api.StrangerLimits{Rate: n.cfg.StrangerRate, Burst: n.cfg.StrangerBurst},
 		}),
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,

@@ -72,14 +72,16 @@ func newResolver(st *store.Store, p *p2p, rs *recordService, timeout time.Durati
 }
 
 // Meta answers for c (canonical form): a local file, a file peers sent
-// before, or, unless local, the federation.
-func (r *resolver) Meta(ctx context.Context, c string, local bool) (map[string]any, error) {
+// before, or, unless local, the federation, as far as from may make the
+// node ask its peers.
+func (r *resolver) Meta(ctx context.Context, c string, local bool, from api.Caller) (map[string]any, error) {
 	doc, stale, err := r.fromStore(ctx, c)
 	if err == nil && stale != "" && !local && r.p != nil {
 		// What peers said is a cache: past PeerRecordTTL the peers are
 		// asked again, and their fresh record replaces it. Without an
-		// answer, the old one is still better than none.
-		if fresh, ferr := r.lookup(ctx, c, stale); ferr == nil {
+		// answer (a stranger past its limit included), the old one is
+		// still better than none.
+		if fresh, ferr := r.lookup(ctx, c, stale, from); ferr == nil {
 			return fresh, nil
 		}
 		return doc, nil
@@ -87,12 +89,14 @@ func (r *resolver) Meta(ctx context.Context, c string, local bool) (map[string]a
 	if err == nil || local || !errors.Is(err, api.ErrNotFound) || r.p == nil {
 		return doc, err
 	}
-	return r.lookup(ctx, c, "")
+	return r.lookup(ctx, c, "", from)
 }
 
 // lookup runs (or joins) the federated lookup of c; replace, when set, is
-// a stale root known only from peers that a fresh answer replaces.
-func (r *resolver) lookup(ctx context.Context, c string, replace store.RootID) (map[string]any, error) {
+// a stale root known only from peers that a fresh answer replaces. Only
+// starting one costs from a token: a miss remembered or a lookup in
+// flight asks no peer for this request.
+func (r *resolver) lookup(ctx context.Context, c string, replace store.RootID, from api.Caller) (map[string]any, error) {
 	r.mu.Lock()
 	if until, ok := r.negative[c]; ok && time.Now().Before(until) {
 		r.mu.Unlock()
@@ -100,6 +104,10 @@ func (r *resolver) lookup(ctx context.Context, c string, replace store.RootID) (
 	}
 	cl, ok := r.inflight[c]
 	if !ok {
+		if err := from.Federate(api.FederatedLookup); err != nil {
+			r.mu.Unlock()
+			return nil, err
+		}
 		cl = &call{done: make(chan struct{})}
 		r.inflight[c] = cl
 		go func() {
@@ -148,6 +156,11 @@ func (r *resolver) fromStore(ctx context.Context, c string) (m map[string]any, s
 		m["source"] = "local"
 		if r.p != nil {
 			m["providers"] = append([]string{r.p.host.ID().String()}, doc.Peers...)
+			if ps, ok := doc.Learned[c]; ok {
+				// Only peers vouch for c: this node answers peers' requests
+				// for it with nothing, those peers answer.
+				m["providers"] = append([]string{}, ps...)
+			}
 		}
 		return m, "", nil
 	}

@@ -329,9 +329,16 @@ func (ss *searchService) fanOut(ctx context.Context, req protocol.SearchRequest)
 // federated and on the first page, peers' hits not already shown,
 // attributed to every peer that sent them. Peers' new hits are at most
 // limit in all, taken in turns (every peer's first hit, then every peer's
-// second, …, peers by ID), so no one peer's answer fills the page.
-func (ss *searchService) search(ctx context.Context, q string, limit int, cursor string, federated bool) (api.SearchResult, error) {
+// second, …, peers by ID), so no one peer's answer fills the page. A
+// federated search that from may not make now is refused whole, before
+// any work: the same search without federated answers.
+func (ss *searchService) search(ctx context.Context, q string, limit int, cursor string, federated bool, from api.Caller) (api.SearchResult, error) {
 	var res api.SearchResult
+	if federated && cursor == "" {
+		if err := from.Federate(api.FederatedSearch); err != nil {
+			return res, err
+		}
+	}
 	lctx, cancel := context.WithTimeout(ctx, requestTimeout)
 	page, err := ss.st.Search(lctx, q, limit, cursor)
 	cancel()
