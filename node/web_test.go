@@ -120,6 +120,25 @@ func TestWeb_SearchRecordLive(t *testing.T) {
 	if err := json.Unmarshal(body, &doc); err != nil {
 		t.Fatalf("GET /api/meta: %s (%v)", body, err)
 	}
+	// A peer's record pairs the file with a CID of its own making: the page
+	// shows it learned from that peer, and keeps the file's canonical CID.
+	sha, _ := doc["cids"].([]any)
+	madeUp := "bafybeihdwdcefgh4dqkjv67uzcmw7ojee6xedzdetojuzjevtenxquvyku"
+	const rumour = "12D3KooWRumourRumourRumourRumourRumourRumourRumour"
+	var shaCID string
+	for _, c := range sha {
+		if s, _ := c.(string); strings.HasPrefix(s, "bafkrei") {
+			shaCID = s
+		}
+	}
+	if _, err := n.Store().MergeRecord(context.Background(), rumour, []string{shaCID, madeUp}, nil); err != nil {
+		t.Fatal(err)
+	}
+	_, body = do(t, n, "GET", "/api/meta/"+canonical+"?local=1", nil)
+	doc = map[string]any{}
+	if err := json.Unmarshal(body, &doc); err != nil || doc["canonical_cid"] != canonical {
+		t.Fatalf("GET /api/meta after a peer's record: %s (%v)", body, err)
+	}
 	wantTiers := map[string]string{canonical: ""}
 	for _, c := range cidsOf(doc["cids"]) {
 		wantTiers[c] = ""
@@ -152,6 +171,11 @@ func TestWeb_SearchRecordLive(t *testing.T) {
 	rows := must(t, ctx, "read the CID rows", ce, chromedp.Evaluate[[][]string](
 		`[...document.querySelectorAll("#cids tbody tr")].map(r => [r.dataset.cid, r.querySelector(".tier").textContent])`))
 	poll("wait for live updates", `document.getElementById("live-mode").textContent.startsWith("live")`)
+	note := must(t, ctx, "read the learned CID's note", ce, chromedp.Evaluate[string](
+		`(document.querySelector('#cids tr[data-cid="`+madeUp+`"] .learned') || {}).textContent || ""`))
+	if !strings.Contains(note, "1 peer's record") || !strings.Contains(note, rumour) {
+		t.Errorf("the made-up CID's row says %q, want it learned from %s", note, rumour)
+	}
 
 	if peerID != st.PeerID {
 		t.Errorf("peer ID shown %q, want %q", peerID, st.PeerID)

@@ -225,11 +225,16 @@ async function openRecord(cid) {
   infos.sort((a, b) => (b.rank - a.rank) || String(a.input).localeCompare(String(b.input)));
   const tbody = $("cids").tBodies[0];
   tbody.replaceChildren();
+  const learned = (doc.learned && typeof doc.learned === "object") ? doc.learned : {};
   for (const info of infos) {
     const c = info.normalized || info.input;
     const isCanon = c === canonical;
+    // A CID only peers vouch for: this node holds it from their records.
+    const from = doc.source === "local" ? asList(learned[c]) : [];
+    const n = from.length;
     tbody.append(el("tr", { class: isCanon ? "canonical" : "", "data-cid": c, "aria-current": isCanon ? "true" : null },
-      el("td", {}, el("code", { class: "cid" }, c), isCanon ? el("strong", { class: "badge" }, "canonical") : null),
+      el("td", {}, el("code", { class: "cid" }, c), isCanon ? el("strong", { class: "badge" }, "canonical") : null,
+        n > 0 ? el("div", { class: "muted learned" }, "from " + (n === 1 ? "1 peer's record" : n + " peers' records") + ", not this node's bytes: " + from.join(", ")) : null),
       el("td", {}, info.codec + (info.multihash ? " / " + info.multihash : "")),
       el("td", { class: "tier" }, info.tier),
       el("td", { class: "rank" }, String(info.rank), info.problem ? el("div", { class: "muted" }, info.problem) : null)));

@@ -169,13 +169,19 @@ the federation. Exit status 3 when no one has the file, 2 for a malformed CID.`,
 			if fp, ok := m["filePath"]; ok {
 				fmt.Fprintf(w, "filePath\t%s\n", text(fp))
 			}
+			learned, _ := m["learned"].(map[string]any)
 			for _, c := range list(m["cids"]) {
+				if ps := list(learned[c]); len(ps) > 0 {
+					// Held only because peers' records carried it.
+					fmt.Fprintf(w, "cid\t%s (learned from %s)\n", c, strings.Join(ps, ", "))
+					continue
+				}
 				fmt.Fprintf(w, "cid\t%s\n", c)
 			}
 			for _, p := range list(m["providers"]) {
 				fmt.Fprintf(w, "provider\t%s\n", p)
 			}
-			skip := map[string]bool{"canonical_cid": true, "source": true, "filePath": true, "cids": true, "providers": true, "peers": true, "duplicates": true, "duplicateCount": true, "origin": true}
+			skip := map[string]bool{"canonical_cid": true, "source": true, "filePath": true, "cids": true, "providers": true, "peers": true, "duplicates": true, "duplicateCount": true, "origin": true, "learned": true}
 			for _, kv := range flat("", m, skip) {
 				fmt.Fprintf(w, "%s\n", kv)
 			}

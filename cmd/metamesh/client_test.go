@@ -55,7 +55,8 @@ func TestClient_TokenFile(t *testing.T) {
 func TestClient_Numbers(t *testing.T) {
 	answers := map[string]string{
 		"/api/meta/bafkreihdwdcefgh4dqkjv67uzcmw7ojee6xedzdetojuzjevtenxquvyku": `{"canonical_cid":"bafkreihdwdcefgh4dqkjv67uzcmw7ojee6xedzdetojuzjevtenxquvyku","source":"local",
-			"cids":["bafkreihdwdcefgh4dqkjv67uzcmw7ojee6xedzdetojuzjevtenxquvyku"],"sizeByte":3000000,"mtime":1700000000,
+			"cids":["bafkreihdwdcefgh4dqkjv67uzcmw7ojee6xedzdetojuzjevtenxquvyku","bafybeimadeup"],"sizeByte":3000000,"mtime":1700000000,
+			"learned":{"bafybeimadeup":["12D3KooWm1","12D3KooWm2"]},
 			"video":{"bitrate":1.2e7,"duration":5400.5}}`,
 		"/api/status": `{"version":"dev","peerId":"12D3KooWx","roots":2000000,"peers":0,"provideQueue":1e6,
 			"scan":{"state":"watching","filesDone":2000000,"filesTotal":2000000,"errors":0},"redis":{"ok":true,"addr":"r.sock"}}`,
@@ -73,7 +74,9 @@ func TestClient_Numbers(t *testing.T) {
 	}{
 		{[]string{"lookup", "bafkreihdwdcefgh4dqkjv67uzcmw7ojee6xedzdetojuzjevtenxquvyku"},
 			// One column of names, as wide as the longest (video/duration).
-			[]string{"sizeByte       3000000\n", "mtime          1700000000\n", "video/bitrate  12000000\n", "video/duration 5400.5\n", "canonical      bafk"}},
+			[]string{"sizeByte       3000000\n", "mtime          1700000000\n", "video/bitrate  12000000\n", "video/duration 5400.5\n", "canonical      bafk",
+				"cid            bafkreihdwdcefgh4dqkjv67uzcmw7ojee6xedzdetojuzjevtenxquvyku\n",
+				"cid            bafybeimadeup (learned from 12D3KooWm1, 12D3KooWm2)\n"}},
 		{[]string{"status"}, []string{"files      2000000 roots\n", "scan       watching: 2000000/2000000 files, 0 errors\n", "announce   1000000 queued\n"}},
 		{[]string{"search", "big"}, []string{"2001", "S01E02", "2.9 MiB"}},
 		{[]string{"peers"}, []string{"12D3KooWpeer  direct      tcp        1500000 ms  /ip4/10.0.0.2/tcp/4681\n"}},
@@ -88,6 +91,9 @@ func TestClient_Numbers(t *testing.T) {
 				if !strings.Contains(out, w) {
 					t.Errorf("output lacks %q:\n%s", w, out)
 				}
+			}
+			if strings.Contains(out, "learned/") {
+				t.Errorf("output shows learned as metadata:\n%s", out)
 			}
 			if strings.Contains(out, "e+") {
 				t.Errorf("output has a number in exponent form:\n%s", out)
