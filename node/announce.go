@@ -12,74 +12,108 @@ import (
 	"github.com/metamesh/node/store"
 )
 
-// announcer provides, for every local root, the CID the node computed from
-// its own bytes (store.Announced), and nothing else: never another member,
-// never a root known only from peers. It follows the store's change feed,
-// so a new or changed root is provided at once and a root that went is
-// simply not provided again (its provider records expire by themselves),
-// and it provides everything again every ReprovideInterval.
+// announcer gives the sweeping provider (provide.go), for every local
+// root, the CID the node computed from its own bytes (store.Announced),
+// and nothing else: never another member, never a root known only from
+// peers. It follows the store's change feed, so a new or changed root is
+// provided at once (StartProviding) and a root that went, or whose CID
+// changed, stops being reprovided (StopProviding; its records expire by
+// themselves). At start-up and after a feed trim it resyncs the whole key
+// set from the store (ResetCids); the provider reprovides everything,
+// region by region, every ReprovideInterval.
 type announcer struct {
-	st       *store.Store
-	provide  func(ctx context.Context, c cid.Cid) error
-	interval time.Duration
-	log      *slog.Logger
+	st  *store.Store
+	sw  *sweeper
+	log *slog.Logger
 
-	mu        sync.Mutex
-	announced map[store.RootID]string // what each root is announced as
-	queue     []string                // CIDs to provide, in order
-	queued    map[string]bool
-	wake      chan struct{}
-	stats     ProvideStats
+	mu          sync.Mutex
+	announced   map[store.RootID]string // what each root is announced as
+	feedResyncs int64
+	last        string
+	stats       ProvideStats // as Stats last read them, at statsAt
+	statsAt     time.Time
 }
 
-// errNoPeers: the routing table is empty, so there is nobody to provide to.
-var errNoPeers = errors.New("no peers to provide to")
-
-// ProvideStats are the announcer's counters.
+// ProvideStats are the provider's statistics, as /api/status.provide
+// gives them.
 type ProvideStats struct {
-	Queued       int           `json:"queued"`
-	Provided     int64         `json:"provided"`
-	Failed       int64         `json:"failed"`
-	LastCycle    time.Duration `json:"lastCycleNs"`
-	LastCycleAt  time.Time     `json:"lastCycleAt,omitzero"`
-	Announced    int           `json:"announced"`
-	FeedResyncs  int64         `json:"feedResyncs"`
-	LastProvided string        `json:"lastProvided,omitempty"`
+	// Keys are the CIDs in the provider's keystore; Regions the keyspace
+	// regions they fall in, AvgPrefixLength those regions' mean prefix
+	// length in bits.
+	Keys            int64   `json:"keys"`
+	Regions         int64   `json:"regions"`
+	AvgPrefixLength float64 `json:"avgPrefixLength"`
+	// NextReprovideAt is when the next region is reprovided.
+	NextReprovideAt time.Time `json:"nextReprovideAt,omitzero"`
+	// LastCycle is how long the regions reprovided in the last cycle took
+	// in all (their mean duration times their number).
+	LastCycle time.Duration `json:"lastCycleNs"`
+	// Provided and Failed count keys since start (first provides and
+	// reprovides), Walks the DHT walks, Messages the DHT messages the
+	// provider sent.
+	Provided int64 `json:"provided"`
+	Failed   int64 `json:"failed"`
+	Walks    int64 `json:"walks"`
+	Messages int64 `json:"messages"`
+	// Queued are keys waiting for their first provide.
+	Queued int64 `json:"queued"`
+	// Resumed: the start resumed a reprovide cycle persisted under the
+	// data directory.
+	Resumed bool `json:"resumed"`
+	// Connectivity is the provider's view: online, disconnected (it
+	// retries) or offline (no peers for a long time: keys wait).
+	Connectivity string `json:"connectivity"`
+	// Announced are the local roots with a CID to announce; FeedResyncs
+	// the times the change feed was trimmed past the announcer (it then
+	// resyncs the keystore from the store); LastProvided the CID most
+	// recently handed to the provider.
+	Announced    int    `json:"announced"`
+	FeedResyncs  int64  `json:"feedResyncs"`
+	LastProvided string `json:"lastProvided,omitempty"`
 }
 
-func newAnnouncer(st *store.Store, provide func(context.Context, cid.Cid) error, interval time.Duration, log *slog.Logger) *announcer {
-	return &announcer{st: st, provide: provide, interval: interval, log: log.With("component", "announce"),
-		announced: map[store.RootID]string{}, queued: map[string]bool{}, wake: make(chan struct{}, 1)}
+func newAnnouncer(st *store.Store, sw *sweeper, log *slog.Logger) *announcer {
+	return &announcer{st: st, sw: sw, log: log.With("component", "announce"), announced: map[store.RootID]string{}}
 }
 
-// Stats returns the counters.
+// statsTTL is how long Stats reuses the provider's statistics: reading
+// them walks the whole schedule, and the metrics read them field by field.
+const statsTTL = 500 * time.Millisecond
+
+// Stats returns the provider's statistics and the announcer's counters.
 func (a *announcer) Stats() ProvideStats {
 	a.mu.Lock()
-	defer a.mu.Unlock()
-	s := a.stats
-	s.Queued, s.Announced = len(a.queue), len(a.announced)
+	if time.Since(a.statsAt) < statsTTL {
+		s := a.stats
+		a.mu.Unlock()
+		return s
+	}
+	s := ProvideStats{Announced: len(a.announced), FeedResyncs: a.feedResyncs, LastProvided: a.last}
+	a.mu.Unlock()
+	defer func() {
+		a.mu.Lock()
+		a.stats, a.statsAt = s, time.Now()
+		a.mu.Unlock()
+	}()
+	s.Walks, s.Messages, s.Resumed = a.sw.walks.Load(), a.sw.messages.Load(), a.sw.resumed
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	st, err := a.sw.sp.Stats(ctx)
+	if err != nil {
+		return s
+	}
+	s.Keys, s.Regions, s.AvgPrefixLength = st.Schedule.Keys, st.Schedule.Regions, st.Schedule.AvgPrefixLength
+	s.NextReprovideAt = st.Schedule.NextReprovideAt
+	past := st.Operations.Past
+	s.Provided, s.Failed = past.KeysProvided, past.KeysFailed
+	s.LastCycle = past.RegionReprovideDuration * time.Duration(past.RegionReprovidedLastCycle)
+	s.Queued = st.Queues.PendingKeyProvides
+	s.Connectivity = st.Connectivity.Status
 	return s
 }
 
-// run follows the feed and provides until ctx ends. workers provide in
-// parallel.
-func (a *announcer) run(ctx context.Context, workers int) {
-	var wg sync.WaitGroup
-	for i := 0; i < workers; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			a.worker(ctx)
-		}()
-	}
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		a.reprovide(ctx)
-	}()
-	a.follow(ctx)
-	wg.Wait()
-}
+// run follows the feed and hands keys to the provider until ctx ends.
+func (a *announcer) run(ctx context.Context) { a.follow(ctx) }
 
 // follow reads the feed: first a full sweep (from the feed's head, so
 // nothing that happens meanwhile is missed), then every key-set entry.
@@ -100,7 +134,7 @@ func (a *announcer) follow(ctx context.Context) {
 		evs, err := f.Next(ctx, 500, 2*time.Second)
 		if errors.Is(err, store.ErrFeedTrimmed) {
 			a.mu.Lock()
-			a.stats.FeedResyncs++
+			a.feedResyncs++
 			a.mu.Unlock()
 			a.log.Warn("the change feed was trimmed past the announcer; sweeping the store again")
 			f = nil
@@ -129,24 +163,34 @@ func (a *announcer) pause(ctx context.Context, what string, err error) {
 	}
 }
 
-// sweep checks every root.
+// sweep reads what every root announces and makes it the provider's whole
+// key set.
 func (a *announcer) sweep(ctx context.Context) error {
 	roots, err := a.st.RootIDs(ctx)
 	if err != nil {
 		return err
 	}
-	seen := make(map[store.RootID]bool, len(roots))
+	announced := make(map[store.RootID]string, len(roots))
+	var want []cid.Cid
 	for _, r := range roots {
-		seen[r] = true
-		a.check(ctx, r)
+		c, err := a.st.Announced(ctx, r)
+		if err != nil {
+			return err
+		}
+		id, err := cid.Decode(c)
+		if c == "" || err != nil {
+			continue
+		}
+		announced[r] = c
+		want = append(want, id)
+	}
+	if err := a.sw.reset(ctx, want); err != nil {
+		return err
 	}
 	a.mu.Lock()
-	for r := range a.announced {
-		if !seen[r] {
-			delete(a.announced, r)
-		}
-	}
+	a.announced = announced
 	a.mu.Unlock()
+	a.log.Debug("provider keystore in step with the store", "cids", len(want))
 	return nil
 }
 
@@ -160,97 +204,36 @@ func (a *announcer) check(ctx context.Context, r store.RootID) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	old := a.announced[r]
-	switch {
-	case c == old:
+	if c == old {
 		return
-	case c == "":
+	}
+	if old != "" {
 		delete(a.announced, r)
-	default:
-		a.announced[r] = c
-		a.enqueue(c)
-	}
-}
-
-// enqueue adds c to the provide queue once; a.mu is held.
-func (a *announcer) enqueue(c string) {
-	if a.queued[c] {
-		return
-	}
-	a.queued[c] = true
-	a.queue = append(a.queue, c)
-	select {
-	case a.wake <- struct{}{}:
-	default:
-	}
-}
-
-// Reprovide queues every announced CID again.
-func (a *announcer) Reprovide() {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.stats.LastCycleAt = time.Now()
-	for _, c := range a.announced {
-		a.enqueue(c)
-	}
-}
-
-func (a *announcer) reprovide(ctx context.Context) {
-	t := time.NewTicker(a.interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			start := time.Now()
-			a.Reprovide()
-			a.log.Debug("reprovide cycle queued", "cids", a.Stats().Queued, "took", time.Since(start))
-		}
-	}
-}
-
-func (a *announcer) worker(ctx context.Context) {
-	for {
-		a.mu.Lock()
-		var c string
-		if len(a.queue) > 0 {
-			c, a.queue = a.queue[0], a.queue[1:]
-		}
-		empty := len(a.queue) == 0
-		cycle := a.stats.LastCycleAt
-		a.mu.Unlock()
-		if c == "" {
-			select {
-			case <-ctx.Done():
-				return
-			case <-a.wake:
-				continue
+		if id, err := cid.Decode(old); err == nil {
+			if err := a.sw.stop(id); err != nil {
+				a.log.Warn("cannot stop providing a CID", "cid", old, "err", err)
 			}
 		}
-		id, err := cid.Decode(c)
-		if err == nil {
-			pctx, cancel := context.WithTimeout(ctx, time.Minute)
-			err = a.provide(pctx, id)
-			cancel()
-		}
-		a.mu.Lock()
-		delete(a.queued, c)
-		if errors.Is(err, errNoPeers) {
-			// Nobody to tell yet: the node provides everything again when
-			// its first peer shows up. Not a failure.
-		} else if err != nil {
-			a.stats.Failed++
-			a.log.Debug("provide failed", "cid", c, "err", err)
-		} else {
-			a.stats.Provided++
-			a.stats.LastProvided = c
-		}
-		if empty && !cycle.IsZero() {
-			a.stats.LastCycle = time.Since(cycle)
-		}
-		a.mu.Unlock()
-		if ctx.Err() != nil {
-			return
-		}
+	}
+	if c == "" {
+		return
+	}
+	id, err := cid.Decode(c)
+	if err != nil {
+		return
+	}
+	a.announced[r] = c
+	if err := a.sw.start(id); err != nil {
+		a.log.Warn("cannot provide a CID", "cid", c, "err", err)
+		return
+	}
+	a.last = c
+}
+
+// Reprovide provides every announced CID again at once, region by region
+// (the node has a new address to tell: a relay reservation).
+func (a *announcer) Reprovide(ctx context.Context) {
+	if err := a.sw.again(ctx); err != nil {
+		a.log.Warn("cannot provide again", "err", err)
 	}
 }

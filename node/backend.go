@@ -112,7 +112,7 @@ func (b *backend) Status(ctx context.Context) (api.Status, error) {
 		Libraries:    n.cfg.Libraries,
 		Scan:         n.ing.Progress(),
 		Peers:        len(n.p2p.host.Network().Peers()),
-		ProvideQueue: ps.Queued,
+		ProvideQueue: int(ps.Queued),
 		Provide:      ps,
 		HashQueue:    n.ing.QueueLen(),
 		Redis:        api.RedisStatus{OK: true, Managed: n.st.Server() != nil},

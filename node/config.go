@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/libp2p/go-libp2p-kad-dht/amino"
 	"github.com/libp2p/go-libp2p/core/connmgr"
 	"github.com/libp2p/go-libp2p/core/metrics"
 	"github.com/libp2p/go-libp2p/core/peer"
@@ -89,8 +90,10 @@ type Config struct {
 	// (--conn-low, --conn-high; default 100 and 400).
 	ConnLow, ConnHigh int
 	// ReprovideInterval is how often every announced CID is provided again
-	// (--reprovide-interval). 0: the default, 22h; announcing cannot be
-	// turned off (provider records expire after 48h).
+	// (--reprovide-interval), region by region by the sweeping provider.
+	// 0: the default, 22h; announcing cannot be turned off. With the
+	// provider's slack (an hour, or a tenth of a shorter interval) it must
+	// end before provider records expire (ProviderRecordTTL, 48h).
 	ReprovideInterval time.Duration
 	// ProviderRecordTTL is how long provider records the node stores for
 	// others stay valid; 0 keeps kad-dht's default (48h). Tests shorten it.
@@ -309,6 +312,16 @@ func (c *Config) validate() error {
 	}
 	if c.ReprovideInterval < 0 {
 		return fmt.Errorf("config: --reprovide-interval %s: may not be negative", c.ReprovideInterval)
+	}
+	// A region is reprovided at most maxReprovideDelay late: it must still
+	// be before the records it renews expire.
+	ttl := c.ProviderRecordTTL
+	if ttl == 0 {
+		ttl = amino.DefaultProvideValidity
+	}
+	if iv := c.ReprovideInterval; iv > 0 && iv+maxReprovideDelay(iv) >= ttl {
+		return fmt.Errorf("config: --reprovide-interval %s: with the provider's %s of slack a cycle must end before provider records expire (%s)",
+			iv, maxReprovideDelay(iv), ttl)
 	}
 	if c.LookupTimeout < 0 {
 		return fmt.Errorf("config: --lookup-timeout %s: may not be negative", c.LookupTimeout)

@@ -10,9 +10,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ipfs/go-cid"
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/prometheus/client_golang/prometheus"
+	"path/filepath"
 
 	"github.com/metamesh/node/api"
 	"github.com/metamesh/node/ingest"
@@ -94,12 +94,11 @@ func (n *Node) Start(ctx context.Context) error {
 	n.rs = newRecordService(p.host, st, key, n.log)
 	n.res = newResolver(st, p, n.rs, n.cfg.LookupTimeout, n.log)
 	n.res.refreshAfter = n.cfg.PeerRecordTTL
-	n.ann = newAnnouncer(st, func(ctx context.Context, c cid.Cid) error {
-		if p.dht.RoutingTable().Size() == 0 {
-			return errNoPeers
-		}
-		return p.dht.Provide(ctx, c, true)
-	}, n.cfg.ReprovideInterval, n.log)
+	sw, err := newSweeper(p.dht, filepath.Join(n.cfg.DataDir, "provider"), n.cfg.ReprovideInterval, n.log)
+	if err != nil {
+		return errors.Join(err, n.Close())
+	}
+	n.ann = newAnnouncer(st, sw, n.log)
 	bg, cancel := context.WithCancel(context.Background())
 	n.stop = cancel
 	n.wg.Add(2)
@@ -110,7 +109,7 @@ func (n *Node) Start(ctx context.Context) error {
 	}()
 	go func() {
 		defer n.wg.Done()
-		n.ann.run(bg, 4)
+		n.ann.run(bg)
 	}()
 	// Search: the index follows the feed and field writes; peers ask on
 	// /metamesh/search/1.0.0.
@@ -190,7 +189,7 @@ func (n *Node) reprovideOnFirstPeer(ctx context.Context) {
 		has := n.p2p.dht.RoutingTable().Size() > 0
 		rel := n.p2p.reach.Relayable()
 		if has && (!had || (rel && !relayed)) {
-			n.ann.Reprovide()
+			n.ann.Reprovide(ctx)
 		}
 		had, relayed = has, rel
 	}
@@ -250,6 +249,9 @@ func (n *Node) Close() error {
 		}
 		if n.srch != nil {
 			n.srch.close()
+		}
+		if n.ann != nil {
+			errs = append(errs, n.ann.sw.close())
 		}
 		if n.p2p != nil {
 			errs = append(errs, n.p2p.Close())

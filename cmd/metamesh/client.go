@@ -350,10 +350,41 @@ func printStatus(out io.Writer, m map[string]any) error {
 		fmt.Fprintf(w, "scan\t%s: %s/%s files, %s errors\n", text(sc["state"]), text(sc["filesDone"]), text(sc["filesTotal"]), text(sc["errors"]))
 	}
 	fmt.Fprintf(w, "announce\t%s queued\n", text(m["provideQueue"]))
+	if pr, ok := m["provide"].(map[string]any); ok {
+		// The sweeping provider's own statistics.
+		line := fmt.Sprintf("%s keys in %s regions (prefix %s bits), %s", text(pr["keys"]), text(pr["regions"]),
+			prefixBits(pr["avgPrefixLength"]), text(pr["connectivity"]))
+		if r, _ := pr["resumed"].(bool); r {
+			line += ", resumed its cycle"
+		}
+		fmt.Fprintf(w, "provider\t%s\n", line)
+		fmt.Fprintf(w, "provided\t%s keys, %s failed, %s DHT walks, %s messages\n", text(pr["provided"]), text(pr["failed"]), text(pr["walks"]), text(pr["messages"]))
+		next, _ := pr["nextReprovideAt"].(string)
+		if next == "" {
+			next = "-"
+		}
+		last := "-"
+		if ns, ok := pr["lastCycleNs"].(json.Number); ok {
+			if v, err := ns.Int64(); err == nil && v > 0 {
+				last = time.Duration(v).Round(time.Millisecond).String()
+			}
+		}
+		fmt.Fprintf(w, "reprovide\tnext %s, last cycle %s\n", next, last)
+	}
 	if r, ok := m["redis"].(map[string]any); ok {
 		fmt.Fprintf(w, "redis\tok=%s %s\n", text(r["ok"]), text(r["addr"]))
 	}
 	return w.Flush()
+}
+
+// prefixBits prints a mean prefix length with one decimal.
+func prefixBits(v any) string {
+	if n, ok := v.(json.Number); ok {
+		if f, err := n.Float64(); err == nil {
+			return strconv.FormatFloat(f, 'f', 1, 64)
+		}
+	}
+	return text(v)
 }
 
 // reservation says how the node stands with one relay of /api/status:

@@ -11,12 +11,14 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/libp2p/go-libp2p/core/crypto"
 	"github.com/libp2p/go-libp2p/core/peer"
 
 	"github.com/metamesh/node/api"
+	"github.com/metamesh/node/node"
 )
 
 // Commands that talk to a node send the token of --api-token-file (or
@@ -232,9 +234,25 @@ func TestClient_StatusOutput(t *testing.T) {
 		t.Errorf("status:\n%s\nwant:\n%s", got, want)
 	}
 
+	// The sweeping provider's statistics, as the node gives them.
+	next := time.Date(2026, 5, 1, 13, 0, 0, 0, time.UTC)
+	st.Provide = node.ProvideStats{Keys: 100000, Regions: 12, AvgPrefixLength: 3.58, NextReprovideAt: next, LastCycle: 1500 * time.Millisecond,
+		Provided: 100012, Failed: 3, Walks: 15, Messages: 420, Resumed: true, Connectivity: "online"}
+	got := statusOf(st)
+	for _, l := range []string{
+		"announce      0 queued\nprovider      100000 keys in 12 regions (prefix 3.6 bits), online, resumed its cycle\n",
+		"provided      100012 keys, 3 failed, 15 DHT walks, 420 messages\n",
+		"reprovide     next 2026-05-01T13:00:00Z, last cycle 1.5s\nredis",
+	} {
+		if !strings.Contains(got, l) {
+			t.Errorf("status with the provider's statistics lacks %q:\n%s", l, got)
+		}
+	}
+	st.Provide = nil
+
 	// A public relay: its confirmed addresses, no relays, the service on.
 	st.Reachability, st.ReachableAddrs, st.Relays, st.RelayService = "public", []string{"/ip4/198.51.100.9/tcp/4681", "/ip4/198.51.100.9/udp/4681/quic-v1"}, []api.Relay{}, true
-	got := statusOf(st)
+	got = statusOf(st)
 	for _, l := range []string{"reachability  public\n", "reachable     /ip4/198.51.100.9/tcp/4681\n", "reachable     /ip4/198.51.100.9/udp/4681/quic-v1\n",
 		"relay         none\n", "relay service on (relays for other peers)\n"} {
 		if !strings.Contains(got, l) {

@@ -1,0 +1,198 @@
+package node
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync/atomic"
+	"time"
+
+	"github.com/ipfs/go-cid"
+	"github.com/ipfs/go-datastore"
+	"github.com/ipfs/go-datastore/namespace"
+	pebbleds "github.com/ipfs/go-ds-pebble"
+	dht "github.com/libp2p/go-libp2p-kad-dht"
+	pb "github.com/libp2p/go-libp2p-kad-dht/pb"
+	"github.com/libp2p/go-libp2p-kad-dht/provider"
+	"github.com/libp2p/go-libp2p-kad-dht/provider/keystore"
+	"github.com/libp2p/go-libp2p/core/peer"
+	mh "github.com/multiformats/go-multihash"
+)
+
+// sweeper provides the node's announced CIDs through kad-dht's sweeping
+// provider: keys are grouped by keyspace region and each region is
+// provided with one DHT walk, so a reprovide cycle costs about as many
+// walks as there are regions (a few per DHT server), not one per file.
+// Its keystore and its schedule persist in a pebble datastore under the
+// data directory (DataDir/provider), so a restart resumes the cycle
+// instead of providing everything again.
+type sweeper struct {
+	sp      *provider.SweepingProvider
+	ks      *keystore.ResettableKeystore
+	ds      *pebbleds.Datastore
+	resumed bool
+
+	walks    atomic.Int64 // GetClosestPeers walks the provider ran
+	messages atomic.Int64 // DHT messages it sent
+}
+
+// maxReprovideDelay bounds how late a region's reprovide may come (kad-dht:
+// regions grow and shrink with churn): an hour, or a tenth of a shorter
+// interval.
+func maxReprovideDelay(interval time.Duration) time.Duration {
+	return max(min(time.Hour, interval/10), time.Millisecond)
+}
+
+// newSweeper opens the provider's datastore in dir and starts the sweeping
+// provider on d. It provides nothing until the announcer gives it keys.
+func newSweeper(d *dht.IpfsDHT, dir string, interval time.Duration, log *slog.Logger) (*sweeper, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("provider: %w", err)
+	}
+	ds, err := pebbleds.NewDatastore(dir)
+	if err != nil {
+		return nil, fmt.Errorf("provider: open %s: %w", dir, err)
+	}
+	s := &sweeper{ds: ds}
+	s.ks, err = keystore.NewResettableKeystore(namespace.Wrap(ds, datastore.NewKey("/keystore")),
+		keystore.KeystoreOption(keystore.WithPrefixBits(16)))
+	if err != nil {
+		ds.Close()
+		return nil, fmt.Errorf("provider: keystore: %w", err)
+	}
+	h := d.Host()
+	s.sp, err = provider.New(
+		provider.WithHost(h),
+		provider.WithRouter(walkCounter{d, &s.walks}),
+		provider.WithMessageSender(messageCounter{d.MessageSender(), &s.messages}),
+		provider.WithSelfAddrs(d.FilteredAddrs),
+		provider.WithAddLocalRecord(func(ctx context.Context, k mh.Multihash) error {
+			// The node's own provider store names it too, as a
+			// per-CID Provide does.
+			return d.ProviderStore().AddProvider(ctx, k, peer.AddrInfo{ID: h.ID()})
+		}),
+		provider.WithKeystore(s.ks),
+		provider.WithDatastore(namespace.Wrap(ds, datastore.NewKey("/schedule"))),
+		provider.WithReplicationFactor(20),
+		provider.WithReprovideInterval(interval),
+		provider.WithMaxReprovideDelay(maxReprovideDelay(interval)),
+		provider.WithLoggerName("metamesh-provider"),
+	)
+	if err != nil {
+		s.ks.Close()
+		ds.Close()
+		return nil, fmt.Errorf("provider: %w", err)
+	}
+	// A provider that found a persisted schedule starts "disconnected"
+	// (resuming its cycle) rather than "offline".
+	if st, err := s.sp.Stats(context.Background()); err == nil {
+		s.resumed = st.Connectivity.Status == "disconnected"
+	}
+	if s.resumed {
+		log.Info("provider: resuming the persisted reprovide cycle", "dir", dir)
+	}
+	return s, nil
+}
+
+// keys lists the keystore: every multihash the provider reprovides.
+func (s *sweeper) keys(ctx context.Context) (map[string]bool, error) {
+	ks, err := s.ks.Get(ctx, "")
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]bool, len(ks))
+	for _, k := range ks {
+		out[string(k)] = true
+	}
+	return out, nil
+}
+
+// reset makes want the whole keystore, provides at once the keys that were
+// not in it, and schedules every region that holds keys.
+func (s *sweeper) reset(ctx context.Context, want []cid.Cid) error {
+	had, err := s.keys(ctx)
+	if err != nil {
+		return fmt.Errorf("provider: read keystore: %w", err)
+	}
+	ch := make(chan cid.Cid)
+	go func() {
+		defer close(ch)
+		for _, c := range want {
+			select {
+			case ch <- c:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	if err := s.ks.ResetCids(ctx, ch); err != nil {
+		return fmt.Errorf("provider: reset keystore: %w", err)
+	}
+	var fresh []mh.Multihash
+	for _, c := range want {
+		if !had[string(c.Hash())] {
+			fresh = append(fresh, c.Hash())
+		}
+	}
+	if len(fresh) > 0 {
+		if err := s.sp.StartProviding(true, fresh...); err != nil {
+			return err
+		}
+	}
+	return s.sp.RefreshSchedule()
+}
+
+// start provides c and keeps reproviding it.
+func (s *sweeper) start(c cid.Cid) error { return s.sp.StartProviding(false, c.Hash()) }
+
+// stop stops reproviding c; its records expire by themselves.
+func (s *sweeper) stop(c cid.Cid) error { return s.sp.StopProviding(c.Hash()) }
+
+// again provides every key at once (a new relay address to tell, say),
+// region by region.
+func (s *sweeper) again(ctx context.Context) error {
+	ks, err := s.ks.Get(ctx, "")
+	if err != nil || len(ks) == 0 {
+		return err
+	}
+	return s.sp.StartProviding(true, ks...)
+}
+
+func (s *sweeper) close() error {
+	err := s.sp.Close()
+	if e := s.ks.Close(); err == nil {
+		err = e
+	}
+	if e := s.ds.Close(); err == nil {
+		err = e
+	}
+	return err
+}
+
+// walkCounter counts the DHT walks the provider runs.
+type walkCounter struct {
+	d *dht.IpfsDHT
+	n *atomic.Int64
+}
+
+func (w walkCounter) GetClosestPeers(ctx context.Context, key string) ([]peer.ID, error) {
+	w.n.Add(1)
+	return w.d.GetClosestPeers(ctx, key)
+}
+
+// messageCounter counts the DHT messages the provider sends.
+type messageCounter struct {
+	pb.MessageSender
+	n *atomic.Int64
+}
+
+func (m messageCounter) SendRequest(ctx context.Context, p peer.ID, pmes *pb.Message) (*pb.Message, error) {
+	m.n.Add(1)
+	return m.MessageSender.SendRequest(ctx, p, pmes)
+}
+
+func (m messageCounter) SendMessage(ctx context.Context, p peer.ID, pmes *pb.Message) error {
+	m.n.Add(1)
+	return m.MessageSender.SendMessage(ctx, p, pmes)
+}
