@@ -94,7 +94,7 @@ func (n *Node) Start(ctx context.Context) error {
 	n.rs = newRecordService(p.host, st, key, n.log)
 	n.res = newResolver(st, p, n.rs, n.cfg.LookupTimeout, n.log)
 	n.res.refreshAfter = n.cfg.PeerRecordTTL
-	sw, err := newSweeper(p.dht, filepath.Join(n.cfg.DataDir, "provider"), n.cfg.ReprovideInterval, n.log)
+	sw, err := newSweeper(p.dht, filepath.Join(n.cfg.DataDir, "provider"), nil, n.cfg.ReprovideInterval, n.log)
 	if err != nil {
 		return errors.Join(err, n.Close())
 	}

@@ -123,6 +123,21 @@ type p2p struct {
 	wg     sync.WaitGroup
 }
 
+// dhtOptions are the DHT's options: the /metamesh prefix, mode, the
+// bootstrap peers and the provider records' validity.
+func dhtOptions(cfg Config, mode dht.ModeOpt, boot []peer.AddrInfo) []dht.Option {
+	provOpts := []records.Option{}
+	if cfg.ProviderRecordTTL > 0 {
+		provOpts = append(provOpts, records.ProvideValidity(cfg.ProviderRecordTTL), records.CleanupInterval(cfg.ProviderRecordTTL/2))
+	}
+	return []dht.Option{
+		dht.ProtocolPrefix(DHTPrefix),
+		dht.Mode(mode),
+		dht.BootstrapPeers(boot...),
+		dht.ProviderManagerOpts(provOpts...),
+	}
+}
+
 // startP2P builds the host and the DHT from cfg and starts the bootstrap
 // loop. Nothing reaches out on its own: no mDNS, no port mapping unless
 // NATPortMap, no relays but those named (--relay, and --bootstrap peers
@@ -325,16 +340,7 @@ func startP2P(ctx context.Context, cfg Config, key crypto.PrivKey, log *slog.Log
 		mode = dht.ModeAutoServer
 		dh = dhtHost{Host: h, bus: splitBus{Bus: h.EventBus(), own: r.dhtBus}}
 	}
-	provOpts := []records.Option{}
-	if cfg.ProviderRecordTTL > 0 {
-		provOpts = append(provOpts, records.ProvideValidity(cfg.ProviderRecordTTL), records.CleanupInterval(cfg.ProviderRecordTTL/2))
-	}
-	d, err := dht.New(dh,
-		dht.ProtocolPrefix(DHTPrefix),
-		dht.Mode(mode),
-		dht.BootstrapPeers(boot...),
-		dht.ProviderManagerOpts(provOpts...),
-	)
+	d, err := dht.New(dh, dhtOptions(cfg, mode, boot)...)
 	if err != nil {
 		p.closeHost()
 		return nil, fmt.Errorf("p2p: start DHT: %w", err)

@@ -30,7 +30,8 @@ import (
 type sweeper struct {
 	sp      *provider.SweepingProvider
 	ks      *keystore.ResettableKeystore
-	ds      *pebbleds.Datastore
+	ds      datastore.Batching
+	owned   bool // ds is the sweeper's to close
 	resumed bool
 
 	walks    atomic.Int64 // GetClosestPeers walks the provider ran
@@ -44,21 +45,26 @@ func maxReprovideDelay(interval time.Duration) time.Duration {
 	return max(min(time.Hour, interval/10), time.Millisecond)
 }
 
-// newSweeper opens the provider's datastore in dir and starts the sweeping
-// provider on d. It provides nothing until the announcer gives it keys.
-func newSweeper(d *dht.IpfsDHT, dir string, interval time.Duration, log *slog.Logger) (*sweeper, error) {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("provider: %w", err)
-	}
-	ds, err := pebbleds.NewDatastore(dir)
-	if err != nil {
-		return nil, fmt.Errorf("provider: open %s: %w", dir, err)
-	}
+// newSweeper opens the provider's datastore in dir (a pebble database), or
+// uses ds when it is not nil, and starts the sweeping provider on d. It
+// provides nothing until the announcer gives it keys.
+func newSweeper(d *dht.IpfsDHT, dir string, ds datastore.Batching, interval time.Duration, log *slog.Logger) (*sweeper, error) {
 	s := &sweeper{ds: ds}
+	if ds == nil {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, fmt.Errorf("provider: %w", err)
+		}
+		pds, err := pebbleds.NewDatastore(dir)
+		if err != nil {
+			return nil, fmt.Errorf("provider: open %s: %w", dir, err)
+		}
+		ds, s.ds, s.owned = pds, pds, true
+	}
+	var err error
 	s.ks, err = keystore.NewResettableKeystore(namespace.Wrap(ds, datastore.NewKey("/keystore")),
 		keystore.KeystoreOption(keystore.WithPrefixBits(16)))
 	if err != nil {
-		ds.Close()
+		s.closeDS()
 		return nil, fmt.Errorf("provider: keystore: %w", err)
 	}
 	h := d.Host()
@@ -81,7 +87,7 @@ func newSweeper(d *dht.IpfsDHT, dir string, interval time.Duration, log *slog.Lo
 	)
 	if err != nil {
 		s.ks.Close()
-		ds.Close()
+		s.closeDS()
 		return nil, fmt.Errorf("provider: %w", err)
 	}
 	// A provider that found a persisted schedule starts "disconnected"
@@ -164,10 +170,18 @@ func (s *sweeper) close() error {
 	if e := s.ks.Close(); err == nil {
 		err = e
 	}
-	if e := s.ds.Close(); err == nil {
+	if e := s.closeDS(); err == nil {
 		err = e
 	}
 	return err
+}
+
+// closeDS closes the datastore when the sweeper opened it.
+func (s *sweeper) closeDS() error {
+	if !s.owned {
+		return nil
+	}
+	return s.ds.Close()
 }
 
 // walkCounter counts the DHT walks the provider runs.

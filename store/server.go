@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"syscall"
 	"time"
@@ -46,6 +47,10 @@ type ServerConfig struct {
 	// (held by another node, or by the redis-server of one that just
 	// died). Default 5s.
 	LockWait time.Duration
+	// Databases is the number of logical databases (redis-server
+	// --databases); 0 keeps Redis' 16. A simulation of many households
+	// gives each its own.
+	Databases int
 }
 
 // Server is a supervised redis-server child process with append-only
@@ -188,6 +193,7 @@ func (s *Server) launch(ctx context.Context) error {
 		"--save", "",
 		"--daemonize", "no",
 		"--notify-keyspace-events", notifyClasses,
+		"--databases", strconv.Itoa(max(s.cfg.Databases, 16)),
 		"--logfile", "",
 	)
 	cmd.Stdout, cmd.Stderr = logf, logf

@@ -234,7 +234,9 @@ func TestRun_RelayedPeerAndReservation(t *testing.T) {
 			t.Fatal("the relay never became ready")
 		}
 	}
-	startRun(t, b.data, b.api, "--listen", b.p2p, "--relay", relayAddr, "--hole-punching=false")
+	// B stands for a household behind NAT: a DHT client (no peer's DHT
+	// walk dials it), reachable through its relay only.
+	startRun(t, b.data, b.api, "--listen", b.p2p, "--relay", relayAddr, "--hole-punching=false", "--dht-mode", "client")
 
 	id := regexp.QuoteMeta
 	circuit := relayAddr + "/p2p-circuit"

@@ -1,0 +1,344 @@
+// Package sim runs a simulated federation: many households in one
+// process on go-libp2p's mocknet, with a latency drawn per pair of
+// households, each running the node's own federation side
+// (node.Household: the DHT, the announcer and its sweeping provider, the
+// record and search protocols, the federated resolver) on a store of its
+// own. One redis-server holds every store, one logical database per
+// household. The figures it gives are the product's, not a model's; only
+// the wire is simulated (mocknet delays every message by its link's
+// latency and carries it in memory), and each household's provider state
+// is kept in memory instead of a pebble database.
+//
+// A household holds synthetic files: documents written straight into its
+// store (IngestBatch) with digests of random bytes, as ingest would write
+// them for files of that name. Households can be killed and added
+// (churn).
+package sim
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	mrand "math/rand/v2"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/ipfs/go-cid"
+	"github.com/ipfs/go-datastore"
+	dssync "github.com/ipfs/go-datastore/sync"
+	"github.com/libp2p/go-libp2p/core/crypto"
+	"github.com/libp2p/go-libp2p/core/host"
+	"github.com/libp2p/go-libp2p/core/peer"
+	mocknet "github.com/libp2p/go-libp2p/p2p/net/mock"
+	ma "github.com/multiformats/go-multiaddr"
+	"github.com/multiformats/go-multihash"
+
+	"github.com/metamesh/node/node"
+	"github.com/metamesh/node/protocol"
+	"github.com/metamesh/node/store"
+)
+
+// Options tune a simulated network.
+type Options struct {
+	// Households at the start.
+	Households int
+	// MedianLatency of a link (one way); each pair of households draws
+	// its own from a log-normal around it, clamped to [MedianLatency×0.4,
+	// MedianLatency×2.4] (20–120 ms around 50 ms). Default 50ms.
+	MedianLatency time.Duration
+	// Degree is how many earlier households a new one is connected to
+	// before its DHT bootstraps. Default 8.
+	Degree int
+	// ReprovideInterval, ProviderRecordTTL and LookupTimeout of every
+	// household; zero takes the node's defaults.
+	ReprovideInterval time.Duration
+	ProviderRecordTTL time.Duration
+	LookupTimeout     time.Duration
+	// Seed makes the latencies and choices repeatable.
+	Seed uint64
+	// Dir holds the redis-server's files. Required.
+	Dir string
+	// Logger for the households; default discards.
+	Logger *slog.Logger
+}
+
+// Network is a running simulation.
+type Network struct {
+	opts  Options
+	mn    mocknet.Mocknet
+	redis *store.Server
+	sock  string
+
+	mu      sync.Mutex
+	rng     *mrand.Rand
+	Members []*Member
+	nextDB  int
+	maxDB   int
+}
+
+// Member is one household.
+type Member struct {
+	Index int
+	ID    peer.ID
+	Host  host.Host
+	Store *store.Store
+	HH    *node.Household
+	Alive bool
+	// CIDs are the canonical CIDs of the files it holds, Titles their
+	// titles (same order).
+	CIDs   []string
+	Titles []string
+}
+
+// maxHouseholds bounds the households of one network (databases of its
+// redis-server): the starting ones and every one added later.
+const maxHouseholds = 4096
+
+// New starts a network of opts.Households households, each connected to
+// up to Degree earlier ones, and waits for their DHTs to bootstrap.
+func New(ctx context.Context, opts Options) (*Network, error) {
+	if opts.Dir == "" {
+		return nil, errors.New("sim: Options.Dir is required")
+	}
+	if opts.MedianLatency == 0 {
+		opts.MedianLatency = 50 * time.Millisecond
+	}
+	if opts.Degree == 0 {
+		opts.Degree = 8
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	srv, err := store.StartServer(ctx, store.ServerConfig{Dir: filepath.Join(opts.Dir, "redis"), Databases: maxHouseholds, Logger: opts.Logger})
+	if err != nil {
+		return nil, err
+	}
+	n := &Network{opts: opts, mn: mocknet.New(), redis: srv, sock: srv.Addr(),
+		rng: mrand.New(mrand.NewPCG(opts.Seed, opts.Seed^0x9e3779b97f4a7c15)), maxDB: maxHouseholds}
+	for range opts.Households {
+		if _, err := n.Join(ctx); err != nil {
+			n.Close()
+			return nil, err
+		}
+	}
+	return n, nil
+}
+
+// latency draws one pair's one-way latency.
+func (n *Network) latency() time.Duration {
+	m := float64(n.opts.MedianLatency)
+	d := m * math.Exp(n.rng.NormFloat64()*0.45)
+	return time.Duration(min(max(d, m*0.4), m*2.4))
+}
+
+// Join adds a household: a mocknet host linked to every household (with
+// its own latency to each), connected to up to Degree random live ones,
+// its own database, and the node's federation side on them.
+func (n *Network) Join(ctx context.Context) (*Member, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.nextDB >= n.maxDB {
+		return nil, fmt.Errorf("sim: at most %d households in one network", n.maxDB)
+	}
+	db := n.nextDB
+	n.nextDB++
+	key, _, err := crypto.GenerateEd25519Key(rand.Reader)
+	if err != nil {
+		return nil, err
+	}
+	addr, err := ma.NewMultiaddr(fmt.Sprintf("/ip4/100.%d.%d.%d/tcp/4681", 64+db/65536, db/256%256, db%256))
+	if err != nil {
+		return nil, err
+	}
+	h, err := n.mn.AddPeer(key, addr)
+	if err != nil {
+		return nil, fmt.Errorf("sim: add peer: %w", err)
+	}
+	var live []*Member
+	for _, m := range n.Members {
+		l, err := n.mn.LinkPeers(h.ID(), m.ID)
+		if err != nil {
+			return nil, fmt.Errorf("sim: link: %w", err)
+		}
+		l.SetOptions(mocknet.LinkOptions{Latency: n.latency()})
+		if m.Alive {
+			live = append(live, m)
+		}
+	}
+	st, err := store.Open(ctx, store.Options{URL: "unix://" + n.sock + "?db=" + url.QueryEscape(fmt.Sprint(db)), Logger: n.opts.Logger})
+	if err != nil {
+		return nil, err
+	}
+	n.rng.Shuffle(len(live), func(i, j int) { live[i], live[j] = live[j], live[i] })
+	var boot []peer.AddrInfo
+	for _, m := range live[:min(len(live), n.opts.Degree)] {
+		boot = append(boot, peer.AddrInfo{ID: m.ID, Addrs: m.Host.Addrs()})
+	}
+	hh, err := node.StartHousehold(ctx, node.HouseholdConfig{
+		Host: h, Key: key, Store: st,
+		ProviderStore:     dssync.MutexWrap(datastore.NewMapDatastore()),
+		ReprovideInterval: n.opts.ReprovideInterval, ProviderRecordTTL: n.opts.ProviderRecordTTL,
+		LookupTimeout: n.opts.LookupTimeout, Bootstrap: boot, Logger: n.opts.Logger,
+	})
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	for _, b := range boot {
+		if err := h.Connect(ctx, b); err != nil {
+			return nil, fmt.Errorf("sim: connect: %w", err)
+		}
+	}
+	if len(boot) > 0 {
+		if err := hh.DHT().Bootstrap(ctx); err != nil {
+			return nil, err
+		}
+	}
+	m := &Member{Index: len(n.Members), ID: h.ID(), Host: h, Store: st, HH: hh, Alive: true}
+	n.Members = append(n.Members, m)
+	return m, nil
+}
+
+// Kill stops household i: its federation side goes, its host is closed
+// (every connection drops) and its store is closed. Its database is left.
+func (n *Network) Kill(i int) error {
+	n.mu.Lock()
+	m := n.Members[i]
+	alive := m.Alive
+	m.Alive = false
+	n.mu.Unlock()
+	if !alive {
+		return nil
+	}
+	return errors.Join(m.HH.Close(), m.Host.Close(), m.Store.Close())
+}
+
+// KillAll kills the households ms at once.
+func (n *Network) KillAll(ms []*Member) error {
+	errs := make([]error, len(ms))
+	var wg sync.WaitGroup
+	for i, m := range ms {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = n.Kill(m.Index)
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// Live returns the households that run.
+func (n *Network) Live() []*Member {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	var out []*Member
+	for _, m := range n.Members {
+		if m.Alive {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// Random returns a random live household other than not (nil: any).
+func (n *Network) Random(not *Member) *Member {
+	live := n.Live()
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for {
+		m := live[n.rng.IntN(len(live))]
+		if m != not || len(live) == 1 {
+			return m
+		}
+	}
+}
+
+// Intn draws from the network's random source.
+func (n *Network) Intn(k int) int {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.rng.IntN(k)
+}
+
+// AddFiles writes count synthetic files into household m's store, titled
+// by title(k) (k counts from the member's first file), and returns their
+// canonical CIDs. The announcer provides them from the change feed.
+func (n *Network) AddFiles(ctx context.Context, m *Member, count int, title func(k int) string) ([]string, error) {
+	const batch = 500
+	var out []string
+	for start := 0; start < count; start += batch {
+		var items []store.IngestItem
+		var cids, titles []string
+		for k := start; k < min(count, start+batch); k++ {
+			h, canon, err := randomHashes()
+			if err != nil {
+				return nil, err
+			}
+			t := title(len(m.CIDs) + k)
+			items = append(items, store.IngestItem{
+				File:   store.FileStat{Path: fmt.Sprintf("/sim/%s/%d.mkv", m.ID, len(m.CIDs)+k), Size: 1 << 30, MtimeNs: time.Now().UnixNano()},
+				Hashes: h,
+				Meta:   store.Meta{Version: 1, Fields: map[string]string{"titles/eng": t, "fileType": "video", "mimeType": "video/x-matroska"}},
+			})
+			cids, titles = append(cids, canon), append(titles, t)
+		}
+		res, err := m.Store.IngestBatch(ctx, items)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range res {
+			if r.Err != nil {
+				return nil, r.Err
+			}
+		}
+		out = append(out, cids...)
+		m.CIDs, m.Titles = append(m.CIDs, cids...), append(m.Titles, titles...)
+	}
+	return out, nil
+}
+
+// randomHashes are the digests of a file of random bytes, and the CID the
+// node announces for it (the IPFS CID of a file of several chunks).
+func randomHashes() (store.Hashes, string, error) {
+	var b [32]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return store.Hashes{}, "", err
+	}
+	sum := func(kind string) []byte {
+		d := sha256.Sum256(append([]byte(kind), b[:]...))
+		return d[:]
+	}
+	mid, err := protocol.MidhashCID(sum("mid"))
+	if err != nil {
+		return store.Hashes{}, "", err
+	}
+	sha, err := protocol.SHA256CID(sum("sha"))
+	if err != nil {
+		return store.Hashes{}, "", err
+	}
+	mh, err := multihash.Encode(sum("ipfs"), multihash.SHA2_256)
+	if err != nil {
+		return store.Hashes{}, "", err
+	}
+	ipfs := cid.NewCidV1(cid.DagProtobuf, mh)
+	h := store.Hashes{Midhash: mid.String(), SHA256: sha.String(), IPFS: ipfs.String()}
+	return h, protocol.Canonical([]string{h.Midhash, h.SHA256, h.IPFS}), nil
+}
+
+// Close stops every household, the mocknet and the redis-server.
+func (n *Network) Close() error {
+	n.mu.Lock()
+	all := append([]*Member{}, n.Members...)
+	n.mu.Unlock()
+	errs := []error{n.KillAll(all), n.mn.Close(), n.redis.Close()}
+	_ = os.RemoveAll(filepath.Join(n.opts.Dir, "redis"))
+	return errors.Join(errs...)
+}

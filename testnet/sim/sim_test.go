@@ -1,0 +1,140 @@
+package sim
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/ipfs/go-cid"
+)
+
+// waitFor polls cond until it holds, failing after timeout (a wait, not
+// a timing assertion).
+func waitFor(t *testing.T, what string, timeout time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", timeout, what)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// findable reports whether from's DHT returns m as a provider of c.
+func findable(ctx context.Context, from, m *Member, c string) bool {
+	id, err := cid.Decode(c)
+	if err != nil {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	for ai := range from.HH.DHT().FindProvidersAsync(ctx, id, 20) {
+		if ai.ID == m.ID {
+			return true
+		}
+	}
+	return false
+}
+
+// A small simulated federation (30 households, 50 ms median links): files
+// of a few households are provided through the sweeping provider and
+// found from random households, by CID (the federated lookup) and by
+// title (federated search); households that only look files up provide
+// nothing; after 30% of the households leave and as many join, every file
+// of the households that stayed is still findable once a reprovide cycle
+// has passed.
+func TestSim_SmallFederation(t *testing.T) {
+	ctx := context.Background()
+	n, err := New(ctx, Options{Households: 30, Seed: 7, Dir: t.TempDir(),
+		ReprovideInterval: 4 * time.Second, ProviderRecordTTL: 30 * time.Second, LookupTimeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { n.Close() })
+	began := time.Now()
+	stage := func(what string) { t.Logf("%s after %s", what, time.Since(began).Round(time.Millisecond)) }
+	stage("30 households up")
+
+	holders := n.Live()[:6]
+	for i, m := range holders {
+		if _, err := n.AddFiles(ctx, m, 3, func(k int) string {
+			if k == 0 {
+				return "Shared Title" // every holder has one
+			}
+			return fmt.Sprintf("Film %d of %d", k, i)
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, m := range holders {
+		waitFor(t, fmt.Sprintf("household %d to provide its 3 files", m.Index), 60*time.Second, func() bool {
+			st := m.HH.ProvideStats()
+			return st.Keys == 3 && st.Provided >= 3
+		})
+	}
+
+	stage("18 files provided")
+	for k := range 8 {
+		owner := holders[k%len(holders)]
+		c := owner.CIDs[1+k%2]
+		from := n.Random(owner)
+		doc, err := from.HH.Lookup(ctx, c)
+		if err != nil {
+			t.Fatalf("household %d's lookup of household %d's %s: %v", from.Index, owner.Index, c, err)
+		}
+		if doc["source"] != owner.ID.String() && doc["source"] != "local" {
+			t.Errorf("household %d resolved %s from %v, want household %d", from.Index, c, doc["source"], owner.Index)
+		}
+		if st := from.HH.ProvideStats(); !slices.Contains(holders, from) && st.Keys != 0 {
+			t.Errorf("household %d looked a file up and provides %d keys", from.Index, st.Keys)
+		}
+	}
+
+	stage("8 lookups")
+	res, err := n.Random(nil).HH.Search(ctx, "shared title", 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Hits) == 0 {
+		t.Errorf("a federated search for a title six households hold found nothing: %+v", res)
+	}
+
+	// Churn: a third of the households that hold nothing leave, as many join.
+	var gone []*Member
+	for _, m := range n.Live() {
+		if !slices.Contains(holders, m) && len(gone) < 9 {
+			gone = append(gone, m)
+		}
+	}
+	if err := n.KillAll(gone); err != nil {
+		t.Fatal(err)
+	}
+	for range gone {
+		if _, err := n.Join(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stage("search and churn")
+	cycle := time.Now()
+	waitFor(t, "a reprovide cycle past the churn", 60*time.Second, func() bool {
+		for _, m := range holders {
+			if at := m.HH.ProvideStats().NextReprovideAt; at.IsZero() || !at.After(cycle.Add(4*time.Second)) {
+				return false
+			}
+		}
+		return true
+	})
+	stage("a reprovide cycle")
+	for _, m := range holders {
+		for _, c := range m.CIDs {
+			from := n.Random(m)
+			waitFor(t, fmt.Sprintf("household %d to find household %d's %s", from.Index, m.Index, c), 30*time.Second, func() bool {
+				return findable(ctx, from, m, c)
+			})
+		}
+	}
+	stage("every file findable")
+}
