@@ -20,7 +20,12 @@
 //   - relay.go: the relay service (--relay-service, its limits and ACL),
 //     and the free-port check that stands in for no SO_REUSEPORT.
 //   - logs.go: libp2p's and kad-dht's log lines routed into the node's.
-//   - announce.go: the announcer (what is provided, and when).
+//   - announce.go: the announcer (what is provided, and when: the store's
+//     announced CIDs, from the change feed).
+//   - provide.go: kad-dht's sweeping provider, its keystore and schedule
+//     persisted under DATA/provider (pebble), walk and message counters.
+//   - household.go: Household, the federation side alone on a host and
+//     store the caller made (testnet/sim runs hundreds of them).
 //   - records.go: /metamesh/record/1.0.0, both sides.
 //   - resolve.go: federated GET /api/meta and /api/providers.
 //   - search.go: the search indexer (feed + field writes → store.IndexRoot),

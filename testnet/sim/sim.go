@@ -27,6 +27,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -81,6 +82,7 @@ type Network struct {
 	Members []*Member
 	nextDB  int
 	maxDB   int
+	drawn   []time.Duration // every link's latency
 }
 
 // Member is one household.
@@ -135,7 +137,18 @@ func New(ctx context.Context, opts Options) (*Network, error) {
 func (n *Network) latency() time.Duration {
 	m := float64(n.opts.MedianLatency)
 	d := m * math.Exp(n.rng.NormFloat64()*0.45)
-	return time.Duration(min(max(d, m*0.4), m*2.4))
+	l := time.Duration(min(max(d, m*0.4), m*2.4))
+	n.drawn = append(n.drawn, l)
+	return l
+}
+
+// Latencies returns the one-way latency of every link, sorted.
+func (n *Network) Latencies() []time.Duration {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	out := slices.Clone(n.drawn)
+	slices.Sort(out)
+	return out
 }
 
 // Join adds a household: a mocknet host linked to every household (with

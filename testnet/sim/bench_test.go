@@ -1,0 +1,329 @@
+package sim
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ipfs/go-cid"
+	pb "github.com/libp2p/go-libp2p-kad-dht/pb"
+	"github.com/libp2p/go-libp2p/core/peer"
+)
+
+// envInts reads a comma-separated list of integers from the environment.
+func envInts(b *testing.B, name string, def []int) []int {
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	var out []int
+	for _, f := range strings.Split(v, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil {
+			b.Fatalf("%s: %v", name, err)
+		}
+		out = append(out, n)
+	}
+	return out
+}
+
+// percentile of sorted durations.
+func percentile(d []time.Duration, p float64) time.Duration {
+	if len(d) == 0 {
+		return 0
+	}
+	return d[min(len(d)-1, int(float64(len(d))*p))]
+}
+
+// cpuTime is the process's user and system CPU time.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// countingSender counts the DHT messages sent through it.
+type countingSender struct {
+	pb.MessageSender
+	n *atomic.Int64
+}
+
+func (c countingSender) SendRequest(ctx context.Context, p peer.ID, m *pb.Message) (*pb.Message, error) {
+	c.n.Add(1)
+	return c.MessageSender.SendRequest(ctx, p, m)
+}
+
+func (c countingSender) SendMessage(ctx context.Context, p peer.ID, m *pb.Message) error {
+	c.n.Add(1)
+	return c.MessageSender.SendMessage(ctx, p, m)
+}
+
+// perCID provides keys the way the node did before the sweeping provider,
+// as kad-dht's IpfsDHT.Provide does it: one DHT walk to the key's closest
+// peers, then an ADD_PROVIDER to each, 4 keys at a time. It returns the
+// walks and the messages (walk queries excluded: kad-dht does not count
+// them; ADD_PROVIDERs only).
+func perCID(ctx context.Context, m *Member, keys []string) (walks, messages int64, took time.Duration) {
+	d := m.HH.DHT()
+	var sent atomic.Int64
+	pm, err := pb.NewProtocolMessenger(countingSender{d.MessageSender(), &sent})
+	if err != nil {
+		panic(err)
+	}
+	self := peer.AddrInfo{ID: m.ID, Addrs: m.Host.Addrs()}
+	start := time.Now()
+	var w atomic.Int64
+	ch := make(chan string)
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := range ch {
+				c, err := cid.Decode(k)
+				if err != nil {
+					continue
+				}
+				w.Add(1)
+				pctx, cancel := context.WithTimeout(ctx, time.Minute)
+				peers, err := d.GetClosestPeers(pctx, string(c.Hash()))
+				if err == nil {
+					for _, p := range peers {
+						_ = pm.PutProviderAddrs(pctx, p, c.Hash(), self)
+					}
+				}
+				cancel()
+			}
+		}()
+	}
+	for _, k := range keys {
+		ch <- k
+	}
+	close(ch)
+	wg.Wait()
+	return w.Load(), sent.Load(), time.Since(start)
+}
+
+// BenchmarkSimNetwork runs the simulated federation at the sizes of
+// METAMESH_SIM_N (default 50,200,500) and prints, for each: setup time,
+// memory and CPU per household, federated lookup latency (p50, p95) of a
+// file one household holds, asked from random households, and the share
+// of the households holding a title that a federated search from a random
+// household finds. At the largest size it also measures one household
+// announcing METAMESH_SIM_KEYS files (default 10000,100000) through the
+// sweeping provider (walks, messages, time until a sample of its keys is
+// findable from random households) against the per-CID way measured on a
+// sample of the same keys in the same run, and churn: 30% of the
+// households leave and as many join; the share of the remaining
+// households' CIDs findable after one reprovide cycle.
+func BenchmarkSimNetwork(b *testing.B) {
+	sizes := envInts(b, "METAMESH_SIM_N", []int{50, 200, 500})
+	keyCounts := envInts(b, "METAMESH_SIM_KEYS", []int{10000, 100000})
+	report := func(format string, a ...any) { fmt.Printf("sim: "+format+"\n", a...) }
+	report("machine: %d CPUs, %s/%s, %s", runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version())
+	for _, size := range sizes {
+		b.Run(fmt.Sprintf("households=%d", size), func(b *testing.B) {
+			largest := size == slices.Max(sizes)
+			ctx := context.Background()
+			interval := 90 * time.Second
+			runtime.GC()
+			var m0 runtime.MemStats
+			runtime.ReadMemStats(&m0)
+			cpu0, t0 := cpuTime(), time.Now()
+			n, err := New(ctx, Options{Households: size, Seed: uint64(size), Dir: b.TempDir(),
+				ReprovideInterval: interval, ProviderRecordTTL: 10 * interval, LookupTimeout: 10 * time.Second})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer n.Close()
+			setup := time.Since(t0)
+
+			// Ten households hold a file titled alike, plus one of their own.
+			holders := n.Live()[:10]
+			for i, m := range holders {
+				if _, err := n.AddFiles(ctx, m, 2, func(k int) string {
+					if k == 0 {
+						return "Common Title"
+					}
+					return fmt.Sprintf("Own Title %d", i)
+				}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			for _, m := range holders {
+				waitForB(b, fmt.Sprintf("household %d's provides", m.Index), 5*time.Minute, func() bool { return m.HH.ProvideStats().Provided >= 2 })
+			}
+			runtime.GC()
+			var m1 runtime.MemStats
+			runtime.ReadMemStats(&m1)
+			cpuSetup := cpuTime() - cpu0
+			lats := n.Latencies()
+			report("N=%d: %d links, one-way latency p5 %s, p50 %s, p95 %s", size, len(lats),
+				percentile(lats, 0.05).Round(time.Millisecond), percentile(lats, 0.5).Round(time.Millisecond), percentile(lats, 0.95).Round(time.Millisecond))
+			report("N=%d: setup %s; heap %.1f MiB per household; CPU %s per household to start and bootstrap",
+				size, setup.Round(time.Millisecond), float64(m1.HeapAlloc-m0.HeapAlloc)/float64(size)/(1<<20), (cpuSetup / time.Duration(size)).Round(time.Millisecond))
+
+			// Federated lookups of files held by one household, from random households.
+			var lat []time.Duration
+			failed := 0
+			for k := range 40 {
+				owner := holders[k%len(holders)]
+				from := n.Random(owner)
+				if slices.Contains(holders, from) {
+					continue
+				}
+				start := time.Now()
+				doc, err := from.HH.Lookup(ctx, owner.CIDs[1])
+				if err != nil || doc["source"] != owner.ID.String() {
+					failed++
+					continue
+				}
+				lat = append(lat, time.Since(start))
+			}
+			slices.Sort(lat)
+			report("N=%d: federated lookup of a file one household holds: p50 %s, p95 %s (%d lookups, %d failed)",
+				size, percentile(lat, 0.5).Round(time.Millisecond), percentile(lat, 0.95).Round(time.Millisecond), len(lat), failed)
+
+			// Federated search reach.
+			var reach []float64
+			for range 10 {
+				from := n.Random(nil)
+				res, err := from.HH.Search(ctx, "common title", 50)
+				if err != nil {
+					b.Fatal(err)
+				}
+				found := map[string]bool{}
+				for _, h := range res.Hits {
+					if ps, ok := h["peers"].([]string); ok {
+						for _, p := range ps {
+							found[p] = true
+						}
+					}
+					if s, _ := h["source"].(string); s == "local" {
+						found[from.ID.String()] = true
+					}
+				}
+				got := 0
+				for _, m := range holders {
+					if found[m.ID.String()] {
+						got++
+					}
+				}
+				reach = append(reach, float64(got)/float64(len(holders)))
+			}
+			mean := 0.0
+			for _, r := range reach {
+				mean += r
+			}
+			report("N=%d: federated search reach: %.0f%% of the 10 households holding a title found, on average over 10 searches", size, 100*mean/float64(len(reach)))
+
+			if !largest {
+				return
+			}
+			for _, L := range keyCounts {
+				providing(b, n, L, report)
+			}
+			churn(b, n, holders, interval, report)
+		})
+	}
+}
+
+func waitForB(b *testing.B, what string, timeout time.Duration, cond func() bool) {
+	b.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			b.Fatalf("timed out after %s waiting for %s", timeout, what)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// providing measures one fresh household announcing L files.
+func providing(b *testing.B, n *Network, L int, report func(string, ...any)) {
+	ctx := context.Background()
+	m, err := n.Join(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	time.Sleep(2 * time.Second) // its routing table fills
+	before := m.HH.ProvideStats()
+	start := time.Now()
+	keys, err := n.AddFiles(ctx, m, L, func(k int) string { return fmt.Sprintf("Bulk %d", k) })
+	if err != nil {
+		b.Fatal(err)
+	}
+	waitForB(b, fmt.Sprintf("%d provides", L), 30*time.Minute, func() bool {
+		st := m.HH.ProvideStats()
+		return st.Provided-before.Provided >= int64(L) && st.Queued == 0
+	})
+	provided := time.Since(start)
+	after := m.HH.ProvideStats()
+	// A sample of the keys, each looked for from a random household until found.
+	sample := keys[:min(len(keys), 50)]
+	for _, c := range sample {
+		from := n.Random(m)
+		waitForB(b, "a provided key to be findable", 5*time.Minute, func() bool { return findable(ctx, from, m, c) })
+	}
+	findableAfter := time.Since(start)
+	walks, msgs := after.Walks-before.Walks, after.Messages-before.Messages
+	// The per-CID way on a sample of the same keys, extrapolated per key.
+	s := keys[len(keys)-min(len(keys), 200):]
+	pw, pmsg, ptook := perCID(ctx, m, s)
+	perKeyWalks, perKeyMsgs := float64(pw)/float64(len(s)), float64(pmsg)/float64(len(s))
+	perKeyTime := ptook / time.Duration(len(s))
+	report("L=%d: sweeping provider: %d DHT walks, %d messages, all provided in %s, a sample of 50 keys findable from random households after %s; %d regions",
+		L, walks, msgs, provided.Round(time.Millisecond), findableAfter.Round(time.Millisecond), after.Regions)
+	report("L=%d: per-CID way (measured on %d of the same keys, same run): %.2f walks and %.1f ADD_PROVIDER messages per key, %s per key 4 at a time: %.0f walks, %.0f messages, %s for all %d",
+		L, len(s), perKeyWalks, perKeyMsgs, perKeyTime.Round(time.Microsecond), perKeyWalks*float64(L), perKeyMsgs*float64(L), (perKeyTime * time.Duration(L)).Round(time.Second), L)
+	report("L=%d: walks, sweeping / per-CID: %.4f (%.1f%% fewer)", L, float64(walks)/(perKeyWalks*float64(L)), 100*(1-float64(walks)/(perKeyWalks*float64(L))))
+	if err := n.Kill(m.Index); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// churn: 30% of the households leave, as many join; after one reprovide
+// cycle, the share of the remaining holders' CIDs findable from random
+// households.
+func churn(b *testing.B, n *Network, holders []*Member, interval time.Duration, report func(string, ...any)) {
+	ctx := context.Background()
+	live := n.Live()
+	leave := live[:0:0]
+	for _, m := range live {
+		if len(leave) < len(live)*3/10 && n.Intn(10) < 4 {
+			leave = append(leave, m)
+		}
+	}
+	if err := n.KillAll(leave); err != nil {
+		b.Fatal(err)
+	}
+	for range leave {
+		if _, err := n.Join(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+	time.Sleep(interval + interval/10)
+	total, ok := 0, 0
+	for _, m := range holders {
+		if !m.Alive {
+			continue
+		}
+		for _, c := range m.CIDs {
+			total++
+			if findable(ctx, n.Random(m), m, c) {
+				ok++
+			}
+		}
+	}
+	report("churn: %d of %d households left and as many joined; after one reprovide cycle (%s) %d of %d CIDs of the remaining holders findable (%.0f%%)",
+		len(leave), len(live), interval, ok, total, 100*float64(ok)/float64(max(total, 1)))
+}
