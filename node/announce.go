@@ -42,7 +42,7 @@ type ProvideStats struct {
 	// length in bits.
 	Keys            int64   `json:"keys"`
 	Regions         int64   `json:"regions"`
-	AvgPrefixLength float64 `json:"avgPrefixLength"`
+	AvgPrefixLength float64 `json:"avgPrefixLength"` // -1 while not measured (offline)
 	// NextReprovideAt is when the next region is reprovided.
 	NextReprovideAt time.Time `json:"nextReprovideAt,omitzero"`
 	// LastCycle is how long the regions reprovided in the last cycle took

@@ -190,8 +190,12 @@ type walkCounter struct {
 	n *atomic.Int64
 }
 
+// A node with an empty routing table walks nowhere (the provider's
+// connectivity probe, while offline): not counted.
 func (w walkCounter) GetClosestPeers(ctx context.Context, key string) ([]peer.ID, error) {
-	w.n.Add(1)
+	if w.d.RoutingTable().Size() > 0 {
+		w.n.Add(1)
+	}
 	return w.d.GetClosestPeers(ctx, key)
 }
 

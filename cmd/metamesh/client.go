@@ -381,6 +381,9 @@ func printStatus(out io.Writer, m map[string]any) error {
 func prefixBits(v any) string {
 	if n, ok := v.(json.Number); ok {
 		if f, err := n.Float64(); err == nil {
+			if f < 0 {
+				return "-" // not measured yet (the provider is offline)
+			}
 			return strconv.FormatFloat(f, 'f', 1, 64)
 		}
 	}
