@@ -15,8 +15,10 @@ import (
 	"time"
 
 	"github.com/ipfs/go-cid"
+	dht "github.com/libp2p/go-libp2p-kad-dht"
 	pb "github.com/libp2p/go-libp2p-kad-dht/pb"
 	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/libp2p/go-libp2p/core/routing"
 )
 
 // envInts reads a comma-separated list of integers from the environment.
@@ -113,12 +115,62 @@ func perCID(ctx context.Context, m *Member, keys []string) (walks, messages int6
 	return w.Load(), sent.Load(), time.Since(start)
 }
 
+// hops runs the DHT's provider search for c from d alone and returns how
+// many hops away the peer was whose answer came with the first provider:
+// the peers d asks first are 1 hop away, the peers one of them names 1
+// more. 0 when d's own provider store has it.
+func hops(ctx context.Context, d *dht.IpfsDHT, c string) (int, bool) {
+	id, err := cid.Decode(c)
+	if err != nil {
+		return 0, false
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	ectx, events := routing.RegisterForQueryEvents(ctx)
+	var mu sync.Mutex
+	depth := map[peer.ID]int{}
+	last := 0
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for e := range events {
+			mu.Lock()
+			switch e.Type {
+			case routing.SendingQuery:
+				if _, ok := depth[e.ID]; !ok {
+					depth[e.ID] = 1
+				}
+			case routing.PeerResponse:
+				at := max(depth[e.ID], 1)
+				for _, r := range e.Responses {
+					if _, ok := depth[r.ID]; !ok {
+						depth[r.ID] = at + 1
+					}
+				}
+				last = at
+			}
+			mu.Unlock()
+		}
+	}()
+	got, found := 0, false
+	for range d.FindProvidersAsync(ectx, id, 1) {
+		mu.Lock()
+		got, found = last, true
+		mu.Unlock()
+		break
+	}
+	cancel()
+	<-done
+	return got, found
+}
+
 // BenchmarkSimNetwork runs the simulated federation at the sizes of
 // METAMESH_SIM_N (default 50,200,500) and prints, for each: setup time,
 // memory and CPU per household, federated lookup latency (p50, p95) of a
 // file one household holds, asked from random households, and the share
 // of the households holding a title that a federated search from a random
-// household finds. At the largest size it also measures one household
+// household finds, and the DHT hops to a file's provider record. At the
+// largest size (unless METAMESH_SIM_KEYS=0) it also measures one household
 // announcing METAMESH_SIM_KEYS files (default 10000,100000) through the
 // sweeping provider (walks, messages, time until a sample of its keys is
 // findable from random households) against the per-CID way measured on a
@@ -174,6 +226,7 @@ func BenchmarkSimNetwork(b *testing.B) {
 
 			// Federated lookups of files held by one household, from random households.
 			var lat []time.Duration
+			var hopsSeen []int
 			failed := 0
 			for k := range 40 {
 				owner := holders[k%len(holders)]
@@ -188,10 +241,20 @@ func BenchmarkSimNetwork(b *testing.B) {
 					continue
 				}
 				lat = append(lat, time.Since(start))
+				if h, ok := hops(ctx, n.Random(owner).HH.DHT(), owner.CIDs[1]); ok {
+					hopsSeen = append(hopsSeen, h)
+				}
 			}
 			slices.Sort(lat)
-			report("N=%d: federated lookup of a file one household holds: p50 %s, p95 %s (%d lookups, %d failed)",
-				size, percentile(lat, 0.5).Round(time.Millisecond), percentile(lat, 0.95).Round(time.Millisecond), len(lat), failed)
+			slices.Sort(hopsSeen)
+			hp := func(p float64) int {
+				if len(hopsSeen) == 0 {
+					return -1
+				}
+				return hopsSeen[min(len(hopsSeen)-1, int(float64(len(hopsSeen))*p))]
+			}
+			report("N=%d: federated lookup of a file one household holds: p50 %s, p95 %s (%d lookups, %d failed); DHT hops to its provider record p50 %d, p95 %d, max %d (%d searches from other random households)",
+				size, percentile(lat, 0.5).Round(time.Millisecond), percentile(lat, 0.95).Round(time.Millisecond), len(lat), failed, hp(0.5), hp(0.95), hp(1), len(hopsSeen))
 
 			// Federated search reach.
 			var reach []float64
@@ -226,8 +289,8 @@ func BenchmarkSimNetwork(b *testing.B) {
 			}
 			report("N=%d: federated search reach: %.0f%% of the 10 households holding a title found, on average over 10 searches", size, 100*mean/float64(len(reach)))
 
-			if !largest {
-				return
+			if !largest || (len(keyCounts) == 1 && keyCounts[0] == 0) {
+				return // METAMESH_SIM_KEYS=0: the network figures only
 			}
 			for _, L := range keyCounts {
 				providing(b, n, L, report)
