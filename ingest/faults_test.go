@@ -204,6 +204,11 @@ func TestIngest_UnreadableFileSkippedThenRetried(t *testing.T) {
 	mu.Unlock()
 	write(t, p, 1001) // it changes: retried
 	eventually(t, "the retry after a change", func() bool { return stored(s, p) })
+	// Stored once it arrives; its full hash lands after: fsck reads the
+	// store key by key, so it waits for the ingester to be idle.
+	if err := in.WaitIdle(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	if n := in.Progress().Errors; n != 0 {
 		t.Errorf("scan.errors = %d after the file was fixed, want 0", n)
 	}
