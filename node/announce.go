@@ -202,13 +202,20 @@ func (a *announcer) check(ctx context.Context, r store.RootID) {
 		return
 	}
 	a.mu.Lock()
-	defer a.mu.Unlock()
 	old := a.announced[r]
 	if c == old {
+		a.mu.Unlock()
 		return
 	}
-	if old != "" {
+	if c == "" {
 		delete(a.announced, r)
+	} else {
+		a.announced[r] = c
+	}
+	a.mu.Unlock()
+	// The provider's calls go through its keystore: not under a.mu, which
+	// Stats takes.
+	if old != "" {
 		if id, err := cid.Decode(old); err == nil {
 			if err := a.sw.stop(id); err != nil {
 				a.log.Warn("cannot stop providing a CID", "cid", old, "err", err)
@@ -222,12 +229,13 @@ func (a *announcer) check(ctx context.Context, r store.RootID) {
 	if err != nil {
 		return
 	}
-	a.announced[r] = c
 	if err := a.sw.start(id); err != nil {
 		a.log.Warn("cannot provide a CID", "cid", c, "err", err)
 		return
 	}
+	a.mu.Lock()
 	a.last = c
+	a.mu.Unlock()
 }
 
 // Reprovide provides every announced CID again at once, region by region

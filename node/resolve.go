@@ -155,11 +155,12 @@ func (r *resolver) fromStore(ctx context.Context, c string) (m map[string]any, s
 		// This node, then the peers whose records of the file it merged.
 		m["source"] = "local"
 		if r.p != nil {
-			m["providers"] = append([]string{r.p.host.ID().String()}, doc.Peers...)
 			if ps, ok := doc.Learned[c]; ok {
 				// Only peers vouch for c: this node answers peers' requests
 				// for it with nothing, those peers answer.
 				m["providers"] = append([]string{}, ps...)
+			} else {
+				m["providers"] = append([]string{r.p.host.ID().String()}, doc.Peers...)
 			}
 		}
 		return m, "", nil
