@@ -1,0 +1,151 @@
+package store
+
+// The command log: a store's whole keyspace as Redis commands, one per
+// line, every argument Go-quoted, so a fixture of a layout is text that
+// rebuilds it byte for byte (stream entry IDs included).
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// DebugWriteCommandLog writes every key of the store as the commands
+// that rebuild it; tests only.
+func (s *Store) DebugWriteCommandLog(ctx context.Context, w io.Writer) error {
+	keys, err := s.DebugKeys(ctx)
+	if err != nil {
+		return err
+	}
+	bw := bufio.NewWriter(w)
+	line := func(args ...string) {
+		for i, a := range args {
+			if i > 0 {
+				bw.WriteByte(' ')
+			}
+			bw.WriteString(strconv.Quote(a))
+		}
+		bw.WriteByte('\n')
+	}
+	for _, k := range keys {
+		typ, err := s.rdb.Type(ctx, k).Result()
+		if err != nil {
+			return err
+		}
+		switch typ {
+		case "string":
+			v, err := s.rdb.Get(ctx, k).Result()
+			if err != nil {
+				return err
+			}
+			line("SET", k, v)
+		case "hash":
+			m, err := s.rdb.HGetAll(ctx, k).Result()
+			if err != nil {
+				return err
+			}
+			args := []string{"HSET", k}
+			for _, f := range sortedKeys(m) {
+				args = append(args, f, m[f])
+			}
+			line(args...)
+		case "set":
+			m, err := s.rdb.SMembers(ctx, k).Result()
+			if err != nil {
+				return err
+			}
+			sort.Strings(m)
+			line(append([]string{"SADD", k}, m...)...)
+		case "zset":
+			m, err := s.rdb.ZRangeWithScores(ctx, k, 0, -1).Result()
+			if err != nil {
+				return err
+			}
+			args := []string{"ZADD", k}
+			for _, z := range m {
+				args = append(args, strconv.FormatFloat(z.Score, 'g', -1, 64), z.Member.(string))
+			}
+			line(args...)
+		case "stream":
+			msgs, err := s.rdb.XRange(ctx, k, "-", "+").Result()
+			if err != nil {
+				return err
+			}
+			for _, m := range msgs {
+				args := []string{"XADD", k, m.ID}
+				for _, f := range sortedKeys(m.Values) {
+					args = append(args, f, fmt.Sprint(m.Values[f]))
+				}
+				line(args...)
+			}
+			info, err := s.rdb.XInfoStream(ctx, k).Result()
+			if err != nil {
+				return err
+			}
+			line("XSETID", k, info.LastGeneratedID, "ENTRIESADDED", strconv.FormatInt(info.EntriesAdded, 10), "MAXDELETEDID", info.MaxDeletedEntryID)
+		default:
+			return fmt.Errorf("command log: key %q has type %s", k, typ)
+		}
+	}
+	return bw.Flush()
+}
+
+// DebugReplayCommandLog runs a command log (DebugWriteCommandLog) against
+// the Redis at url, as it is (no Open); tests only.
+func DebugReplayCommandLog(ctx context.Context, url string, r io.Reader) error {
+	opt, err := redis.ParseURL(url)
+	if err != nil {
+		return err
+	}
+	rdb := redis.NewClient(opt)
+	defer rdb.Close()
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	pipe := rdb.Pipeline()
+	n := 0
+	for sc.Scan() {
+		rest := strings.TrimSpace(sc.Text())
+		if rest == "" {
+			continue
+		}
+		var args []any
+		for rest != "" {
+			q, err := strconv.QuotedPrefix(rest)
+			if err != nil {
+				return fmt.Errorf("command log: %q: %w", rest, err)
+			}
+			a, _ := strconv.Unquote(q)
+			args = append(args, a)
+			rest = strings.TrimLeft(rest[len(q):], " ")
+		}
+		pipe.Do(ctx, args...)
+		if n++; n%500 == 0 {
+			if _, err := pipe.Exec(ctx); err != nil {
+				return err
+			}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return err
+	}
+	_, err = pipe.Exec(ctx)
+	if err == redis.Nil {
+		err = nil
+	}
+	return err
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
