@@ -38,6 +38,7 @@ test: deps-test
 # starts 20 nodes on loopback, each with its own redis-server.
 bench: deps deps-bench
 	$(GO) test -run '^$$' -bench 'StoreScaling' -benchtime 20000x -timeout 30m ./store
+	$(GO) test -run '^$$' -bench 'Footprint|Upgrade' -benchtime 1x -timeout 30m ./store
 	METAMESH_KUBO="$$(./scripts/kubo.sh || true)" $(GO) test -run '^$$' -bench 'Hasher|Scan' -benchtime 1x -timeout 30m ./ingest
 	$(GO) test -run '^$$' -bench 'ParseReleaseName' -timeout 10m ./ingest
 	$(GO) test -run '^$$' -bench 'MetaThroughput|FileThroughput|SearchHTTP' -benchtime 1x -timeout 10m ./node
@@ -51,9 +52,13 @@ fuzz:
 	    echo "fuzz $$pkg $$t"; $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) $$pkg; \
 	  done; done
 
+# The Redis scripts (store/lua, configured by .luacheckrc) are linted when
+# luacheck is installed (Debian: apt-get install lua-check).
 lint:
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	@if command -v luacheck >/dev/null 2>&1; then luacheck --no-color -q store/lua; \
+	else echo "luacheck not installed (apt-get install lua-check): skipped the Lua lint of store/lua"; fi
 
 clean:
 	rm -rf bin

@@ -249,9 +249,9 @@ func TestScan_ReextractsWithNewerParser(t *testing.T) {
 	defer raw.Close()
 	raw.Set(bg, "file:"+string(st.Root)+"/titles/eng", "Fear and Loathing in Las Vegas 720p", 0)
 	raw.Set(bg, "file:"+string(st.Root)+"/release/cd", "1", 0)
-	raw.SAdd(bg, "fields:"+string(st.Root), "release/cd")
+	raw.HSet(bg, "fields:"+string(st.Root), "release/cd", "")
 	raw.Set(bg, "file:"+string(st.Root)+"/tmdb/id", "1878", 0)
-	raw.SAdd(bg, "fields:"+string(st.Root), "tmdb/id")
+	raw.HSet(bg, "fields:"+string(st.Root), "tmdb/id", "")
 	raw.HDel(bg, "path:"+p, "xv")
 
 	prog := scan(t, s, l)

@@ -118,7 +118,7 @@ func benchHashes(i int) Hashes {
 // pipelined: arrive, confirm, then 17 metadata fields (~20 with the schema
 // fields).
 func benchLoad(ctx context.Context, s *Store, from, to int) error {
-	for _, sc := range []*redis.Script{luaArrive, luaConfirm, luaSetFields} {
+	for _, sc := range []*redis.Script{luaArrive.sc, luaConfirm.sc, luaSetFields.sc} {
 		if err := sc.Load(ctx, s.rdb).Err(); err != nil {
 			return err
 		}
@@ -132,12 +132,12 @@ func benchLoad(ctx context.Context, s *Store, from, to int) error {
 		for i := lo; i < hi; i++ {
 			h := benchHashes(i)
 			p := "/library/movies/Some.Movie.Title." + strconv.Itoa(i) + ".2010.1080p.BluRay.x264.mkv"
-			size, mtime := strconv.Itoa(1_000_000+i), strconv.Itoa(1_700_000_000_000_000_000+i)
-			root := string(NewRootID())
-			roots = append(roots, root)
-			luaArrive.EvalSha(ctx, pipe, nil, root, p, size, mtime, "", "", "", h.Midhash, s.evMax, time.Now().UnixMilli())
-			luaConfirm.EvalSha(ctx, pipe, nil, p, size, mtime, "", "", "", h.Midhash, h.SHA256, h.IPFS, string(NewRootID()), string(NewRootID()), s.evMax, time.Now().UnixMilli())
-			args := []any{root}
+			f := FileStat{Path: p, Size: int64(1_000_000 + i), MtimeNs: int64(1_700_000_000_000_000_000 + i)}
+			root := NewRootID()
+			roots = append(roots, string(root))
+			luaArrive.sc.EvalSha(ctx, pipe, nil, luaArrive.args(s, arriveArgs{newRoot: root, file: f, midhash: h.Midhash})...)
+			luaConfirm.sc.EvalSha(ctx, pipe, nil, luaConfirm.args(s, confirmArgs{file: f, hashes: h, splitRoot: NewRootID(), leaveRoot: NewRootID()})...)
+			fields := setFieldsArgs{root: root, fields: map[string]string{}}
 			for _, kv := range [][2]string{
 				{"fileType", "video"}, {"mimeType", "video/x-matroska"}, {"titles/eng", "Some Movie Title"},
 				{"originalTitle", "Some Movie Title"}, {"movieYear", "2010"}, {"videoType", "movie"},
@@ -148,9 +148,10 @@ func benchLoad(ctx context.Context, s *Store, from, to int) error {
 				{"fileinfo/streamdetails/subtitle/0/language", "eng"}, {"fileinfo/streamdetails/subtitle/0/format", "subrip"},
 				{"genre/0", "Action"},
 			} {
-				args = append(args, kv[0], kv[1])
+				fields.names = append(fields.names, kv[0])
+				fields.fields[kv[0]] = kv[1]
 			}
-			luaSetFields.EvalSha(ctx, pipe, nil, append(args, s.evArgs()...)...)
+			luaSetFields.sc.EvalSha(ctx, pipe, nil, luaSetFields.args(s, fields)...)
 		}
 		if _, err := pipe.Exec(ctx); err != nil {
 			return fmt.Errorf("bench load: %w", err)

@@ -51,6 +51,11 @@ func (v Violation) String() string { return v.Key + ": " + v.Problem }
 //   - a field under origin/ is origin/<peer>/<name>, both non-empty.
 func (s *Store) Check(ctx context.Context) ([]Violation, error) {
 	c := &checker{s: s, ctx: ctx}
+	if v, err := s.LayoutVersion(ctx); err != nil {
+		c.bad(keyLayout, "%v", err)
+	} else if v != Layout {
+		c.bad(keyLayout, "layout %d, want %d", v, Layout)
+	}
 	roots, err := s.rdb.SMembers(ctx, keyIndex).Result()
 	if err != nil {
 		return nil, err
@@ -73,7 +78,8 @@ func (s *Store) Check(ctx context.Context) ([]Violation, error) {
 		{"path:*", c.path},
 		{"file:*", c.fileKey},
 		{"fields:*", c.fieldsSet},
-		{"own:*", c.rootKey},
+		{"own:*", c.legacy},
+		{"tok:*", c.legacy},
 		{"supplied:*", c.rootKey},
 		{"learned:*", c.rootKey},
 		{"peers:*", c.rootKey},
@@ -139,7 +145,7 @@ func (c *checker) get(key string) (string, bool, error) {
 
 func (c *checker) root(r RootID) error {
 	rdb, ctx := c.s.rdb, c.ctx
-	fields, err := rdb.SMembers(ctx, fieldsKey(r)).Result()
+	fields, err := c.s.fieldNames(ctx, r)
 	if err != nil {
 		return err
 	}
@@ -322,10 +328,11 @@ func (c *checker) fileKey(key string) error {
 	if f == "duplicates" {
 		return nil
 	}
-	listed, err := c.s.rdb.SIsMember(c.ctx, fieldsKey(RootID(r)), f).Result()
+	listed, err := c.s.rdb.HExists(c.ctx, fieldsKey(RootID(r)), fieldEntry(f)).Result()
 	if err != nil {
 		return err
 	}
+
 	if !listed {
 		c.bad(key, "field is not listed in %s", fieldsKey(RootID(r)))
 	}
@@ -336,6 +343,11 @@ func (c *checker) fieldsSet(key string) error {
 	if r := strings.TrimPrefix(key, "fields:"); !c.index[r] {
 		c.bad(key, "belongs to no indexed root")
 	}
+	if t, err := c.s.rdb.Type(c.ctx, key).Result(); err != nil {
+		return err
+	} else if t != "hash" {
+		c.bad(key, "is a %s, not a hash (layout %d)", t, Layout)
+	}
 	return nil
 }
 
@@ -343,7 +355,7 @@ func (c *checker) fieldsSet(key string) error {
 // its own bytes.
 func (c *checker) own(r RootID, fp string, fields []string) error {
 	rdb, ctx := c.s.rdb, c.ctx
-	own, err := rdb.HGetAll(ctx, ownKey(r)).Result()
+	own, err := c.s.ownDigests(ctx, r)
 	if err != nil {
 		return err
 	}
@@ -363,7 +375,7 @@ func (c *checker) own(r RootID, fp string, fields []string) error {
 	}
 	for _, k := range []string{"mid", "sha", "ipfs"} {
 		if m := own[k]; m != "" && !inSet[m] {
-			c.bad(ownKey(r), "own %s %s is not in the key-set", k, m)
+			c.bad(fieldsKey(r), "own %s %s is not in the key-set", k, m)
 		}
 	}
 	for m := range sup {
@@ -383,11 +395,11 @@ func (c *checker) own(r RootID, fp string, fields []string) error {
 			if h == string(r) {
 				continue
 			}
-			hown, err := rdb.HMGet(ctx, ownKey(RootID(h)), "mid", "sha", "ipfs").Result()
+			hown, err := c.s.ownDigests(ctx, RootID(h))
 			if err != nil {
 				return err
 			}
-			if slices.Contains(hown, any(m)) {
+			if hown["mid"] == m || hown["sha"] == m || hown["ipfs"] == m {
 				c.bad(suppliedKey(r), "lists %s, which local root %s computed from its own bytes", m, h)
 			}
 		}
@@ -421,7 +433,7 @@ func (c *checker) own(r RootID, fp string, fields []string) error {
 		return err
 	}
 	if hashed == "1" && own["sha"] == "" {
-		c.bad(ownKey(r), "the primary %q is confirmed but the root has no own sha2-256", fp)
+		c.bad(fieldsKey(r), "the primary %q is confirmed but the root has no own sha2-256", fp)
 	}
 	return nil
 }
@@ -435,7 +447,7 @@ func (c *checker) learned(r RootID, fields []string) error {
 	if err != nil || len(learned) == 0 {
 		return err
 	}
-	own, err := rdb.HMGet(ctx, ownKey(r), "mid", "sha", "ipfs").Result()
+	own, err := c.s.ownDigests(ctx, r)
 	if err != nil {
 		return err
 	}
@@ -452,7 +464,7 @@ func (c *checker) learned(r RootID, fields []string) error {
 		} else if !in {
 			c.bad(learnedKey(r), "lists %s, which is not in %s", m, suppliedKey(r))
 		}
-		if slices.Contains(own, any(m)) {
+		if own["mid"] == m || own["sha"] == m || own["ipfs"] == m {
 			c.bad(learnedKey(r), "lists %s, which the root computed from its own bytes", m)
 		}
 		ps := strings.Split(list, " ")
@@ -478,7 +490,7 @@ func (c *checker) peerOnly(r RootID) error {
 	} else if err != nil {
 		return err
 	}
-	n, err := rdb.Exists(ctx, peersKey(r), ownKey(r)).Result()
+	own, err := c.s.ownDigests(ctx, r)
 	if err != nil {
 		return err
 	}
@@ -489,13 +501,20 @@ func (c *checker) peerOnly(r RootID) error {
 	if peers == 0 {
 		c.bad(string(r), "root has no filePath and no %s", peersKey(r))
 	}
-	if n > peers {
-		c.bad(ownKey(r), "a root known only from peers has own digests")
+	if len(own) > 0 {
+		c.bad(fieldsKey(r), "a root known only from peers has own digests")
 	}
 	return nil
 }
 
-// rootKey checks that an own: or supplied: key belongs to an indexed root.
+// legacy reports a key of an older layout the upgrade should have
+// converted.
+func (c *checker) legacy(key string) error {
+	c.bad(key, "a key of layout 1, which layout %d has no more", Layout)
+	return nil
+}
+
+// rootKey checks that a supplied: key belongs to an indexed root.
 func (c *checker) rootKey(key string) error {
 	_, r, _ := strings.Cut(key, ":")
 	if !c.index[r] {

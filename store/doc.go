@@ -15,13 +15,26 @@
 //	file:<root>/duplicates    SET     other local paths with the same content
 //	cid:<cid>                 STRING  → root: the reverse index, O(1) lookups
 //	file:__index__            SET     every root
-//	meta:events               STREAM  path lifecycle and key-set changes (MAXLEN ~; see below)
+//	meta:events               STREAM  path lifecycle and key-set changes (MAXLEN ~ 10,000
+//	                                  by default; see below)
 //
-// Keys this node adds where the reference schema leaves gaps:
+// Keys this node adds where the reference schema leaves gaps (layout 2;
+// version.go, upgrade.go):
 //
-//	fields:<root>             SET     names of every STRING field of the root, so a
-//	                                  document is read and a root deleted in
-//	                                  O(fields), never by SCAN
+//	meta:layout               STRING  the layout version ("2"); Open refuses a newer
+//	                                  one and upgrades an older one in place
+//	meta:upgrade              HASH    to, pass, cursor: an upgrade under way (resumed
+//	                                  by the next Open after a crash)
+//	fields:<root>             HASH    every STRING field of the root, so a document
+//	                                  is read and a root deleted in O(fields), never
+//	                                  by SCAN: <name> → "" for a field, /<cid> for
+//	                                  the key-set member cids/<cid> → which of the
+//	                                  root's own digests it is: m (midhash), s
+//	                                  (sha2-256), i (IPFS CID), "si" for a small
+//	                                  file, "" for none (lua/common.lua). Entries
+//	                                  fit Redis' default listpack limits (64 bytes,
+//	                                  128 entries), so a root's index stays a
+//	                                  listpack
 //	path:<path>               HASH    root, size, mtime (ns), mid (midhash256),
 //	                                  hashed ("1" once the full pass is applied),
 //	                                  dev and ino (the file's identity: hard
@@ -31,11 +44,12 @@
 //	                                  renames, and restart reconciliation
 //	                                  without re-hashing
 //	inode:<dev>:<ino>         SET     the known paths of one file (hard links)
-//	own:<root>                HASH    mid, sha, ipfs: the digests of the root's
+//	                                  The own digests: the digests of the root's
 //	                                  own confirmed bytes (sha and ipfs only once
 //	                                  its primary, or a duplicate promoted
 //	                                  after confirmation, was hashed); what the
-//	                                  node may announce for the root
+//	                                  node may announce for the root (layout 1
+//	                                  kept them in own:<root>)
 //	supplied:<root>           SET     key-set members not computed from the
 //	                                  node's own bytes (AddAlias, outside
 //	                                  writers, later peers); never confirm a
@@ -66,10 +80,15 @@
 //	conflicts:<root>          SET     "<peer> <otherRoot>": a peer's record linked
 //	                                  this local root and another one through
 //	                                  strong digests; nothing of it was merged
-//	tok:<token>               ZSET    roots whose searchable text holds the token
-//	                                  (search.go: Tokens), scored 2 for a title
-//	                                  token, 1 for one only in the file name or
-//	                                  year/season/episode
+//	tk:<token>                HASH    root → 2 for a title token, 1 for one only in
+//	                                  the file name or year/season/episode: the
+//	                                  roots whose searchable text holds the token
+//	                                  (search.go: Tokens). Past 96 postings it is
+//	                                  split into tk:<token>:<suffix> by the last
+//	                                  characters of the root (random in a UUIDv7),
+//	                                  each listpack-sized; tk:<token> then holds
+//	                                  * (the suffix length) and # (the postings).
+//	                                  Layout 1 kept tok:<token> sorted sets
 //	toks:<root>               HASH    token → score: what the root is indexed
 //	                                  under, so IndexRoot removes vanished tokens
 //	                                  and a deleted root leaves none behind
@@ -87,7 +106,7 @@
 // # Provenance
 //
 // A root's members have three sources: the node's own bytes (own:<root>),
-// the household (AddAlias, MergeIfAliasExists, an outside writer's
+// the household (AddAlias, an outside writer's
 // file:<root>/cids/<cid>), and peers' records (MergeRecord). The first two
 // are vouched for; a member whose only source is peers is learned, listed
 // in learned:<root> with every peer that sent it. Computing a member or
@@ -115,7 +134,7 @@
 // # Atomicity
 //
 // Every multi-key change (arrive, confirm, change, remove/promote/delete,
-// rename, alias, merge, ingest) is one Lua script (lua.go), so no reader
+// rename, alias, merge, ingest) is one Lua script (lua/), so no reader
 // sees it half done and two concurrent arrivals of the same content end as
 // one root plus one duplicate. Reading a document by CID is one script too.
 //
@@ -146,10 +165,14 @@
 //   - store.go: Open, Close, options, key names.
 //   - server.go: the supervised redis-server (append-only persistence,
 //     restart on exit, clean shutdown).
-//   - lua.go: the scripts.
+//   - lua/*.lua: the Lua scripts, one file each, beginning with its ARGV
+//     and its reply; prelude.lua (the helpers of the write scripts) and
+//     readprelude.lua (of the read-only ones).
+//   - lua.go: embeds lua/ and composes each script with its prelude; one
+//     argument type (argv) and one reply decoder per script.
 //   - ops.go: lifecycle and seed operations (Arrive, Confirm, Change,
-//     RemovePath, Rename, Replace, Mint, AddAlias, AddDuplicate, GetByCID,
-//     MergeIfAliasExists, DeleteRoot, RootIDs).
+//     RemovePath, Replace, Mint, AddAlias, GetByCID, DeleteRoot, RootIDs,
+//     Own, Announced).
 //   - fields.go: metadata writes (SetFields, SetExtracted) and whole-file
 //     ingestion (Ingest, IngestBatch). flatten.go, document.go: reads.
 //   - paths.go: the path and inode indexes. events.go: meta:events, Feed.
@@ -164,6 +187,42 @@
 //     write names; no lifecycle script writes it.
 //   - check.go: Check, every schema invariant (fsck; uses SCAN).
 //   - rootid.go: root IDs. errors.go: sentinel errors.
+//   - version.go: Layout, meta:layout and LayoutVersion; what Open does
+//     with an empty, an older or a newer store. upgrade.go: the in-place
+//     upgrade of an older layout (batched passes, resumed from
+//     meta:upgrade).
+//   - cache.go: the document cache of DocumentByCID (Options.DocCache)
+//     and what drops its entries.
+//   - canonical.go: CanonicalCIDs, in one round trip the canonical CID
+//     of each of some roots and of the local file each of some CIDs names.
+//
+// # Layouts and upgrades
+//
+// meta:layout records the layout a store is written in (version.go).
+// Open stamps an empty database with Layout, refuses a store of a newer
+// layout (ErrLayoutNewer, naming both versions; nothing is written) and
+// upgrades an older one in place before it returns (upgrade.go): passes
+// over the keys in batches, each batch one script that converts its keys
+// and records the pass's cursor in meta:upgrade, so an upgrade killed at
+// any point resumes at the next Open and converting a key twice changes
+// nothing. meta:layout is written last. Layout 1 (no meta:layout) is the
+// layout before versions were recorded; its upgrade moves fields:<root>
+// from a SET to the HASH above with own:<root> folded in, and the tok:
+// sorted sets to tk: postings rebuilt from toks:<root>. A layout-1 store
+// written before learned: existed has none: what peers supplied until
+// then stays vouched for, since nothing in the store tells those members
+// from ones the household supplied.
+//
+// # The document cache
+//
+// With Options.DocCache, DocumentByCID keeps up to that many documents in
+// memory (cache.go). Every write script of the node ends by invalidating
+// all of them (read-your-writes: a read that starts after a write
+// returned never sees what it replaced); outside writers' file:* and
+// cid:* keys drop the entries they concern through keyspace
+// notifications as they arrive; while the subscription is down nothing
+// is served from memory. A read's result is kept only if nothing was
+// written while it ran.
 //
 // # Concurrency
 //

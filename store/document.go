@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/redis/go-redis/v9"
@@ -40,7 +41,37 @@ type Document struct {
 	// carried them (learned:<root>), each with the peers that vouch for it,
 	// sorted. The node does not vouch for them: Vouched leaves them out.
 	Learned map[string][]string
+
+	// memo is shared by the copies of one cached document (nil when the
+	// document was read from Redis and not kept).
+	memo *Memo
 }
+
+// Memo holds what a reader derived from a cached document (its encoded
+// answer, say), for the next reader of the same cached document: the
+// document is dropped from the cache, memo and all, whenever anything it
+// was read from changes, so what the memo holds is never stale.
+type Memo struct{ v atomic.Value }
+
+// Load returns what Store put, nil before.
+func (m *Memo) Load() any {
+	if m == nil {
+		return nil
+	}
+	return m.v.Load()
+}
+
+// Store keeps v; every value stored must have the same concrete type.
+func (m *Memo) Store(v any) {
+	if m != nil {
+		m.v.Store(v)
+	}
+}
+
+// Memo is the document's memo: shared by every read of the same cached
+// document, nil (Load answers nil, Store does nothing) for a document
+// not from the cache.
+func (d Document) Memo() *Memo { return d.memo }
 
 // Local reports whether the root is a local (ingested) file: it has a
 // primary path. A root that is not local exists only because peers sent
@@ -51,24 +82,31 @@ func (d Document) Local() bool { return d.FilePath() != "" }
 // by protocol.Canonical, of the vouched members for a local root (so no
 // peer's record can rename a household's own file), of the whole key-set
 // for a root known only from peers.
-func (d Document) CanonicalCID() string {
-	if d.Local() {
-		return protocol.Canonical(d.Vouched())
+func (d Document) CanonicalCID() string { return elect(d.Local(), d.CIDs, d.Learned) }
+
+// elect is the canonical CID of a key-set: of the members not learned
+// from peers for a local root, of every member for one known only from
+// peers.
+func elect(local bool, cids []string, learned map[string][]string) string {
+	if local {
+		return protocol.Canonical(vouched(cids, learned))
 	}
-	return protocol.Canonical(d.CIDs)
+	return protocol.Canonical(cids)
 }
 
 // Vouched is the key-set members the node vouches for, sorted: those it
 // computed from its own bytes or had supplied locally (an outside writer
 // on its Redis, AddAlias), not those it holds only because peers' records
 // carried them. They are what the node signs (records, search hits).
-func (d Document) Vouched() []string {
-	if len(d.Learned) == 0 {
-		return d.CIDs
+func (d Document) Vouched() []string { return vouched(d.CIDs, d.Learned) }
+
+func vouched(cids []string, learned map[string][]string) []string {
+	if len(learned) == 0 {
+		return cids
 	}
-	out := make([]string, 0, len(d.CIDs))
-	for _, c := range d.CIDs {
-		if _, ok := d.Learned[c]; !ok {
+	out := make([]string, 0, len(cids))
+	for _, c := range cids {
+		if _, ok := learned[c]; !ok {
 			out = append(out, c)
 		}
 	}
@@ -168,29 +206,38 @@ func (d Document) presented() map[string]string {
 
 // Document reads a root's document with one server round trip.
 func (s *Store) Document(ctx context.Context, root RootID) (Document, error) {
-	v, err := luaDocument.Run(ctx, s.rdb, nil, string(root), MaxDuplicates).Slice()
+	d, err := luaDocument.run(ctx, s, documentArgs{root: root, maxDuplicates: MaxDuplicates})
 	if errors.Is(err, redis.Nil) {
 		return Document{}, fmt.Errorf("store: root %s: %w", root, ErrNotFound)
 	}
 	if err != nil {
-		return Document{}, fmt.Errorf("store: read document: %w", err)
+		return Document{}, err
 	}
-	return readDocument(root, v), nil
+	d.Root = root
+	return d, nil
 }
 
 // DocumentByCID resolves cid (canonical form) and reads its document in
 // one script, so a concurrent delete or alias hand-over is never seen
 // half-way.
+// With Options.DocCache it is served from memory while nothing changed
+// (cache.go).
 func (s *Store) DocumentByCID(ctx context.Context, cid string) (Document, error) {
-	v, err := luaDocumentByCID.Run(ctx, s.rdb, nil, cid, MaxDuplicates).Slice()
+	if d, ok := s.cache.get(cid); ok {
+		return d, nil
+	}
+	t := s.cache.ticket()
+	d, err := luaDocumentByCID.run(ctx, s, documentByCIDArgs{cid: cid, maxDuplicates: MaxDuplicates})
+	if err == nil {
+		d.memo = s.cache.put(t, cid, d)
+	}
 	if errors.Is(err, redis.Nil) {
 		return Document{}, fmt.Errorf("store: cid %s: %w", cid, ErrNotFound)
 	}
 	if err != nil {
-		return Document{}, fmt.Errorf("store: read document: %w", err)
+		return Document{}, err
 	}
-	root, _ := v[0].(string)
-	return readDocument(RootID(root), v[1:]), nil
+	return d, nil
 }
 
 // readDocument decodes docfor's answer.
@@ -235,19 +282,3 @@ func readDocument(root RootID, v []any) Document {
 	sort.Strings(d.Peers)
 	return d
 }
-
-// The document scripts.
-var (
-	// ARGV: root, maxDuplicates.
-	luaDocument = readScript(`return docfor(ARGV[1], ARGV[2])`)
-
-	// ARGV: cid, maxDuplicates. The root is prepended; nil when no root
-	// holds cid.
-	luaDocumentByCID = readScript(`
-local r = redis.call('GET', 'cid:' .. ARGV[1])
-if not r then return nil end
-local d = docfor(r, ARGV[2])
-if not d then return nil end
-table.insert(d, 1, r)
-return d`)
-)

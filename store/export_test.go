@@ -1,14 +1,71 @@
 package store
 
-// Export for tests in store_test: the raw keyspace, read with SCAN.
+// Export for tests in store_test: the raw keyspace, read with SCAN, and
+// operations that only tests call.
 
 import (
 	"context"
 	"fmt"
 	"sort"
+	"time"
 
+	"github.com/oklog/ulid/v2"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/metamesh/node/protocol"
 )
+
+// Rename moves a local path, keeping its root, and emits "rename" with
+// oldPath. Renaming onto a known path returns ErrPathExists. The node
+// renames with Replace; tests only.
+func (s *Store) Rename(ctx context.Context, oldPath, newPath string) (Outcome, error) {
+	return s.rename(ctx, oldPath, newPath, false)
+}
+
+// SetNested flattens v (see Flatten) under prefix and writes it; tests
+// only.
+func (s *Store) SetNested(ctx context.Context, root RootID, prefix string, v any) (int, error) {
+	return s.SetFields(ctx, root, Flatten(prefix, v))
+}
+
+// Time returns the mint time encoded in the root ID; tests only.
+func (r RootID) Time() time.Time {
+	u, err := ulid.ParseStrict(string(r))
+	if err != nil {
+		return time.Time{}
+	}
+	return time.UnixMilli(int64(u.Time()))
+}
+
+// MergeIfAliasExists: when cid (a strong digest, rank >= 30) already
+// belongs to another root, newRoot is folded into it (its paths become
+// that root's paths, its aliases and key-set move over) and that root is
+// returned with merged = true. Otherwise cid becomes newRoot's alias, as
+// a supplied member. Tests only.
+func (s *Store) MergeIfAliasExists(ctx context.Context, newRoot RootID, cid string) (RootID, bool, error) {
+	if err := checkCID(cid, protocol.StrongRank); err != nil {
+		return "", false, err
+	}
+	o, err := luaMergeIf.run(ctx, s, mergeIfArgs{root: newRoot, cid: cid})
+	switch {
+	case err != nil:
+		return "", false, err
+	case o.Kind == KindGone:
+		return "", false, fmt.Errorf("store: root %s: %w", newRoot, ErrNotFound)
+	}
+	return o.Root, o.Kind == KindMerged, nil
+}
+
+// luaMergeIf is MergeIfAliasExists's script.
+var luaMergeIf = newScript[mergeIfArgs](luaWrite, "mergeif.lua", "", decodeOutcome)
+
+// mergeIfArgs: mergeif.lua.
+type mergeIfArgs struct {
+	root RootID
+	cid  string
+}
+
+func (a mergeIfArgs) argv() []any { return []any{string(a.root), a.cid} }
 
 // DebugKeys lists every key (SCAN); tests only.
 func (s *Store) DebugKeys(ctx context.Context) ([]string, error) {
@@ -55,9 +112,13 @@ func (s *Store) DebugSAdd(ctx context.Context, key, member string) error {
 	return s.rdb.SAdd(ctx, key, member).Err()
 }
 
-// DebugFlush empties the database (FLUSHDB); tests only.
+// DebugFlush empties the database (FLUSHDB) and stamps its layout, as
+// Open does on an empty database; tests only.
 func (s *Store) DebugFlush(ctx context.Context) error {
-	return s.rdb.FlushDB(ctx).Err()
+	if err := s.rdb.FlushDB(ctx).Err(); err != nil {
+		return err
+	}
+	return s.ensureLayout(ctx)
 }
 
 // DebugDump returns every key with its type and value in a comparable

@@ -6,8 +6,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/metamesh/node/protocol"
 )
 
@@ -43,23 +41,14 @@ func (s *Store) SetFields(ctx context.Context, root RootID, fields map[string]st
 		names = append(names, f)
 	}
 	sort.Strings(names)
-	args := []any{string(root)}
-	for _, f := range names {
-		args = append(args, f, fields[f])
-	}
-	n, err := luaSetFields.Run(ctx, s.rdb, nil, append(args, s.evArgs()...)...).Int()
+	n, err := luaSetFields.run(ctx, s, setFieldsArgs{root: root, names: names, fields: fields})
 	if err != nil {
-		return 0, fmt.Errorf("store: set fields: %w", err)
+		return 0, err
 	}
 	if n < 0 {
 		return 0, fmt.Errorf("store: root %s: %w", root, ErrNotFound)
 	}
 	return n, nil
-}
-
-// SetNested flattens v (see Flatten) under prefix and writes it.
-func (s *Store) SetNested(ctx context.Context, root RootID, prefix string, v any) (int, error) {
-	return s.SetFields(ctx, root, Flatten(prefix, v))
 }
 
 // Meta is the metadata extracted from a local file, written when the file
@@ -76,35 +65,16 @@ type Meta struct {
 	Fields map[string]string
 }
 
-// args are the extracted-metadata script arguments.
-func (m Meta) args() ([]any, error) {
-	names := make([]string, 0, len(m.Fields))
-	for f := range m.Fields {
-		if err := ValidField(f); err != nil {
-			return nil, err
-		}
-		names = append(names, f)
-	}
-	sort.Strings(names)
-	args := []any{m.Version, len(m.Owned)}
-	for _, o := range m.Owned {
-		args = append(args, o)
-	}
-	for _, f := range names {
-		args = append(args, f, m.Fields[f])
-	}
-	return args, nil
-}
-
 // SetExtracted writes metadata extracted from path when path is its
 // root's primary and its last extraction is older than m.Version. Returns
 // how many fields changed; KindGone when path is not a primary.
 func (s *Store) SetExtracted(ctx context.Context, path string, m Meta) (Outcome, int, error) {
-	args, err := m.args()
+	meta, err := m.check()
 	if err != nil {
 		return Outcome{}, 0, err
 	}
-	return s.runCounted(ctx, luaExtracted, append([]any{path}, args...)...)
+	c, err := luaExtracted.run(ctx, s, extractedArgs{path: path, meta: meta})
+	return c.Outcome, c.written, err
 }
 
 // Ingest applies a whole file at once: it arrives (when new), is
@@ -118,24 +88,17 @@ func (s *Store) Ingest(ctx context.Context, f FileStat, h Hashes, m Meta) (Outco
 	if err := checkHashes(h); err != nil {
 		return Outcome{}, 0, err
 	}
-	args, err := m.args()
+	meta, err := m.check()
 	if err != nil {
 		return Outcome{}, 0, err
 	}
-	head := []any{string(NewRootID()), string(NewRootID()), string(NewRootID())}
-	head = append(append(head, statArgs(f)...), h.Midhash, h.SHA256, h.IPFS)
-	return s.runCounted(ctx, luaIngest, append(head, args...)...)
+	c, err := luaIngest.run(ctx, s, newIngestArgs(f, h, meta))
+	return c.Outcome, c.written, err
 }
 
-func (s *Store) runCounted(ctx context.Context, sc *redis.Script, args ...any) (Outcome, int, error) {
-	v, err := sc.Run(ctx, s.rdb, nil, append(args, s.evArgs()...)...).Slice()
-	if err != nil {
-		return Outcome{}, 0, fmt.Errorf("store: %w", err)
-	}
-	kind, _ := v[0].(string)
-	root, _ := v[1].(string)
-	n, _ := v[2].(int64)
-	return Outcome{Kind: Kind(kind), Root: RootID(root)}, int(n), nil
+// newIngestArgs mints the roots an ingestion may need.
+func newIngestArgs(f FileStat, h Hashes, meta extractedMeta) ingestArgs {
+	return ingestArgs{arriveRoot: NewRootID(), splitRoot: NewRootID(), leaveRoot: NewRootID(), file: f, hashes: h, meta: meta}
 }
 
 // IngestItem is one file of IngestBatch.
@@ -158,33 +121,28 @@ type IngestResult struct {
 // results.
 func (s *Store) IngestBatch(ctx context.Context, items []IngestItem) ([]IngestResult, error) {
 	out := make([]IngestResult, len(items))
-	var args []any
+	var args ingestManyArgs
 	var sent []int
 	for i, it := range items {
 		if out[i].Err = checkHashes(it.Hashes); out[i].Err != nil {
 			continue
 		}
-		meta, err := it.Meta.args()
+		meta, err := it.Meta.check()
 		if out[i].Err = err; err != nil {
 			continue
 		}
-		one := []any{string(NewRootID()), string(NewRootID()), string(NewRootID())}
-		one = append(append(append(one, statArgs(it.File)...), it.Hashes.Midhash, it.Hashes.SHA256, it.Hashes.IPFS), meta...)
-		args = append(append(args, len(one)), one...)
+		args = append(args, newIngestArgs(it.File, it.Hashes, meta))
 		sent = append(sent, i)
 	}
 	if len(sent) == 0 {
 		return out, nil
 	}
-	v, err := luaIngestMany.Run(ctx, s.rdb, nil, append(args, s.evArgs()...)...).Slice()
+	res, err := luaIngestMany.run(ctx, s, args)
 	if err != nil {
-		return nil, fmt.Errorf("store: %w", err)
+		return nil, err
 	}
 	for k, i := range sent {
-		kind, _ := v[3*k].(string)
-		root, _ := v[3*k+1].(string)
-		n, _ := v[3*k+2].(int64)
-		out[i].Outcome, out[i].Written = Outcome{Kind: Kind(kind), Root: RootID(root)}, int(n)
+		out[i].Outcome, out[i].Written = res[k].Outcome, res[k].written
 	}
 	return out, nil
 }

@@ -149,3 +149,49 @@ func sortedKeys[V any](m map[string]V) []string {
 	sort.Strings(out)
 	return out
 }
+
+// DebugFootprint sums MEMORY USAGE of every key by key family (the key
+// name up to its first ':'; file: keys by the kind of field); tests and
+// benchmarks only.
+func (s *Store) DebugFootprint(ctx context.Context) (map[string]int64, int, error) {
+	keys, err := s.DebugKeys(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	out := map[string]int64{}
+	for i := 0; i < len(keys); i += 1000 {
+		chunk := keys[i:min(i+1000, len(keys))]
+		pipe := s.rdb.Pipeline()
+		cmds := make([]*redis.IntCmd, len(chunk))
+		for j, k := range chunk {
+			cmds[j] = pipe.MemoryUsage(ctx, k, 0)
+		}
+		if _, err := pipe.Exec(ctx); err != nil {
+			return nil, 0, err
+		}
+		for j, k := range chunk {
+			out[keyFamily(k)] += cmds[j].Val()
+		}
+	}
+	return out, len(keys), nil
+}
+
+func keyFamily(k string) string {
+	fam, rest, ok := strings.Cut(k, ":")
+	if !ok || fam != "file" {
+		return fam + ":"
+	}
+	if rest == "__index__" {
+		return "file:__index__"
+	}
+	_, field, _ := strings.Cut(rest, "/")
+	switch {
+	case strings.HasPrefix(field, "cids/"):
+		return "file:<root>/cids/<cid>"
+	case field == "duplicates":
+		return "file:<root>/duplicates"
+	case strings.HasPrefix(field, "origin/"):
+		return "file:<root>/origin/…"
+	}
+	return "file:<root>/<field>"
+}

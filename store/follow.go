@@ -126,28 +126,22 @@ func (s *Store) watchFileKeys(ctx context.Context, subscribed func() error, fn f
 // track runs luaTrack over keys, leaving out key-set members that are not
 // canonical CIDs.
 func (s *Store) track(ctx context.Context, keys []string, deleteOrphans bool) (RepairReport, error) {
-	var rep RepairReport
-	args := []any{"0"}
-	if deleteOrphans {
-		args[0] = "1"
-	}
+	args := trackArgs{deleteOrphans: deleteOrphans}
+	invalid := 0
 	for _, k := range keys {
 		_, f, _ := strings.Cut(k, "/")
 		if c, ok := strings.CutPrefix(f, "cids/"); ok && !protocol.IsCanonicalForm(c) {
-			rep.Invalid++
+			invalid++
 			continue
 		}
-		args = append(args, k)
+		args.keys = append(args.keys, k)
 	}
-	if len(args) == 1 {
-		return rep, nil
+	if len(args.keys) == 0 {
+		return RepairReport{Invalid: invalid}, nil
 	}
-	v, err := luaTrack.Run(ctx, s.rdb, nil, append(args, s.evArgs()...)...).Int64Slice()
-	if err != nil {
-		return rep, fmt.Errorf("store: track fields: %w", err)
-	}
-	rep.Listed, rep.Unlisted, rep.Deleted = int(v[0]), int(v[1]), int(v[2])
-	return rep, nil
+	rep, err := luaTrack.run(ctx, s, args)
+	rep.Invalid = invalid
+	return rep, err
 }
 
 // Repair rebuilds the derived indexes from the keys themselves: every
@@ -193,7 +187,7 @@ func (s *Store) Repair(ctx context.Context, deleteOrphans bool) (RepairReport, e
 	it = s.rdb.Scan(ctx, 0, "fields:*", 1000).Iterator()
 	for it.Next(ctx) {
 		r := strings.TrimPrefix(it.Val(), "fields:")
-		fields, err := s.rdb.SMembers(ctx, it.Val()).Result()
+		fields, err := s.fieldNames(ctx, RootID(r))
 		if err != nil {
 			return total, fmt.Errorf("store: %w", err)
 		}
@@ -213,7 +207,7 @@ func (s *Store) Repair(ctx context.Context, deleteOrphans bool) (RepairReport, e
 		return total, err
 	}
 	if deleteOrphans {
-		for _, pattern := range []string{"fields:*", "own:*", "supplied:*", "learned:*"} {
+		for _, pattern := range []string{"fields:*", "supplied:*", "learned:*"} {
 			it = s.rdb.Scan(ctx, 0, pattern, 1000).Iterator()
 			for it.Next(ctx) {
 				_, r, _ := strings.Cut(it.Val(), ":")

@@ -105,7 +105,7 @@ func TestCheck_TwoComputedSHA256(t *testing.T) {
 	if err := s.DebugSet(ctx, "file:"+string(r)+"/cids/"+other, "true"); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.DebugSAdd(ctx, "fields:"+string(r), "cids/"+other); err != nil {
+	if err := s.DebugHSet(ctx, "fields:"+string(r), "/"+other, ""); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.DebugSet(ctx, "cid:"+other, string(r)); err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 
 	"github.com/redis/go-redis/v9"
 
@@ -64,36 +63,6 @@ type Outcome struct {
 	Path string
 }
 
-// run runs a lifecycle script; the event cap and timestamp are appended
-// to args.
-func (s *Store) run(ctx context.Context, sc *redis.Script, args ...any) (Outcome, error) {
-	v, err := sc.Run(ctx, s.rdb, nil, append(args, s.evArgs()...)...).StringSlice()
-	if err != nil {
-		return Outcome{}, fmt.Errorf("store: %w", err)
-	}
-	o := Outcome{Kind: Kind(v[0])}
-	if len(v) > 1 {
-		o.Root = RootID(v[1])
-	}
-	if len(v) > 2 {
-		o.Path = v[2]
-	}
-	return o, nil
-}
-
-// statArgs are a path's script arguments: path, size, mtime, dev, ino,
-// link.
-func statArgs(f FileStat) []any {
-	dev, ino, link := "", "", ""
-	if f.Dev != 0 || f.Ino != 0 {
-		dev, ino = strconv.FormatUint(f.Dev, 10), strconv.FormatUint(f.Ino, 10)
-	}
-	if f.Link {
-		link = "1"
-	}
-	return []any{f.Path, strconv.FormatInt(f.Size, 10), strconv.FormatInt(f.MtimeNs, 10), dev, ino, link}
-}
-
 // Arrive records a newly seen local path with its midhash. If a root
 // already holds the midhash the path joins its duplicates (pending
 // confirmation by sha2-256), else a root is minted with the midhash as its
@@ -104,8 +73,7 @@ func (s *Store) Arrive(ctx context.Context, f FileStat, midhash string) (Outcome
 	if err := checkCID(midhash, 0); err != nil {
 		return Outcome{}, err
 	}
-	args := append([]any{string(NewRootID())}, statArgs(f)...)
-	return s.run(ctx, luaArrive, append(args, midhash)...)
+	return luaArrive.run(ctx, s, arriveArgs{newRoot: NewRootID(), file: f, midhash: midhash})
 }
 
 // Confirm applies a full hash pass of a path already recorded by Arrive.
@@ -117,8 +85,7 @@ func (s *Store) Confirm(ctx context.Context, f FileStat, h Hashes) (Outcome, err
 	if err := checkHashes(h); err != nil {
 		return Outcome{}, err
 	}
-	args := append(statArgs(f), h.Midhash, h.SHA256, h.IPFS, string(NewRootID()), string(NewRootID()))
-	return s.run(ctx, luaConfirm, args...)
+	return luaConfirm.run(ctx, s, confirmArgs{file: f, hashes: h, splitRoot: NewRootID(), leaveRoot: NewRootID()})
 }
 
 // Change applies a changed local file (size or mtime differ) after a full
@@ -130,21 +97,14 @@ func (s *Store) Change(ctx context.Context, f FileStat, h Hashes) (Outcome, erro
 	if err := checkHashes(h); err != nil {
 		return Outcome{}, err
 	}
-	args := append(statArgs(f), h.Midhash, h.SHA256, h.IPFS, string(NewRootID()), string(NewRootID()), string(NewRootID()))
-	return s.run(ctx, luaChange, args...)
+	return luaChange.run(ctx, s, changeArgs{file: f, hashes: h, arriveRoot: NewRootID(), splitRoot: NewRootID(), leaveRoot: NewRootID()})
 }
 
 // RemovePath handles a deleted local path: a duplicate is removed, a
 // primary is replaced by a duplicate (KindPromoted), or the root is
 // deleted with every alias (KindDeleted). Emits "delete".
 func (s *Store) RemovePath(ctx context.Context, path string) (Outcome, error) {
-	return s.run(ctx, luaRemove, path, "delete")
-}
-
-// Rename moves a local path, keeping its root, and emits "rename" with
-// oldPath. Renaming onto a known path returns ErrPathExists.
-func (s *Store) Rename(ctx context.Context, oldPath, newPath string) (Outcome, error) {
-	return s.rename(ctx, oldPath, newPath, "")
+	return luaRemove.run(ctx, s, removeArgs{path: path, event: EventDelete})
 }
 
 // Replace is Rename onto a path that may be known (an atomic replace,
@@ -152,11 +112,14 @@ func (s *Store) Rename(ctx context.Context, oldPath, newPath string) (Outcome, e
 // duplicate is promoted or the root is deleted) and oldPath's root takes
 // its place, all in one step with one "rename" event.
 func (s *Store) Replace(ctx context.Context, oldPath, newPath string) (Outcome, error) {
-	return s.rename(ctx, oldPath, newPath, "1")
+	return s.rename(ctx, oldPath, newPath, true)
 }
 
-func (s *Store) rename(ctx context.Context, oldPath, newPath, replace string) (Outcome, error) {
-	o, err := s.run(ctx, luaRename, oldPath, newPath, replace)
+// rename moves a local path, keeping its root, and emits "rename" with
+// oldPath. Without replace, renaming onto a known path returns
+// ErrPathExists.
+func (s *Store) rename(ctx context.Context, oldPath, newPath string, replace bool) (Outcome, error) {
+	o, err := luaRename.run(ctx, s, renameArgs{oldPath: oldPath, newPath: newPath, replace: replace})
 	if err == nil && o.Kind == KindExists {
 		return o, fmt.Errorf("store: rename %q to %q: %w", oldPath, newPath, ErrPathExists)
 	}
@@ -166,7 +129,7 @@ func (s *Store) rename(ctx context.Context, oldPath, newPath, replace string) (O
 // Mint creates a root for a local path with no aliases yet and returns
 // it. A path that is already known returns its root and ErrPathExists.
 func (s *Store) Mint(ctx context.Context, f FileStat) (RootID, error) {
-	o, err := s.run(ctx, luaMint, string(NewRootID()), f.Path, strconv.FormatInt(f.Size, 10), strconv.FormatInt(f.MtimeNs, 10))
+	o, err := luaMint.run(ctx, s, mintArgs{root: NewRootID(), file: f})
 	if err != nil {
 		return "", err
 	}
@@ -176,20 +139,6 @@ func (s *Store) Mint(ctx context.Context, f FileStat) (RootID, error) {
 	return o.Root, nil
 }
 
-// AddDuplicate records another local path with the same content as root.
-func (s *Store) AddDuplicate(ctx context.Context, root RootID, f FileStat, midhash string) error {
-	o, err := s.run(ctx, luaAddDuplicate, string(root), f.Path, strconv.FormatInt(f.Size, 10), strconv.FormatInt(f.MtimeNs, 10), midhash)
-	switch {
-	case err != nil:
-		return err
-	case o.Kind == KindGone:
-		return fmt.Errorf("store: root %s: %w", root, ErrNotFound)
-	case o.Kind == KindExists:
-		return fmt.Errorf("store: duplicate %q: %w", f.Path, ErrPathExists)
-	}
-	return nil
-}
-
 // AddAlias makes cid resolve to root. It never repoints an alias another
 // root holds: then the key-set member is still recorded and the error
 // wraps ErrAliasConflict. Adding an alias twice writes nothing.
@@ -197,7 +146,7 @@ func (s *Store) AddAlias(ctx context.Context, root RootID, cid string) error {
 	if err := checkCID(cid, 0); err != nil {
 		return err
 	}
-	o, err := s.run(ctx, luaAddAlias, string(root), cid)
+	o, err := luaAddAlias.run(ctx, s, addAliasArgs{root: root, cid: cid})
 	switch {
 	case err != nil:
 		return err
@@ -249,29 +198,11 @@ func (s *Store) GetByCID(ctx context.Context, cid string) (RootID, error) {
 	return RootID(v), nil
 }
 
-// MergeIfAliasExists: when cid (a strong digest, rank >= 30) already
-// belongs to another root, newRoot is folded into it (its paths become
-// that root's paths, its aliases and key-set move over) and that root is
-// returned with merged = true. Otherwise cid becomes newRoot's alias.
-func (s *Store) MergeIfAliasExists(ctx context.Context, newRoot RootID, cid string) (RootID, bool, error) {
-	if err := checkCID(cid, protocol.StrongRank); err != nil {
-		return "", false, err
-	}
-	o, err := s.run(ctx, luaMergeIf, string(newRoot), cid)
-	switch {
-	case err != nil:
-		return "", false, err
-	case o.Kind == KindGone:
-		return "", false, fmt.Errorf("store: root %s: %w", newRoot, ErrNotFound)
-	}
-	return o.Root, o.Kind == KindMerged, nil
-}
-
 // DeleteRoot removes a root: every cid:* alias it holds (an alias another
 // root also has in its key-set passes to that root), every file:<root>/*
 // key, its path-index entries and its index membership.
 func (s *Store) DeleteRoot(ctx context.Context, root RootID) error {
-	o, err := s.run(ctx, luaDeleteRoot, string(root))
+	o, err := luaDeleteRoot.run(ctx, s, deleteRootArgs{root: root})
 	if err == nil && o.Kind == KindGone {
 		return fmt.Errorf("store: root %s: %w", root, ErrNotFound)
 	}
@@ -300,29 +231,29 @@ func checkHashes(h Hashes) error {
 }
 
 // Own returns the digests the node computed from root's own bytes
-// (own:<root>): the midhash, and once the bytes are confirmed the
-// sha2-256 and IPFS CIDs; empty for a root known only from peers.
+// (fields:<root>'s =mid, =sha, =ipfs): the midhash, and once the bytes
+// are confirmed the sha2-256 and IPFS CIDs; empty for a root known only
+// from peers.
 func (s *Store) Own(ctx context.Context, root RootID) (Hashes, error) {
-	v, err := s.rdb.HMGet(ctx, ownKey(root), "mid", "sha", "ipfs").Result()
+	own, err := s.ownDigests(ctx, root)
 	if err != nil {
 		return Hashes{}, fmt.Errorf("store: %w", err)
 	}
-	str := func(x any) string { c, _ := x.(string); return c }
-	return Hashes{Midhash: str(v[0]), SHA256: str(v[1]), IPFS: str(v[2])}, nil
+	return Hashes{Midhash: own["mid"], SHA256: own["sha"], IPFS: own["ipfs"]}, nil
 }
 
 // Announced returns the CID the node announces for root: the best-ranked
-// of the digests of its own confirmed bytes (own:<root>), never a member
+// of the digests of its own confirmed bytes (Own), never a member
 // supplied by peers or other writers. "" when the root's bytes are not
 // confirmed yet (midhash only), or the root is known only from peers.
 func (s *Store) Announced(ctx context.Context, root RootID) (string, error) {
-	v, err := s.rdb.HMGet(ctx, ownKey(root), "sha", "ipfs").Result()
+	digests, err := s.ownDigests(ctx, root)
 	if err != nil {
 		return "", fmt.Errorf("store: %w", err)
 	}
 	var own []string
-	for _, x := range v {
-		if c, ok := x.(string); ok && c != "" {
+	for _, k := range []string{"sha", "ipfs"} {
+		if c := digests[k]; c != "" {
 			own = append(own, c)
 		}
 	}

@@ -31,17 +31,17 @@ type PathState struct {
 
 // Path looks up a local path in the path index (O(1), one round trip).
 func (s *Store) Path(ctx context.Context, path string) (PathState, error) {
-	v, err := luaPath.Run(ctx, s.rdb, nil, path).StringSlice()
+	st, err := luaPath.run(ctx, s, pathArgs{path: path})
 	if errors.Is(err, redis.Nil) {
 		return PathState{}, fmt.Errorf("store: path %q: %w", path, ErrNotFound)
 	}
 	if err != nil {
-		return PathState{}, fmt.Errorf("store: %w", err)
+		return PathState{}, err
 	}
-	return pathState(v), nil
+	return st, nil
 }
 
-// pathState reads luaPath's answer.
+// pathState reads path.lua's answer.
 func pathState(v []string) PathState {
 	st := PathState{Root: RootID(v[0]), Midhash: v[3], Hashed: v[4] == "1", Primary: v[5] == "1", Link: v[8] == "1"}
 	st.Size, _ = strconv.ParseInt(v[1], 10, 64)
@@ -96,16 +96,6 @@ func (s *Store) PathsUnder(ctx context.Context, dir string) ([]string, error) {
 	return v, nil
 }
 
-// HasField reports whether root has the flat field f (one EXISTS).
-func (s *Store) HasField(ctx context.Context, root RootID, f string) (bool, error) {
-	n, err := s.rdb.Exists(ctx, fieldKey(root, f)).Result()
-	if err != nil {
-		return false, fmt.Errorf("store: %w", err)
-	}
-	return n == 1, nil
-}
-
-func ownKey(r RootID) string      { return "own:" + string(r) }
 func suppliedKey(r RootID) string { return "supplied:" + string(r) }
 func learnedKey(r RootID) string  { return "learned:" + string(r) }
 
@@ -128,7 +118,7 @@ func (s *Store) Paths(ctx context.Context, paths []string) (map[string]PathState
 		if v[0] == nil {
 			continue
 		}
-		// pathState reads luaPath's layout, which has "primary" at 5.
+		// pathState reads path.lua's layout, which has "primary" at 5.
 		str := make([]string, 10)
 		for j, x := range v {
 			if j >= 5 {

@@ -70,12 +70,3 @@ func ParseRootID(s string) (RootID, error) {
 	}
 	return RootID(s), nil
 }
-
-// Time returns the mint time encoded in the root ID.
-func (r RootID) Time() time.Time {
-	u, err := ulid.ParseStrict(string(r))
-	if err != nil {
-		return time.Time{}
-	}
-	return time.UnixMilli(int64(u.Time()))
-}

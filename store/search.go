@@ -20,7 +20,7 @@ import (
 // The search index. Every root's searchable text (titles, the file name,
 // year/season/episode) is cut into folded tokens (Tokens); the index keys
 //
-//	tok:<token>   ZSET  roots holding the token, scored 2 when the token is
+//	tk:<token>    HASH  roots holding the token (lua/common.lua), 2 when the token is
 //	                    in a title field, 1 when only elsewhere
 //	toks:<root>   HASH  token → score: what the root is indexed under, so
 //	                    re-indexing removes vanished tokens and a deleted
@@ -234,49 +234,19 @@ func searchTokens(d Document) map[string]int {
 // later document.
 func (s *Store) IndexRoot(ctx context.Context, root RootID) error {
 	d, err := s.Document(ctx, root)
-	args := []any{string(root)}
+	args := indexRootArgs{root: root}
 	switch {
 	case errors.Is(err, ErrNotFound):
-		args = append(args, "0")
 	case err != nil:
 		return err
 	default:
-		args = append(args, "1")
-		for t, w := range searchTokens(d) {
-			args = append(args, t, w)
-		}
+		args.present, args.tokens = true, searchTokens(d)
 	}
-	if err := luaIndexRoot.Run(ctx, s.rdb, nil, args...).Err(); err != nil && !errors.Is(err, redis.Nil) {
-		return fmt.Errorf("store: index root: %w", err)
+	if _, err := luaIndexRoot.run(ctx, s, args); err != nil && !errors.Is(err, redis.Nil) {
+		return err
 	}
 	return nil
 }
-
-// luaIndexRoot: ARGV root, present ('1' when the document was read), then
-// token, weight pairs. A root no longer in file:__index__ loses every
-// token whatever was read.
-var luaIndexRoot = redis.NewScript(`
-local r = ARGV[1]
-local tk = 'toks:' .. r
-local want = {}
-if ARGV[2] == '1' and redis.call('SISMEMBER', 'file:__index__', r) == 1 then
-  for i = 3, #ARGV, 2 do want[ARGV[i]] = ARGV[i + 1] end
-end
-local cur = redis.call('HGETALL', tk)
-for i = 1, #cur, 2 do
-  local t = cur[i]
-  if not want[t] then
-    redis.call('ZREM', 'tok:' .. t, r)
-    redis.call('HDEL', tk, t)
-  elseif want[t] == cur[i + 1] then
-    want[t] = nil
-  end
-end
-for t, w in pairs(want) do
-  redis.call('ZADD', 'tok:' .. t, w, r)
-  redis.call('HSET', tk, t, w)
-end
-return 0`)
 
 // Search finds roots by text: every root holding at least one of the
 // query's tokens, those holding all of them first (title matches before
@@ -306,32 +276,9 @@ func (s *Store) Search(ctx context.Context, q string, limit int, cursor string) 
 			return SearchPage{}, err
 		}
 	}
-	args := []any{offset, limit}
-	for _, t := range toks {
-		args = append(args, t)
-	}
-	v, err := luaSearch.Run(ctx, s.rdb, nil, args...).Slice()
+	page, err := luaSearch.run(ctx, s, searchArgs{offset: offset, limit: limit, tokens: toks})
 	if err != nil {
-		return SearchPage{}, fmt.Errorf("store: search: %w", err)
-	}
-	total, _ := v[0].(int64)
-	page := SearchPage{Total: int(total)}
-	for _, x := range v[1:] {
-		e, _ := x.([]any)
-		if len(e) < 4 {
-			continue
-		}
-		r, _ := e[0].(string)
-		n, _ := e[1].(int64)
-		sc, _ := e[2].(int64)
-		doc, _ := e[3].([]any)
-		if doc == nil {
-			continue
-		}
-		d := readDocument(RootID(r), doc)
-		h := hitOf(d)
-		h.Matched, h.Score = int(n), int(sc)
-		page.Hits = append(page.Hits, h)
+		return SearchPage{}, err
 	}
 	if next := offset + limit; next < page.Total {
 		page.Next = writeCursor(next, toks)
@@ -436,42 +383,6 @@ func hitOf(d Document) SearchHit {
 	h.Size, _ = strconv.ParseInt(f["sizeByte"], 10, 64)
 	return h
 }
-
-// luaSearch: ARGV offset, limit, tokens. Returns the number of matches,
-// then for each root of the page {root, matched tokens, score, document}.
-// Roots are ordered by matched tokens, then score (descending), then root
-// ID; a root no longer in file:__index__ is left out.
-var luaSearch = readScript(`
-local off, lim = tonumber(ARGV[1]), tonumber(ARGV[2])
-local n, w, roots = {}, {}, {}
-for i = 3, #ARGV do
-  local z = redis.call('ZRANGE', 'tok:' .. ARGV[i], 0, -1, 'WITHSCORES')
-  for k = 1, #z, 2 do
-    local r = z[k]
-    if not n[r] then
-      n[r] = 0; w[r] = 0
-      roots[#roots + 1] = r
-    end
-    n[r] = n[r] + 1
-    w[r] = w[r] + tonumber(z[k + 1])
-  end
-end
-local live = {}
-for _, r in ipairs(roots) do
-  if redis.call('SISMEMBER', IDX, r) == 1 then live[#live + 1] = r end
-end
-table.sort(live, function(a, b)
-  if n[a] ~= n[b] then return n[a] > n[b] end
-  if w[a] ~= w[b] then return w[a] > w[b] end
-  return a < b
-end)
-local out = {#live}
-for k = off + 1, math.min(off + lim, #live) do
-  local r = live[k]
-  local d = docfor(r, 0)
-  out[#out + 1] = {r, n[r], w[r], d or false}
-end
-return out`)
 
 // PruneSearchIndex drops the index entries of roots that no longer exist
 // (deleted while no indexer ran). It SCANs toks:*: for the indexer's

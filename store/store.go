@@ -23,11 +23,17 @@ type Options struct {
 	DataDir string
 	// Logger; default slog.Default().
 	Logger *slog.Logger
-	// EventsMaxLen caps the meta:events stream (XADD MAXLEN ~). Default 100000.
+	// EventsMaxLen caps the meta:events stream (XADD MAXLEN ~). Default
+	// 10000: the feed is for followers to catch up, not a history (a
+	// follower the cap left behind sweeps the store instead); each entry
+	// costs some 400 bytes of Redis.
 	EventsMaxLen int64
 	// PeerRootsMax caps the roots known only from peers (MergeRecord
 	// evicts the least recently touched beyond it). Default 100000.
 	PeerRootsMax int64
+	// DocCache is how many documents DocumentByCID keeps in memory
+	// (cache.go); 0 keeps none.
+	DocCache int
 }
 
 // Store is the node's only Redis user. It is safe for concurrent use.
@@ -38,6 +44,10 @@ type Store struct {
 	evMax  int64
 	// peerMax is Options.PeerRootsMax.
 	peerMax int64
+	// cache is nil without Options.DocCache; stopCache ends its watch.
+	cache     *docCache
+	stopCache context.CancelFunc
+	cacheDone chan struct{}
 }
 
 // Open connects to Redis, starting a managed redis-server first when
@@ -55,7 +65,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		opts.Logger = slog.Default()
 	}
 	if opts.EventsMaxLen <= 0 {
-		opts.EventsMaxLen = 100_000
+		opts.EventsMaxLen = 10_000
 	}
 	if opts.PeerRootsMax <= 0 {
 		opts.PeerRootsMax = 100_000
@@ -95,6 +105,19 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	if err := s.rdb.Ping(ctx).Err(); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("store: connect to %s: %w", ro.Addr, err)
+	}
+	if err := s.ensureLayout(ctx); err != nil {
+		s.Close()
+		return nil, err
+	}
+	if opts.DocCache > 0 {
+		s.cache = newDocCache(opts.DocCache)
+		cctx, cancel := context.WithCancel(context.Background())
+		s.stopCache, s.cacheDone = cancel, make(chan struct{})
+		go func() {
+			defer close(s.cacheDone)
+			s.cache.watch(cctx, s.rdb)
+		}()
 	}
 	return s, nil
 }
@@ -138,6 +161,10 @@ func withNotifyClasses(flags string) string {
 // Close closes the connection pool and stops a managed redis-server.
 func (s *Store) Close() error {
 	var errs []error
+	if s.stopCache != nil {
+		s.stopCache()
+		<-s.cacheDone
+	}
 	if s.rdb != nil {
 		errs = append(errs, s.rdb.Close())
 	}

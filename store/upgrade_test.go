@@ -3,10 +3,13 @@ package store_test
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/metamesh/node/store"
@@ -76,7 +79,9 @@ func readAll(tb testing.TB, s *store.Store) fixtureReads {
 		out.Paths[p] = st
 		if st.Dev != 0 || st.Ino != 0 {
 			k := fmt.Sprintf("%d:%d", st.Dev, st.Ino)
-			out.Inodes[k] = must[[]string](tb)(s.PathsOfInode(ctx, st.Dev, st.Ino))
+			links := must[[]string](tb)(s.PathsOfInode(ctx, st.Dev, st.Ino))
+			sort.Strings(links)
+			out.Inodes[k] = links
 		}
 	}
 	all := must[[]store.Event](tb)(s.Events(ctx, "", 1_000_000))
@@ -205,4 +210,176 @@ func TestWriteFixtureV1(t *testing.T) {
 		t.Fatal("the replayed command log reads differently")
 	}
 	mustCheck(t, s2)
+}
+
+// openFixtureV1 starts a Redis holding the layout-1 fixture, not opened.
+func openFixtureV1(tb testing.TB) *store.Server {
+	tb.Helper()
+	srv := storetest.Server(tb)
+	f, err := os.Open(filepath.Join("testdata", "v1", "store.cmds"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer f.Close()
+	if err := store.DebugReplayCommandLog(ctx, srv.URL(), f); err != nil {
+		tb.Fatal(err)
+	}
+	return srv
+}
+
+func wantReadsV1(tb testing.TB) string {
+	tb.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", "v1", "reads.json"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return string(bytes.TrimSpace(b))
+}
+
+// checkReadsV1 opens the store at srv and compares every read with the
+// fixture's, and runs Check.
+func checkReadsV1(tb testing.TB, srv *store.Server) {
+	tb.Helper()
+	s := must[*store.Store](tb)(store.Open(ctx, store.Options{URL: srv.URL(), Logger: storetest.Logger(tb)}))
+	defer s.Close()
+	if v := must[int](tb)(s.LayoutVersion(ctx)); v != store.Layout {
+		tb.Fatalf("layout %d after the upgrade, want %d", v, store.Layout)
+	}
+	got, _ := json.MarshalIndent(readAll(tb, s), "", " ")
+	if want := wantReadsV1(tb); string(got) != want {
+		diffReads(tb, want, string(got))
+	}
+	mustCheck(tb, s)
+}
+
+// diffReads reports the first lines where two reads.json differ.
+func diffReads(tb testing.TB, want, got string) {
+	tb.Helper()
+	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
+	for i := 0; i < len(w) || i < len(g); i++ {
+		var a, b string
+		if i < len(w) {
+			a = w[i]
+		}
+		if i < len(g) {
+			b = g[i]
+		}
+		if a != b {
+			tb.Fatalf("reads differ from line %d:\nwant %s\n got %s", i+1, a, b)
+		}
+	}
+}
+
+// A store written by the layout-1 release is upgraded in place by Open:
+// every document, alias, key-set, path, inode, own digest, search result
+// and feed position reads as it did, and fsck is clean.
+func TestUpgrade_FromLayout1(t *testing.T) {
+	srv := openFixtureV1(t)
+	checkReadsV1(t, srv)
+}
+
+// An upgrade stopped after any batch (as a crash would stop it) resumes
+// at the next Open and ends with the same store.
+func TestUpgrade_InterruptedResumes(t *testing.T) {
+	const batch = 25 // the fixture's ~450 keys in some 18 batches
+	for n := 1; ; n++ {
+		srv := openFixtureV1(t)
+		undo := store.StopUpgradeAfter(batch, n)
+		s, err := store.Open(ctx, store.Options{URL: srv.URL(), Logger: storetest.Logger(t)})
+		undo()
+		if err == nil {
+			// The upgrade ended before batch n: every point was tried.
+			s.Close()
+			if n < 3 {
+				t.Fatalf("the upgrade ran %d batches only; the test would prove nothing", n-1)
+			}
+			checkReadsV1(t, srv)
+			return
+		}
+		if !errors.Is(err, store.ErrUpgradeStopped) {
+			t.Fatalf("batch %d: %v", n, err)
+		}
+		// A second interruption right after resuming, then the rest.
+		undo = store.StopUpgradeAfter(batch, 1)
+		if s, err := store.Open(ctx, store.Options{URL: srv.URL(), Logger: storetest.Logger(t)}); err == nil {
+			s.Close()
+		} else if !errors.Is(err, store.ErrUpgradeStopped) {
+			t.Fatalf("resume after batch %d: %v", n, err)
+		}
+		undo()
+		checkReadsV1(t, srv)
+	}
+}
+
+// A store of a newer layout is refused with both versions named, and
+// nothing in it changes.
+func TestOpen_RefusesNewerLayout(t *testing.T) {
+	srv := storetest.Server(t)
+	s := must[*store.Store](t)(store.Open(ctx, store.Options{URL: srv.URL(), Logger: storetest.Logger(t)}))
+	buildFixture(t, s)
+	if err := s.DebugSet(ctx, "meta:layout", fmt.Sprint(store.Layout+1)); err != nil {
+		t.Fatal(err)
+	}
+	before := must[map[string]string](t)(s.DebugDump(ctx))
+	_, err := store.Open(ctx, store.Options{URL: srv.URL(), Logger: storetest.Logger(t)})
+	if !errors.Is(err, store.ErrLayoutNewer) {
+		t.Fatalf("Open of layout %d: %v, want ErrLayoutNewer", store.Layout+1, err)
+	}
+	for _, want := range []string{fmt.Sprintf("layout %d", store.Layout+1), fmt.Sprintf("layout %d", store.Layout)} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not name %q", err, want)
+		}
+	}
+	after := must[map[string]string](t)(s.DebugDump(ctx))
+	if !reflect.DeepEqual(before, after) {
+		t.Error("the refused Open changed the store")
+	}
+	s.Close()
+}
+
+// An empty database is stamped with the layout; reopening changes nothing.
+func TestOpen_StampsEmptyStore(t *testing.T) {
+	srv := storetest.Server(t)
+	for i := 0; i < 2; i++ {
+		s := must[*store.Store](t)(store.Open(ctx, store.Options{URL: srv.URL(), Logger: storetest.Logger(t)}))
+		if v := must[int](t)(s.LayoutVersion(ctx)); v != store.Layout {
+			t.Fatalf("open %d: layout %d, want %d", i, v, store.Layout)
+		}
+		s.Close()
+	}
+}
+
+// CanonicalCIDs elects what a document read elects, for every root of
+// the fixture and every CID of a local file, in one call.
+func TestCanonicalCIDs_AsDocuments(t *testing.T) {
+	s := storetest.New(t)
+	buildFixture(t, s)
+	roots := must[[]store.RootID](t)(s.RootIDs(ctx))
+	var cids []string
+	for _, r := range roots {
+		cids = append(cids, must[store.Document](t)(s.Document(ctx, r)).CIDs...)
+	}
+	gone := store.NewRootID()
+	byRoot, byCID, err := s.CanonicalCIDs(ctx, append(roots, gone), append(cids, "bafkreinotthere"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range roots {
+		if want := must[store.Document](t)(s.Document(ctx, r)).CanonicalCID(); byRoot[r] != want {
+			t.Errorf("root %s: %q, want %q", r, byRoot[r], want)
+		}
+	}
+	for _, c := range cids {
+		d := must[store.Document](t)(s.DocumentByCID(ctx, c))
+		got, ok := byCID[c]
+		if d.Local() != ok || (ok && got != d.CanonicalCID()) {
+			t.Errorf("cid %s: %q %v, want %q (local %v)", c, got, ok, d.CanonicalCID(), d.Local())
+		}
+	}
+	if _, ok := byRoot[gone]; ok {
+		t.Error("a root that does not exist has a canonical CID")
+	}
+	if _, ok := byCID["bafkreinotthere"]; ok {
+		t.Error("an unknown CID has a canonical CID")
+	}
 }

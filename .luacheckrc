@@ -1,0 +1,58 @@
+-- luacheck configuration for the Redis scripts of package store
+-- (store/lua; `make lint` runs `luacheck store/lua`). Redis runs Lua 5.1
+-- with a few libraries of its own; a script file is the body the store
+-- composes with a prelude (store/lua.go), so the prelude's top-level
+-- locals are read-only globals to it.
+
+-- What Redis gives every script.
+stds.redis = {
+  read_globals = {"KEYS", "ARGV", "redis", "cjson", "cmsgpack", "bit", "struct"},
+}
+
+-- The top-level locals of common.lua: what every script sees.
+local common = {
+  "fieldsk", "flenc", "fldec", "flall", "fladd", "flrem", "flhas", "flname",
+  "ROLE", "ownmap", "ownget", "setroles", "rolesof", "owndel", "ownset", "ownall",
+  "POSTMAX", "POSTLEVELS", "B32", "tklevel", "tksuffixes", "tkall", "tksplit", "tkadd", "tkdel",
+}
+
+-- The top-level locals of prelude.lua: what a write script sees.
+local prelude = {
+  "EVMAX", "EVTS", "IDX", "PATHS",
+  "fk", "supk", "lrnk", "pk", "inok",
+  "setf", "learn", "learnall", "xadd", "emit",
+  "KS", "KSO", "kst", "ksadd", "ksrem", "kswhy", "joined", "ksflush",
+  "indexpath", "unindexpath", "member", "dropmember", "suponly", "ownmember",
+  "setprimary", "attach", "deleteroot", "merge", "arrive", "better", "remove",
+  "confirm", "rearrive", "extracted", "ingestone",
+}
+
+-- The top-level locals of readprelude.lua: what a read script sees.
+local readprelude = {"IDX", "fk", "pk", "docfor"}
+
+stds.common = {read_globals = common}
+stds.prelude = {read_globals = prelude}
+stds.readprelude = {read_globals = readprelude}
+
+-- A prelude defines helpers for the scripts, not for itself.
+local function unused(names)
+  local out = {}
+  for i, n in ipairs(names) do out[i] = "211/" .. n end
+  return out
+end
+
+std = "lua51+redis+common+prelude"
+max_line_length = false
+
+files["store/lua/common.lua"] = {std = "lua51+redis", ignore = unused(common)}
+files["store/lua/prelude.lua"] = {std = "lua51+redis+common", ignore = unused(prelude)}
+files["store/lua/readprelude.lua"] = {std = "lua51+redis+common", ignore = unused(readprelude)}
+
+-- Read scripts (readScript in store/lua.go) and the bare one (no prelude).
+for _, f in ipairs({"path", "document", "documentbycid", "search", "canonical"}) do
+  files["store/lua/" .. f .. ".lua"] = {std = "lua51+redis+common+readprelude"}
+end
+-- Bare scripts: common.lua and the body.
+for _, f in ipairs({"indexroot", "upgrade2"}) do
+  files["store/lua/" .. f .. ".lua"] = {std = "lua51+redis+common"}
+end

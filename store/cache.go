@@ -1,0 +1,283 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// docCache keeps documents read by DocumentByCID, so a hot GET
+// /api/meta is a map lookup. It is coherent in two ways:
+//
+//   - The node's own writes: every write script bumps own when it ends,
+//     and an entry is valid only for the own it was read under. A read
+//     that starts after a write returned never sees what the write
+//     replaced (read-your-writes); while writes are under way (a scan,
+//     peers' merges) the cache simply misses.
+//   - Outside writers (the open schema: file:<root>/… and cid:<cid>
+//     STRING keys): keyspace notifications drop the entries of the root
+//     or CID a key names as they arrive, within milliseconds. Until the
+//     subscription is in place, and whenever it is lost, nothing is
+//     served from the cache and it starts empty again.
+//
+// A read's result is kept only if neither counter moved while it ran, so
+// an entry is never older than a write that finished before it was kept.
+// At most max entries are kept; a full cache drops an arbitrary one.
+type docCache struct {
+	max int
+
+	own  atomic.Uint64 // the node's own writes finished
+	ext  atomic.Uint64 // outside writers' notifications applied
+	live atomic.Bool   // the notification subscription is in place
+
+	mu     sync.Mutex
+	byCID  map[string]*cachedDoc
+	byRoot map[RootID][]string // the cached CIDs of a root
+
+	hits, misses atomic.Uint64
+}
+
+type cachedDoc struct {
+	doc Document
+	own uint64
+}
+
+// cacheTicket is what a read noted before it went to Redis.
+type cacheTicket struct {
+	own, ext uint64
+	ok       bool
+}
+
+func newDocCache(max int) *docCache {
+	return &docCache{max: max, byCID: map[string]*cachedDoc{}, byRoot: map[RootID][]string{}}
+}
+
+// wrote records that one of the node's own writes ended.
+func (c *docCache) wrote() {
+	if c != nil {
+		c.own.Add(1)
+	}
+}
+
+// get returns the cached document of cid, a copy the caller may change.
+func (c *docCache) get(cid string) (Document, bool) {
+	if c == nil || !c.live.Load() {
+		return Document{}, false
+	}
+	own := c.own.Load()
+	c.mu.Lock()
+	e := c.byCID[cid]
+	if e != nil && e.own != own {
+		c.dropLocked(cid, e.doc.Root)
+		e = nil
+	}
+	c.mu.Unlock()
+	if e == nil {
+		c.misses.Add(1)
+		return Document{}, false
+	}
+	c.hits.Add(1)
+	return e.doc.clone(), true
+}
+
+// memo returns the memo of cid's cached document, without copying the
+// document; nil when it is not cached.
+func (c *docCache) memo(cid string) *Memo {
+	if c == nil || !c.live.Load() {
+		return nil
+	}
+	own := c.own.Load()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := c.byCID[cid]
+	if e == nil || e.own != own {
+		return nil
+	}
+	c.hits.Add(1)
+	return e.doc.memo
+}
+
+// CachedMemo is the memo of cid's document when the cache holds it
+// (Document.Memo), read without reading or copying the document: what a
+// reader derived from it earlier, nil otherwise.
+func (s *Store) CachedMemo(cid string) *Memo { return s.cache.memo(cid) }
+
+// ticket notes the counters before a read goes to Redis.
+func (c *docCache) ticket() cacheTicket {
+	if c == nil {
+		return cacheTicket{}
+	}
+	return cacheTicket{own: c.own.Load(), ext: c.ext.Load(), ok: c.live.Load()}
+}
+
+// put keeps d, read for cid under t, unless anything was written since,
+// and returns the memo of what it kept (nil for nothing kept).
+func (c *docCache) put(t cacheTicket, cid string, d Document) *Memo {
+	if c == nil || !t.ok {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.live.Load() || c.own.Load() != t.own || c.ext.Load() != t.ext {
+		return nil
+	}
+	if old := c.byCID[cid]; old != nil {
+		c.dropLocked(cid, old.doc.Root)
+	}
+	for len(c.byCID) >= c.max {
+		for k, e := range c.byCID {
+			c.dropLocked(k, e.doc.Root)
+			break
+		}
+	}
+	d = d.clone()
+	d.memo = &Memo{}
+	c.byCID[cid] = &cachedDoc{doc: d, own: t.own}
+	c.byRoot[d.Root] = append(c.byRoot[d.Root], cid)
+	return d.memo
+}
+
+func (c *docCache) dropLocked(cid string, root RootID) {
+	delete(c.byCID, cid)
+	list := slices.DeleteFunc(c.byRoot[root], func(x string) bool { return x == cid })
+	if len(list) == 0 {
+		delete(c.byRoot, root)
+	} else {
+		c.byRoot[root] = list
+	}
+}
+
+// invalidate drops what key (a keyspace notification's key) may have
+// changed: the entries of its root for file:<root>/…, the entry of the
+// CID for cid:<cid>.
+func (c *docCache) invalidate(key string) {
+	var root RootID
+	var cid string
+	switch {
+	case strings.HasPrefix(key, "file:"):
+		r, _, ok := strings.Cut(key[len("file:"):], "/")
+		if !ok {
+			return // file:__index__: a root's own keys go with it
+		}
+		root = RootID(r)
+	case strings.HasPrefix(key, "cid:"):
+		cid = key[len("cid:"):]
+	default:
+		return
+	}
+	c.ext.Add(1)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if cid != "" {
+		if e := c.byCID[cid]; e != nil {
+			c.dropLocked(cid, e.doc.Root)
+		}
+		return
+	}
+	for _, k := range slices.Clone(c.byRoot[root]) {
+		c.dropLocked(k, root)
+	}
+}
+
+// reset empties the cache and sets whether it may serve.
+func (c *docCache) reset(live bool) {
+	c.mu.Lock()
+	c.live.Store(live)
+	c.ext.Add(1)
+	clear(c.byCID)
+	clear(c.byRoot)
+	c.mu.Unlock()
+}
+
+// watch keeps the cache coherent with outside writers until ctx ends:
+// it subscribes to the keyspace notifications of file:* and cid:*, and
+// serves only while subscribed.
+func (c *docCache) watch(ctx context.Context, rdb *redis.Client) {
+	db := rdb.Options().DB
+	prefix := fmt.Sprintf("__keyspace@%d__:", db)
+	for ctx.Err() == nil {
+		sub := rdb.PSubscribe(ctx, prefix+"file:*", prefix+"cid:*")
+		done := make(chan struct{})
+		go func() { // Receive does not return on ctx alone
+			select {
+			case <-ctx.Done():
+				sub.Close()
+			case <-done:
+			}
+		}()
+		c.follow(ctx, sub, prefix)
+		close(done)
+		sub.Close()
+		c.reset(false)
+		select {
+		case <-ctx.Done():
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
+// follow applies one subscription's messages until it fails.
+func (c *docCache) follow(ctx context.Context, sub *redis.PubSub, prefix string) {
+	subscribed := 0
+	for {
+		msg, err := sub.Receive(ctx)
+		if err != nil {
+			return
+		}
+		switch m := msg.(type) {
+		case *redis.Subscription:
+			// Both patterns confirmed (again, after go-redis
+			// reconnected): whatever happened meanwhile is unknown.
+			if m.Kind == "psubscribe" {
+				if subscribed++; subscribed >= 2 {
+					c.reset(true)
+				}
+			}
+		case *redis.Message:
+			c.invalidate(strings.TrimPrefix(m.Channel, prefix))
+		case *redis.Pong:
+		}
+	}
+}
+
+// CacheStats are the document cache's counters.
+type CacheStats struct {
+	Entries      int
+	Hits, Misses uint64
+}
+
+// CacheStats reports the document cache's size and hit counts (zero
+// without a cache).
+func (s *Store) CacheStats() CacheStats {
+	c := s.cache
+	if c == nil {
+		return CacheStats{}
+	}
+	c.mu.Lock()
+	n := len(c.byCID)
+	c.mu.Unlock()
+	return CacheStats{Entries: n, Hits: c.hits.Load(), Misses: c.misses.Load()}
+}
+
+// clone copies d's maps and slices.
+func (d Document) clone() Document {
+	d.Fields = maps.Clone(d.Fields)
+	d.CIDs = slices.Clone(d.CIDs)
+	d.Duplicates = slices.Clone(d.Duplicates)
+	d.Peers = slices.Clone(d.Peers)
+	if d.Learned != nil {
+		l := make(map[string][]string, len(d.Learned))
+		for k, v := range d.Learned {
+			l[k] = slices.Clone(v)
+		}
+		d.Learned = l
+	}
+	return d
+}

@@ -1,0 +1,24 @@
+-- change.lua (Store.Change): a changed file. Same content (the sha2-256
+-- of its root's own bytes) only updates size and mtime; new content moves
+-- the path to the root that content belongs to, dropping the old root if
+-- it became empty. Emits "change".
+--
+-- ARGV (changeArgs): path, size, mtime, dev, ino, link, midhash, sha, ipfs,
+--   arriveRoot (minted when the new content is new), splitRoot,
+--   leaveRoot (as confirm.lua's), evmax, ts
+-- Reply (decodeOutcome): {kind, root}; kind same, gone or one of
+--   confirm.lua's.
+local p, size, mtime, dev, ino, link, mid, sha = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8]
+local r = redis.call('HGET', pk(p), 'root')
+if not r then return {'gone', ''} end
+if ownget(r, 'sha')[1] == sha then
+  redis.call('HSET', pk(p), 'size', size, 'mtime', mtime, 'mid', mid, 'hashed', '1', 'dev', dev, 'ino', ino, 'link', link)
+  if redis.call('GET', fk(r, 'filePath')) == p then setprimary(r, p) end
+  emit('change', p, mid, '')
+  return {'same', r}
+end
+remove(p)
+arrive(ARGV[10], p, size, mtime, mid, dev, ino, link)
+local res = confirm(p, size, mtime, mid, sha, ARGV[9], ARGV[11], ARGV[12])
+emit('change', p, mid, '')
+return res

@@ -1,0 +1,182 @@
+-- common.lua: helpers every script shares (layout 2). store/lua.go puts it
+-- first, before prelude.lua, readprelude.lua or a bare script's body.
+--
+-- fields:<root> is a HASH (a listpack under Redis' default limits while a
+-- root has at most 128 entries of at most 64 bytes). Its entries:
+--
+--   <name>   ''     a STRING field file:<root>/<name> (names never begin
+--                   with '/')
+--   /<cid>   roles  the key-set member file:<root>/cids/<cid> (the name
+--                   cids/<cid>, written short so it fits a listpack entry);
+--                   its value says which of the root's own digests it is
+--                   (ownget below; what own:<root> held in layout 1)
+--
+-- Scripts speak of field names as before (cids/<cid> included): flenc and
+-- fldec turn a name into its entry and back.
+--
+-- tk:<token> is a search posting list: root → weight ('2' title, '1'
+-- elsewhere), a HASH. Past POSTMAX postings per bucket on average it is
+-- split into buckets tk:<token>:<suffix> by the last L characters of the
+-- root (uniformly random in a UUIDv7), each a listpack-sized HASH;
+-- tk:<token> then holds only '*' (L) and '#' (the postings in all).
+--
+-- Every top-level local here is a helper; .luacheckrc lists them (add a
+-- new one there too).
+local function fieldsk(r) return 'fields:' .. r end
+local function flenc(f)
+  if string.sub(f, 1, 5) == 'cids/' then return '/' .. string.sub(f, 6) end
+  return f
+end
+-- fldec returns the field name of an entry.
+local function fldec(e)
+  if string.sub(e, 1, 1) == '/' then return 'cids/' .. string.sub(e, 2) end
+  return e
+end
+-- flall returns every field name of r (cids/<cid> members included).
+local function flall(r)
+  local out = {}
+  for _, e in ipairs(redis.call('HKEYS', fieldsk(r))) do out[#out + 1] = fldec(e) end
+  return out
+end
+-- fladd lists f; a member keeps the roles it has.
+local function fladd(r, f) redis.call('HSETNX', fieldsk(r), flenc(f), '') end
+local function flrem(r, f) redis.call('HDEL', fieldsk(r), flenc(f)) end
+local function flhas(r, f) return redis.call('HEXISTS', fieldsk(r), flenc(f)) == 1 end
+-- flname reports whether f may be a field name of layout 2.
+local function flname(f) return f ~= '' and string.sub(f, 1, 1) ~= '/' end
+
+-- The root's own digests are roles of its key-set members: the entry
+-- /<cid> holds 'm' (midhash), 's' (sha2-256), 'i' (IPFS CID) for the
+-- digests of the root's own bytes that <cid> is ('si' for a small file,
+-- whose IPFS CID is its sha2-256 CID), '' for any other member. A digest
+-- is never stored apart from the member it is.
+local ROLE = {mid = 'm', sha = 's', ipfs = 'i'}
+-- ownmap returns {role letter → cid} of r.
+local function ownmap(r)
+  local kv, out = redis.call('HGETALL', fieldsk(r)), {}
+  for i = 1, #kv, 2 do
+    local v = kv[i + 1]
+    if v ~= '' and string.sub(kv[i], 1, 1) == '/' then
+      for l in string.gmatch(v, '%a') do out[l] = string.sub(kv[i], 2) end
+    end
+  end
+  return out
+end
+-- ownget(r, 'mid', 'sha') → {mid or false, sha or false}.
+local function ownget(r, ...)
+  local m, out = ownmap(r), {}
+  for i, k in ipairs({...}) do out[i] = m[ROLE[k]] or false end
+  return out
+end
+-- setroles writes the roles of member entry c (the letters of set, in
+-- the order msi).
+local function setroles(r, c, set)
+  local v = ''
+  for _, l in ipairs({'m', 's', 'i'}) do if set[l] then v = v .. l end end
+  redis.call('HSET', fieldsk(r), '/' .. c, v)
+end
+local function rolesof(r, c)
+  local set = {}
+  for l in string.gmatch(redis.call('HGET', fieldsk(r), '/' .. c) or '', '%a') do set[l] = true end
+  return set
+end
+-- owndel drops the named digests (roles) of r.
+local function owndel(r, ...)
+  local m = ownmap(r)
+  for _, k in ipairs({...}) do
+    local l = ROLE[k]
+    local c = m[l]
+    if c then
+      local set = rolesof(r, c)
+      set[l] = nil
+      setroles(r, c, set)
+    end
+  end
+end
+-- ownset(r, 'mid', c1, 'sha', c2, …) makes each c the named digest of r,
+-- taking the role from the member that had it.
+local function ownset(r, ...)
+  local kv = {...}
+  for i = 1, #kv, 2 do
+    local l, c = ROLE[kv[i]], kv[i + 1]
+    local was = ownmap(r)[l]
+    if was ~= c then
+      if was then
+        local set = rolesof(r, was)
+        set[l] = nil
+        setroles(r, was, set)
+      end
+      local set = rolesof(r, c)
+      set[l] = true
+      setroles(r, c, set)
+    end
+  end
+end
+-- ownall returns r's own digests as {name, value, …}.
+local function ownall(r)
+  local m, out = ownmap(r), {}
+  for _, k in ipairs({'mid', 'sha', 'ipfs'}) do
+    if m[ROLE[k]] then out[#out + 1] = k; out[#out + 1] = m[ROLE[k]] end
+  end
+  return out
+end
+
+local POSTMAX = 96
+local POSTLEVELS = 3
+local B32 = '0123456789ABCDEFGHJKMNPQRSTVWXYZ'
+local function tklevel(k) return tonumber(redis.call('HGET', k, '*') or '0') end
+-- tksuffixes calls fn with every suffix of length l.
+local function tksuffixes(l, fn, pre)
+  pre = pre or ''
+  if l == 0 then return fn(pre) end
+  for i = 1, 32 do tksuffixes(l - 1, fn, pre .. string.sub(B32, i, i)) end
+end
+-- tkall returns token t's postings as {root, weight, …}.
+local function tkall(t)
+  local k = 'tk:' .. t
+  local l = tklevel(k)
+  if l == 0 then return redis.call('HGETALL', k) end
+  local out = {}
+  tksuffixes(l, function(sfx)
+    local kv = redis.call('HGETALL', k .. ':' .. sfx)
+    for i = 1, #kv do out[#out + 1] = kv[i] end
+  end)
+  return out
+end
+-- tksplit moves token t's postings one level deeper.
+local function tksplit(t, l)
+  local k = 'tk:' .. t
+  local kv = tkall(t)
+  if l == 0 then
+    redis.call('DEL', k)
+  else
+    tksuffixes(l, function(sfx) redis.call('DEL', k .. ':' .. sfx) end)
+  end
+  for i = 1, #kv, 2 do
+    redis.call('HSET', k .. ':' .. string.sub(kv[i], -(l + 1)), kv[i], kv[i + 1])
+  end
+  redis.call('HSET', k, '*', l + 1, '#', #kv / 2)
+end
+-- tkadd gives root r weight w under token t.
+local function tkadd(t, r, w)
+  local k = 'tk:' .. t
+  local l = tklevel(k)
+  if l == 0 then
+    if redis.call('HSET', k, r, w) == 1 and redis.call('HLEN', k) > POSTMAX then tksplit(t, 0) end
+    return
+  end
+  if redis.call('HSET', k .. ':' .. string.sub(r, -l), r, w) == 1 then
+    local n = redis.call('HINCRBY', k, '#', 1)
+    if l < POSTLEVELS and n > POSTMAX * 32 ^ l then tksplit(t, l) end
+  end
+end
+-- tkdel takes root r out of token t.
+local function tkdel(t, r)
+  local k = 'tk:' .. t
+  local l = tklevel(k)
+  if l == 0 then
+    redis.call('HDEL', k, r)
+  elseif redis.call('HDEL', k .. ':' .. string.sub(r, -l), r) == 1 then
+    if redis.call('HINCRBY', k, '#', -1) <= 0 then redis.call('DEL', k) end
+  end
+end

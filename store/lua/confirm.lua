@@ -1,0 +1,11 @@
+-- confirm.lua (Store.Confirm): applies a full hash pass of a known path
+-- (the prelude's confirm).
+--
+-- ARGV (confirmArgs): path, size, mtime, dev, ino, link, midhash, sha,
+--   ipfs, splitRoot (the new root of a duplicate split off by a midhash
+--   collision), leaveRoot (the new root of a primary whose bytes disagree
+--   with its root's confirmed duplicates), evmax, ts. dev, ino and link
+--   are not read: the path index has them.
+-- Reply (decodeOutcome): {kind, root}; kind confirmed, merged, split,
+--   unknown, stale or gone ('' root).
+return confirm(ARGV[1], ARGV[2], ARGV[3], ARGV[7], ARGV[8], ARGV[9], ARGV[10], ARGV[11])

@@ -1,0 +1,7 @@
+-- document.lua (Store.Document): one root's document. A read script
+-- (readprelude.lua).
+--
+-- ARGV (documentArgs): root, maxDuplicates
+-- Reply (decodeDocument): docfor's answer, or nil when root is not
+--   indexed.
+return docfor(ARGV[1], ARGV[2])
