@@ -8,9 +8,11 @@
 // access.go (loopback Host check, bearer token, --public-read),
 // strangers.go (who a request is for, and the per-address token buckets
 // that limit the federated work of clients without the token),
-// document.go (typing the known fields of /api/meta), file.go
+// document.go (Document, the answer of /api/meta, and its one JSON
+// form; the node fills it and types its known fields), file.go
 // (/api/file), events.go (/api/events, server-sent events), metrics.go
-// (HTTP request metrics), search.go (GET /api/search and its limits),
+// (HTTP request metrics), search.go (GET /api/search, its limits and
+// SearchHit, the one hit type),
 // cid.go (GET /api/cid/<cid>, what the page labels CIDs with), web.go
 // (the embedded web page under web/, served like /health).
 //

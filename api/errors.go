@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -137,7 +138,32 @@ func writeErrorCode(w http.ResponseWriter, code int, msg string) {
 	writeJSON(w, code, map[string]string{"error": msg})
 }
 
+// writeJSON answers v as indented JSON with code; a v that cannot be
+// encoded (a NaN in a document built by hand) is a 500 saying why, not
+// a status without its body.
 func writeJSON(w http.ResponseWriter, code int, v any) {
+	body, err := encodeBody(v)
+	if err != nil {
+		code = http.StatusInternalServerError
+		body, _ = encodeBody(map[string]string{"error": "cannot encode the answer: " + err.Error()})
+	}
+	writeBody(w, code, body)
+}
+
+// encodeBody is the JSON body of an answer v, as every answer is
+// written: indented by two spaces, ending in a newline.
+func encodeBody(v any) ([]byte, error) {
+	var body bytes.Buffer
+	enc := json.NewEncoder(&body)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return body.Bytes(), nil
+}
+
+// writeBody writes an encoded JSON answer.
+func writeBody(w http.ResponseWriter, code int, body []byte) {
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("X-Content-Type-Options", "nosniff")
@@ -148,7 +174,5 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 	h.Del("Cache-Control")
 	h.Del("Last-Modified")
 	w.WriteHeader(code)
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	_ = enc.Encode(v)
+	_, _ = w.Write(body)
 }

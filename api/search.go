@@ -2,7 +2,9 @@ package api
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"unicode"
@@ -34,15 +36,80 @@ type Searcher interface {
 // SearchResult is the JSON shape of GET /api/search.
 type SearchResult struct {
 	// Hits: local first, then peers' (deduplicated by canonical CID).
-	// Each has cid (canonical), title, size, fileType, cids and source
-	// ("local" or a peer ID), and year, season, episode, episodeTitle
-	// when known.
-	Hits []map[string]any `json:"hits"`
+	Hits []SearchHit `json:"hits"`
 	// Next is the cursor of the next local page, "" on the last.
 	Next string `json:"next,omitempty"`
 	// Peers are the peers whose answers were merged (federated only).
 	Peers []string `json:"peers"`
 }
+
+// SearchHit is one hit of GET /api/search. The node builds every hit,
+// local or a peer's, in one place (from a store.SearchHit of its index
+// or a protocol.SearchHit of a peer's verified answer); the fields are in
+// the order of their JSON names, as when a hit was a map.
+type SearchHit struct {
+	// CID is the file's canonical CID, CIDs its members (those the node
+	// vouches for, for a local file).
+	CID  string   `json:"cid"`
+	CIDs []string `json:"cids"`
+	// Episode, EpisodeTitle, Season and Year are what the index knows of
+	// a hit of its own (local files and files peers sent before); a hit
+	// from a peer's answer has none of them (the search protocol does not
+	// carry them).
+	Episode      *int   `json:"episode,omitempty"`
+	EpisodeTitle string `json:"episodeTitle,omitempty"`
+	FileType     string `json:"fileType"`
+	// Peers are the peers whose answers held the hit: for a hit only a
+	// peer's answer gave, that peer first; for one the index holds from
+	// peers, the peer that supplied it first, when another peer answered
+	// it too. Never set on a local file's hit.
+	Peers  []string `json:"peers,omitempty"`
+	Season *int     `json:"season,omitempty"`
+	Size   int64    `json:"size"`
+	// Source is "local" for a local file, else the peer it is known from.
+	Source string `json:"source"`
+	Title  string `json:"title"`
+	Year   int    `json:"year,omitempty"`
+}
+
+// UnmarshalJSON reads a hit, its whole numbers however they are written
+// (3000000, 3e6): metamesh search reads the JSON of any node.
+func (h *SearchHit) UnmarshalJSON(b []byte) error {
+	type plain SearchHit
+	var raw struct {
+		plain
+		Episode json.RawMessage `json:"episode"`
+		Season  json.RawMessage `json:"season"`
+		Size    json.RawMessage `json:"size"`
+		Year    json.RawMessage `json:"year"`
+	}
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	*h = SearchHit(raw.plain)
+	for _, f := range []struct {
+		name string
+		raw  json.RawMessage
+		set  func(int64)
+	}{
+		{"episode", raw.Episode, func(n int64) { h.Episode = ptr(int(n)) }},
+		{"season", raw.Season, func(n int64) { h.Season = ptr(int(n)) }},
+		{"size", raw.Size, func(n int64) { h.Size = n }},
+		{"year", raw.Year, func(n int64) { h.Year = int(n) }},
+	} {
+		if len(f.raw) == 0 || string(f.raw) == "null" {
+			continue
+		}
+		n, err := wholeNumber(f.raw)
+		if err != nil {
+			return fmt.Errorf("api: search hit %s: %w", f.name, err)
+		}
+		f.set(n)
+	}
+	return nil
+}
+
+func ptr[T any](v T) *T { return &v }
 
 // routeSearch registers GET /api/search.
 func (s *Server) routeSearch() {
@@ -75,7 +142,7 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if res.Hits == nil {
-		res.Hits = []map[string]any{}
+		res.Hits = []SearchHit{}
 	}
 	if res.Peers == nil {
 		res.Peers = []string{}

@@ -14,12 +14,13 @@ import (
 // Backend is what the API needs from the node. Implementations are safe
 // for concurrent use.
 type Backend interface {
-	// Meta returns the JSON document of the file a canonical CID names.
-	// local skips the federation. Before it asks peers (a CID it does not
+	// Meta returns the document of the file a canonical CID names (the
+	// answer of GET /api/meta, which Document.MarshalJSON writes). local
+	// skips the federation. Before it asks peers (a CID it does not
 	// hold, a record from peers to refresh) it calls from.Federate and
 	// returns its error; what it holds it answers whatever from is.
 	// Errors wrap ErrNotFound, ErrUnavailable or ErrRateLimited.
-	Meta(ctx context.Context, cid string, local bool, from Caller) (map[string]any, error)
+	Meta(ctx context.Context, cid string, local bool, from Caller) (Document, error)
 	// Status reports the node's state.
 	Status(ctx context.Context) (Status, error)
 	// Ready returns nil once the node serves complete answers.
@@ -330,7 +331,10 @@ func (s *Server) meta(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	typeDocument(doc)
+	if doc.encoded != nil {
+		writeBody(w, http.StatusOK, doc.encoded)
+		return
+	}
 	writeJSON(w, http.StatusOK, doc)
 }
 

@@ -25,18 +25,18 @@ type fedBackend struct {
 	asked int
 }
 
-func (b *fedBackend) Meta(ctx context.Context, c string, local bool, from api.Caller) (map[string]any, error) {
+func (b *fedBackend) Meta(ctx context.Context, c string, local bool, from api.Caller) (api.Document, error) {
 	if c == held {
-		return map[string]any{"canonical_cid": c, "source": "local"}, nil
+		return api.Document{CanonicalCID: c, Source: "local"}, nil
 	}
 	if local {
-		return nil, fmt.Errorf("%w: %s", api.ErrNotFound, c)
+		return api.Document{}, fmt.Errorf("%w: %s", api.ErrNotFound, c)
 	}
 	if err := from.Federate(api.FederatedLookup); err != nil {
-		return nil, err
+		return api.Document{}, err
 	}
 	b.asked++
-	return nil, fmt.Errorf("%w: no peer has %s", api.ErrNotFound, c)
+	return api.Document{}, fmt.Errorf("%w: no peer has %s", api.ErrNotFound, c)
 }
 
 func (b *fedBackend) Search(ctx context.Context, q string, limit int, cursor string, federated bool, from api.Caller) (api.SearchResult, error) {

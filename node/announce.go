@@ -2,7 +2,6 @@ package node
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"sync"
 	"time"
@@ -112,55 +111,27 @@ func (a *announcer) Stats() ProvideStats {
 	return s
 }
 
-// run follows the feed and hands keys to the provider until ctx ends.
-func (a *announcer) run(ctx context.Context) { a.follow(ctx) }
-
-// follow reads the feed: first a full sweep (from the feed's head, so
-// nothing that happens meanwhile is missed), then every key-set entry.
-func (a *announcer) follow(ctx context.Context) {
-	var f *store.Feed
-	for ctx.Err() == nil {
-		if f == nil {
-			head, err := a.st.FeedHead(ctx)
-			if err == nil {
-				err = a.sweep(ctx)
-			}
-			if err != nil {
-				a.pause(ctx, "sweep the store", err)
-				continue
-			}
-			f = a.st.Feed(head)
-		}
-		evs, err := f.Next(ctx, 500, 2*time.Second)
-		if errors.Is(err, store.ErrFeedTrimmed) {
+// run follows the feed and hands keys to the provider until ctx ends:
+// first a full sweep (after reading the feed's head, so nothing that
+// happens meanwhile is missed), then every key-set entry; a trim counts
+// a resync and sweeps again.
+func (a *announcer) run(ctx context.Context) {
+	(&feedFollower{
+		st: a.st, log: a.log, name: "the announcer",
+		resync: a.sweep, resyncWhat: "sweep the store",
+		trimmed: func() {
 			a.mu.Lock()
 			a.feedResyncs++
 			a.mu.Unlock()
-			a.log.Warn("the change feed was trimmed past the announcer; sweeping the store again")
-			f = nil
-			continue
-		}
-		if err != nil {
-			a.pause(ctx, "read the change feed", err)
-			continue
-		}
-		for _, e := range evs {
-			if e.KeySet() {
-				a.check(ctx, e.Root)
+		},
+		entries: func(ctx context.Context, evs []store.Event) {
+			for _, e := range evs {
+				if e.KeySet() {
+					a.check(ctx, e.Root)
+				}
 			}
-		}
-	}
-}
-
-func (a *announcer) pause(ctx context.Context, what string, err error) {
-	if ctx.Err() != nil {
-		return
-	}
-	a.log.Warn("cannot "+what+"; retrying", "err", err)
-	select {
-	case <-ctx.Done():
-	case <-time.After(time.Second):
-	}
+		},
+	}).run(ctx)
 }
 
 // sweep reads what every root announces and makes it the provider's whole

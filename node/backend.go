@@ -32,7 +32,7 @@ type backend struct{ n *Node }
 // as far as from may make the node ask its peers. A lookup refused for
 // that is counted by the API (metamesh_api_rate_limited_total), not as a
 // lookup.
-func (b *backend) Meta(ctx context.Context, cid string, local bool, from api.Caller) (map[string]any, error) {
+func (b *backend) Meta(ctx context.Context, cid string, local bool, from api.Caller) (api.Document, error) {
 	start := time.Now()
 	doc, err := b.n.res.Meta(ctx, cid, local, from)
 	if b.n.met != nil && !errors.As(err, new(*api.RateLimitedError)) {
@@ -176,12 +176,8 @@ func (b *backend) File(ctx context.Context, c string) (*api.File, error) {
 	}
 	p := doc.FilePath()
 	if p == "" {
-		m, _, _ := n.res.fromStore(ctx, c)
-		nf := &api.NotFoundError{CID: c}
-		if ps, ok := m["providers"].([]string); ok {
-			nf.Providers = ps
-		}
-		return nil, nf
+		known, _, _ := n.res.fromStore(ctx, c)
+		return nil, &api.NotFoundError{CID: c, Providers: known.Providers}
 	}
 	ps, err := n.st.Path(ctx, p)
 	if err != nil {

@@ -20,6 +20,9 @@
 //   - relay.go: the relay service (--relay-service, its limits and ACL),
 //     and the free-port check that stands in for no SO_REUSEPORT.
 //   - logs.go: libp2p's and kad-dht's log lines routed into the node's.
+//   - feed.go: feedFollower, the change-feed loop the announcer and the
+//     search indexer share (sweep at start and after a trim, pause and
+//     retry on Redis errors).
 //   - announce.go: the announcer (what is provided, and when: the store's
 //     announced CIDs, from the change feed).
 //   - provide.go: kad-dht's sweeping provider, its keystore and schedule
@@ -28,10 +31,14 @@
 //     store the caller made (testnet/sim runs hundreds of them).
 //   - records.go: /metamesh/record/1.0.0, both sides.
 //   - resolve.go: federated GET /api/meta and /api/providers.
-//   - search.go: the search indexer (feed + field writes → store.IndexRoot),
-//     /metamesh/search/1.0.0 (answered with local files only, signed), the
-//     federated fan-out (at most 32 connected peers, 8 at once, 3 s) and
-//     GET /api/search.
+//   - document.go: the api.Document GET /api/meta answers, built from
+//     a store.Document in one place (known fields typed, exact bytes of
+//     paths that are not UTF-8).
+//   - indexer.go: the search indexer (feed + field writes →
+//     store.IndexRoot).
+//   - search.go: /metamesh/search/1.0.0 (answered with local files only,
+//     signed), the federated fan-out (at most 32 connected peers, 8 at
+//     once, 3 s) and GET /api/search.
 //   - backend.go: the api.Backend the HTTP API calls (documents, status,
 //     files opened through os.Root, the event stream with root IDs mapped
 //     to canonical CIDs).

@@ -108,7 +108,7 @@ func (hh *Household) DHT() *dht.IpfsDHT { return hh.p.dht }
 
 // Lookup answers for c as GET /api/meta/<c> does for a client on loopback:
 // the store, else the federation. c is in canonical form.
-func (hh *Household) Lookup(ctx context.Context, c string) (map[string]any, error) {
+func (hh *Household) Lookup(ctx context.Context, c string) (api.Document, error) {
 	return hh.res.Meta(ctx, c, false, api.Caller{})
 }
 

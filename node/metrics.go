@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/metamesh/node/api"
 	"github.com/metamesh/node/ingest"
 )
 
@@ -168,12 +169,12 @@ func (m *nodeMetrics) handler() http.Handler {
 }
 
 // lookup counts one GET /api/meta answer.
-func (m *nodeMetrics) lookup(doc map[string]any, err error, took time.Duration) {
+func (m *nodeMetrics) lookup(doc api.Document, err error, took time.Duration) {
 	source, result := "none", "found"
 	switch {
 	case err == nil:
 		source = "peer"
-		if s, _ := doc["source"].(string); s == "local" {
+		if doc.Source == "local" {
 			source = "local"
 		}
 	case status404(err):

@@ -62,7 +62,7 @@ type source struct {
 
 type call struct {
 	done chan struct{}
-	doc  map[string]any
+	doc  api.Document
 	err  error
 }
 
@@ -74,7 +74,7 @@ func newResolver(st *store.Store, p *p2p, rs *recordService, timeout time.Durati
 // Meta answers for c (canonical form): a local file, a file peers sent
 // before, or, unless local, the federation, as far as from may make the
 // node ask its peers.
-func (r *resolver) Meta(ctx context.Context, c string, local bool, from api.Caller) (map[string]any, error) {
+func (r *resolver) Meta(ctx context.Context, c string, local bool, from api.Caller) (api.Document, error) {
 	doc, stale, err := r.fromStore(ctx, c)
 	if err == nil && stale != "" && !local && r.p != nil {
 		// What peers said is a cache: past PeerRecordTTL the peers are
@@ -96,17 +96,17 @@ func (r *resolver) Meta(ctx context.Context, c string, local bool, from api.Call
 // a stale root known only from peers that a fresh answer replaces. Only
 // starting one costs from a token: a miss remembered or a lookup in
 // flight asks no peer for this request.
-func (r *resolver) lookup(ctx context.Context, c string, replace store.RootID, from api.Caller) (map[string]any, error) {
+func (r *resolver) lookup(ctx context.Context, c string, replace store.RootID, from api.Caller) (api.Document, error) {
 	r.mu.Lock()
 	if until, ok := r.negative[c]; ok && time.Now().Before(until) {
 		r.mu.Unlock()
-		return nil, fmt.Errorf("%w: no file with CID %s here or on the peers asked (cached for %s)", api.ErrNotFound, c, negativeTTL)
+		return api.Document{}, fmt.Errorf("%w: no file with CID %s here or on the peers asked (cached for %s)", api.ErrNotFound, c, negativeTTL)
 	}
 	cl, ok := r.inflight[c]
 	if !ok {
 		if err := from.Federate(api.FederatedLookup); err != nil {
 			r.mu.Unlock()
-			return nil, err
+			return api.Document{}, err
 		}
 		cl = &call{done: make(chan struct{})}
 		r.inflight[c] = cl
@@ -136,60 +136,80 @@ func (r *resolver) lookup(ctx context.Context, c string, replace store.RootID, f
 	case <-cl.done:
 		return cl.doc, cl.err
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		return api.Document{}, ctx.Err()
 	}
 }
 
-// fromStore reads c's document: source "local" for a local file, the
-// answering peer for one known from peers. stale is the root of a file
+// fromStore reads c's document (present). stale is the root of a file
 // known only from peers whose record is older than refreshAfter.
-func (r *resolver) fromStore(ctx context.Context, c string) (m map[string]any, stale store.RootID, err error) {
+func (r *resolver) fromStore(ctx context.Context, c string) (api.Document, store.RootID, error) {
+	// A local file's answer kept with its cached document (present).
+	if a, ok := r.st.CachedMemo(c).Load().(api.Document); ok {
+		return a, "", nil
+	}
 	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
 	defer cancel()
 	doc, err := r.st.DocumentByCID(ctx, c)
 	if err != nil {
-		return nil, "", apiError(err, c)
+		return api.Document{}, "", apiError(err, c)
 	}
-	m = doc.Nested()
-	if doc.FilePath() != "" {
-		// This node, then the peers whose records of the file it merged.
-		m["source"] = "local"
-		if r.p != nil {
-			if ps, ok := doc.Learned[c]; ok {
-				// Only peers vouch for c: this node answers peers' requests
-				// for it with nothing, those peers answer.
-				m["providers"] = append([]string{}, ps...)
-			} else {
-				m["providers"] = append([]string{r.p.host.ID().String()}, doc.Peers...)
-			}
-		}
-		return m, "", nil
-	}
-	if r.refreshAfter > 0 {
+	var stale store.RootID
+	if !doc.Local() && r.refreshAfter > 0 {
 		if at, err := r.st.PeerRootTouched(ctx, doc.Root); err == nil && !at.IsZero() && time.Since(at) > r.refreshAfter {
 			stale = doc.Root
 		}
 	}
-	canon := doc.CanonicalCID()
-	r.mu.Lock()
-	src, ok := r.sources[canon]
-	r.mu.Unlock()
-	m["source"], m["providers"] = "", []string{}
-	if ok {
-		m["source"], m["providers"] = src.peer.String(), src.providers
-	} else if peers := doc.Peers; len(peers) > 0 {
-		m["source"], m["providers"] = peers[0], peers
+	return r.present(doc, c), stale, nil
+}
+
+// present is the answer for c of the store's document doc: source
+// "local" for a local file, with this node and then the peers whose
+// records of it it merged as providers; for a file known only from peers,
+// the peer that answered the lookup and the providers it found, or else
+// the peers that sent it.
+func (r *resolver) present(doc store.Document, c string) api.Document {
+	if doc.Local() {
+		// A local file's answer depends on nothing but the document and
+		// c: the answer of a cached document is built and encoded once,
+		// and kept with it (store.Memo) until the document changes.
+		if a, ok := doc.Memo().Load().(api.Document); ok {
+			return a
+		}
+		var providers []string
+		if r.p != nil {
+			if ps, ok := doc.Learned[c]; ok {
+				// Only peers vouch for c: this node answers peers' requests
+				// for it with nothing, those peers answer.
+				providers = append([]string{}, ps...)
+			} else {
+				providers = append([]string{r.p.host.ID().String()}, doc.Peers...)
+			}
+		}
+		a := newDocument(doc, "local", providers)
+		if m := doc.Memo(); m != nil && a.Encode() == nil {
+			m.Store(a)
+		}
+		return a
 	}
-	return m, stale, nil
+	r.mu.Lock()
+	src, ok := r.sources[doc.CanonicalCID()]
+	r.mu.Unlock()
+	source, providers := "", []string{}
+	if ok {
+		source, providers = src.peer.String(), append(providers, src.providers...)
+	} else if len(doc.Peers) > 0 {
+		source, providers = doc.Peers[0], append(providers, doc.Peers...)
+	}
+	return newDocument(doc, source, providers)
 }
 
 // federated asks the network for c within the lookup timeout.
-func (r *resolver) federated(c string, replace store.RootID) (map[string]any, error) {
+func (r *resolver) federated(c string, replace store.RootID) (api.Document, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), r.timeout)
 	defer cancel()
 	id, err := cid.Decode(c)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", api.ErrBadRequest, err)
+		return api.Document{}, fmt.Errorf("%w: %v", api.ErrBadRequest, err)
 	}
 	self := r.p.host.ID()
 	cands := make(chan peer.ID, 64)
@@ -303,8 +323,8 @@ func (r *resolver) federated(c string, replace store.RootID) (map[string]any, er
 		r.sources[a.rec.CID] = source{peer: a.from, providers: provs}
 		r.mu.Unlock()
 		cancel() // the others may stop
-		m, _, err := r.fromStore(context.Background(), c)
-		return m, err
+		doc, _, err := r.fromStore(context.Background(), c)
+		return doc, err
 	}
 	askedMu.Lock()
 	n := len(asked)
@@ -326,7 +346,7 @@ func (r *resolver) federated(c string, replace store.RootID) (map[string]any, er
 	// One line per miss (a miss is remembered for a few seconds): a
 	// household whose relay is down sees its relayed lookups fail here.
 	r.log.Info("lookup: no peer answered with the file", "cid", c, "asked", n, "providers", found, "err", err)
-	return nil, err
+	return api.Document{}, err
 }
 
 // Providers lists the peers the DHT returns for c.

@@ -33,170 +33,6 @@ const (
 	searchFanOutParallel = 8
 )
 
-// searchIndexer keeps the store's search index in step: every root the
-// change feed names (key-set changes, mints, merges, deletes) and every
-// root whose searchable fields were written (store.WatchSearchFields:
-// extraction, re-extraction, renames, peers' merges, outside writers) is
-// re-indexed by one worker goroutine, so IndexRoot never runs twice at
-// once for a root. A sweep of every root runs at start, after the feed
-// was trimmed past it and after the field subscription was lost.
-type searchIndexer struct {
-	st  *store.Store
-	log *slog.Logger
-
-	mu      sync.Mutex
-	pending map[store.RootID]bool
-	sweep   bool
-	wake    chan struct{}
-}
-
-func newSearchIndexer(st *store.Store, log *slog.Logger) *searchIndexer {
-	return &searchIndexer{st: st, log: log.With("component", "search"), pending: map[store.RootID]bool{}, wake: make(chan struct{}, 1)}
-}
-
-// run indexes until ctx ends.
-func (x *searchIndexer) run(ctx context.Context) {
-	var wg sync.WaitGroup
-	wg.Add(2)
-	go func() { defer wg.Done(); x.follow(ctx) }()
-	go func() { defer wg.Done(); x.watch(ctx) }()
-	x.work(ctx)
-	wg.Wait()
-}
-
-func (x *searchIndexer) add(roots ...store.RootID) {
-	x.mu.Lock()
-	for _, r := range roots {
-		if r != "" {
-			x.pending[r] = true
-		}
-	}
-	x.mu.Unlock()
-	x.poke()
-}
-
-func (x *searchIndexer) requestSweep() {
-	x.mu.Lock()
-	x.sweep = true
-	x.mu.Unlock()
-	x.poke()
-}
-
-func (x *searchIndexer) poke() {
-	select {
-	case x.wake <- struct{}{}:
-	default:
-	}
-}
-
-// follow reads the change feed from its head (the start-up sweep covers
-// what came before) and queues every root an entry names.
-func (x *searchIndexer) follow(ctx context.Context) {
-	var f *store.Feed
-	for ctx.Err() == nil {
-		if f == nil {
-			head, err := x.st.FeedHead(ctx)
-			if err != nil {
-				x.pause(ctx, "read the change feed's head", err)
-				continue
-			}
-			x.requestSweep()
-			f = x.st.Feed(head)
-		}
-		evs, err := f.Next(ctx, 500, 2*time.Second)
-		if errors.Is(err, store.ErrFeedTrimmed) {
-			x.log.Warn("the change feed was trimmed past the search indexer; sweeping the store again")
-			f = nil
-			continue
-		}
-		if err != nil {
-			x.pause(ctx, "read the change feed", err)
-			continue
-		}
-		for _, e := range evs {
-			x.add(e.Root, e.Into)
-		}
-	}
-}
-
-// watch queues roots whose searchable fields change; after the
-// subscription is lost it subscribes again and sweeps.
-func (x *searchIndexer) watch(ctx context.Context) {
-	first := true
-	for ctx.Err() == nil {
-		ready := make(chan struct{})
-		lost := first
-		first = false
-		go func() {
-			select {
-			case <-ready:
-				if !lost {
-					x.requestSweep()
-				}
-			case <-ctx.Done():
-			}
-		}()
-		err := x.st.WatchSearchFields(ctx, ready, func(roots []store.RootID) { x.add(roots...) })
-		if ctx.Err() != nil {
-			return
-		}
-		x.pause(ctx, "follow field writes", err)
-	}
-}
-
-// work indexes the queued roots, and sweeps when asked.
-func (x *searchIndexer) work(ctx context.Context) {
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-x.wake:
-		}
-		x.mu.Lock()
-		sweep := x.sweep
-		x.sweep = false
-		roots := make([]store.RootID, 0, len(x.pending))
-		for r := range x.pending {
-			roots = append(roots, r)
-		}
-		clear(x.pending)
-		x.mu.Unlock()
-		if sweep {
-			all, err := x.st.RootIDs(ctx)
-			if err == nil {
-				_, err = x.st.PruneSearchIndex(ctx)
-			}
-			if err != nil {
-				x.requestSweep()
-				x.pause(ctx, "sweep the search index", err)
-				continue
-			}
-			roots = append(roots, all...)
-		}
-		for i, r := range roots {
-			if err := x.st.IndexRoot(ctx, r); err != nil {
-				if ctx.Err() != nil {
-					return
-				}
-				x.add(roots[i:]...)
-				x.pause(ctx, "index a root for search", err)
-				break
-			}
-		}
-	}
-}
-
-func (x *searchIndexer) pause(ctx context.Context, what string, err error) {
-	if ctx.Err() != nil {
-		return
-	}
-	x.log.Warn("cannot "+what+"; retrying", "err", err)
-	select {
-	case <-ctx.Done():
-	case <-time.After(time.Second):
-	}
-}
-
 // searchService answers /metamesh/search/1.0.0 with local files only and
 // asks connected peers on it.
 type searchService struct{ peerService }
@@ -351,23 +187,10 @@ func (ss *searchService) search(ctx context.Context, q string, limit int, cursor
 		return res, err
 	}
 	res.Next = page.Next
-	seen := map[string]map[string]any{}
+	seen := map[string]int{} // canonical CID → its hit in res.Hits
 	for _, h := range page.Hits {
-		m := map[string]any{"cid": h.CID, "title": h.Title, "size": h.Size, "fileType": h.FileType, "cids": h.CIDs, "source": h.Source}
-		if h.Year > 0 {
-			m["year"] = h.Year
-		}
-		if h.Season != nil {
-			m["season"] = *h.Season
-		}
-		if h.EpNumber != nil {
-			m["episode"] = *h.EpNumber
-		}
-		if h.Episode != "" {
-			m["episodeTitle"] = h.Episode
-		}
-		res.Hits = append(res.Hits, m)
-		seen[h.CID] = m
+		seen[h.CID] = len(res.Hits)
+		res.Hits = append(res.Hits, searchHit(h, ""))
 	}
 	if !federated || cursor != "" {
 		return res, nil
@@ -390,25 +213,48 @@ func (ss *searchService) search(ctx context.Context, q string, limit int, cursor
 				continue
 			}
 			h, from := ph.hits[i], ph.peer.String()
-			if m, ok := seen[h.CID]; ok {
-				if ps, ok := m["peers"].([]string); ok {
-					if !slices.Contains(ps, from) {
-						m["peers"] = append(ps, from)
+			if k, ok := seen[h.CID]; ok {
+				// Shown already: the peer is named, unless the hit is a
+				// local file's, or the one peer it is known from.
+				hit := &res.Hits[k]
+				switch {
+				case hit.Peers != nil:
+					if !slices.Contains(hit.Peers, from) {
+						hit.Peers = append(hit.Peers, from)
 					}
-				} else if src, _ := m["source"].(string); src != "local" && src != from {
-					m["peers"] = []string{src, from}
+				case hit.Source != "local" && hit.Source != from:
+					hit.Peers = []string{hit.Source, from}
 				}
 				continue
 			}
 			if added == limit {
 				continue
 			}
-			m := map[string]any{"cid": h.CID, "title": h.Title, "size": h.Size, "fileType": h.FileType, "cids": h.CIDs,
-				"source": from, "peers": []string{from}}
-			res.Hits = append(res.Hits, m)
-			seen[h.CID] = m
+			seen[h.CID] = len(res.Hits)
+			res.Hits = append(res.Hits, searchHit(h, from))
 			added++
 		}
 	}
 	return res, nil
+}
+
+// searchHit is the one place GET /api/search's hits are built: from a hit
+// of the local index (a store.SearchHit: its source, "local" or the peer
+// that supplied the root, and the year, season, episode and episode
+// title it knows) or from peer from's verified answer (a
+// protocol.SearchHit, which carries none of those: source and peers are
+// that peer). from is unused for a store hit.
+func searchHit[H store.SearchHit | protocol.SearchHit](h H, from string) api.SearchHit {
+	switch h := any(h).(type) {
+	case store.SearchHit:
+		hit := api.SearchHit{CID: h.CID, CIDs: h.CIDs, Title: h.Title, Size: h.Size, FileType: h.FileType, Source: h.Source,
+			Season: h.Season, Episode: h.EpNumber, EpisodeTitle: h.Episode}
+		if h.Year > 0 {
+			hit.Year = h.Year
+		}
+		return hit
+	case protocol.SearchHit:
+		return api.SearchHit{CID: h.CID, CIDs: h.CIDs, Title: h.Title, Size: h.Size, FileType: h.FileType, Source: from, Peers: []string{from}}
+	}
+	panic("unreachable")
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,6 +16,7 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/spf13/cobra"
@@ -156,41 +158,108 @@ the federation. Exit status 3 when no one has the file, 2 for a malformed CID.`,
 			if l, _ := cmd.Flags().GetBool("local"); l {
 				path += "?local=1"
 			}
-			m, raw, err := apiGet(cmd, path, time.Minute)
+			_, raw, err := apiGet(cmd, path, time.Minute)
 			if err != nil {
 				return jsonError(cmd, raw, err)
 			}
 			if j, _ := cmd.Flags().GetBool("json"); j {
 				return printJSON(cmd, raw)
 			}
-			// One column of names, as wide as the longest.
-			w := tabwriter.NewWriter(cmd.OutOrStdout(), 10, 0, 1, ' ', 0)
-			fmt.Fprintf(w, "canonical\t%s\nsource\t%s\n", text(m["canonical_cid"]), text(m["source"]))
-			if fp, ok := m["filePath"]; ok {
-				fmt.Fprintf(w, "filePath\t%s\n", text(fp))
+			var doc api.Document
+			if err := json.Unmarshal(raw, &doc); err != nil {
+				return fmt.Errorf("the node's document: %w", err)
 			}
-			learned, _ := m["learned"].(map[string]any)
-			for _, c := range list(m["cids"]) {
-				if ps := list(learned[c]); len(ps) > 0 {
-					// Held only because peers' records carried it.
-					fmt.Fprintf(w, "cid\t%s (learned from %s)\n", c, strings.Join(ps, ", "))
-					continue
-				}
-				fmt.Fprintf(w, "cid\t%s\n", c)
-			}
-			for _, p := range list(m["providers"]) {
-				fmt.Fprintf(w, "provider\t%s\n", p)
-			}
-			skip := map[string]bool{"canonical_cid": true, "source": true, "filePath": true, "cids": true, "providers": true, "peers": true, "duplicates": true, "duplicateCount": true, "origin": true, "learned": true}
-			for _, kv := range flat("", m, skip) {
-				fmt.Fprintf(w, "%s\n", kv)
-			}
-			return w.Flush()
+			return printDocument(cmd.OutOrStdout(), doc)
 		},
 	}
 	apiFlag(c)
 	c.Flags().Bool("local", false, "answer from this node only")
 	return c
+}
+
+// printDocument writes the readable output of metamesh lookup: the
+// canonical CID, the source, the path, every CID (with the peers a
+// learned one is known from), the providers, then the metadata as sorted
+// "name/sub value" lines, with the exact bytes of paths that are not
+// UTF-8 (base64, as the JSON has them). One column of names, as wide as
+// the longest.
+func printDocument(out io.Writer, doc api.Document) error {
+	w := tabwriter.NewWriter(out, 10, 0, 1, ' ', 0)
+	fmt.Fprintf(w, "canonical\t%s\nsource\t%s\n", doc.CanonicalCID, doc.Source)
+	if doc.FilePath != "" {
+		fmt.Fprintf(w, "filePath\t%s\n", validUTF8(doc.FilePath))
+	}
+	for _, c := range doc.CIDs {
+		if ps := doc.Learned[c]; len(ps) > 0 {
+			// Held only because peers' records carried it.
+			fmt.Fprintf(w, "cid\t%s (learned from %s)\n", c, strings.Join(ps, ", "))
+			continue
+		}
+		fmt.Fprintf(w, "cid\t%s\n", c)
+	}
+	for _, p := range doc.Providers {
+		fmt.Fprintf(w, "provider\t%s\n", p)
+	}
+	lines := metaLines(nil, "", api.ObjectValue(doc.Meta))
+	if len(doc.FilePathBytes) > 0 {
+		lines = append(lines, "filePathBytes\t"+base64.StdEncoding.EncodeToString(doc.FilePathBytes))
+	}
+	for i, b := range doc.DuplicatesBytes {
+		lines = append(lines, fmt.Sprintf("duplicatesBytes/%d\t%s", i, base64.StdEncoding.EncodeToString(b)))
+	}
+	sort.Strings(lines)
+	for _, l := range lines {
+		fmt.Fprintln(w, l)
+	}
+	return w.Flush()
+}
+
+// validUTF8 is s with every byte that is not UTF-8 as U+FFFD, as the
+// node's JSON shows it (its exact bytes are printed as filePathBytes).
+func validUTF8(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		b.WriteRune(r) // utf8.RuneError for an invalid byte, n == 1
+		i += n
+	}
+	return b.String()
+}
+
+// metaLines appends a metadata value as "a/b\tvalue" lines (list
+// elements by index), in no particular order.
+func metaLines(out []string, name string, v api.Value) []string {
+	switch v.Kind {
+	case api.KindObject:
+		for k, x := range v.Object {
+			out = metaLines(out, join(name, k), x)
+		}
+	case api.KindList:
+		for i, x := range v.List {
+			out = metaLines(out, join(name, strconv.Itoa(i)), x)
+		}
+	default:
+		out = append(out, name+"\t"+valueText(v))
+	}
+	return out
+}
+
+// valueText is how a metadata value is printed: a number as the node's
+// JSON writes it (a whole one as an integer, however it was written).
+func valueText(v api.Value) string {
+	switch v.Kind {
+	case api.KindInt:
+		return strconv.FormatInt(v.Int, 10)
+	case api.KindFloat:
+		if b, err := json.Marshal(v.Float); err == nil {
+			return string(b)
+		}
+		return strconv.FormatFloat(v.Float, 'g', -1, 64)
+	}
+	return v.Str
 }
 
 func newProvidersCmd() *cobra.Command {
@@ -455,44 +524,6 @@ func text(v any) string {
 		return t.String()
 	}
 	return fmt.Sprint(v)
-}
-
-// integer is v as a whole number, if it is one.
-func integer(v any) (int64, bool) {
-	n, ok := v.(json.Number)
-	if !ok {
-		return 0, false
-	}
-	if i, err := n.Int64(); err == nil {
-		return i, true
-	}
-	f, err := n.Float64()
-	if err != nil || f != math.Trunc(f) || math.Abs(f) >= math.MaxInt64 {
-		return 0, false
-	}
-	return int64(f), true
-}
-
-// flat lists a nested document as sorted "a/b\tvalue" lines.
-func flat(prefix string, v any, skip map[string]bool) []string {
-	var out []string
-	switch t := v.(type) {
-	case map[string]any:
-		for k, x := range t {
-			if prefix == "" && skip[k] {
-				continue
-			}
-			out = append(out, flat(join(prefix, k), x, nil)...)
-		}
-	case []any:
-		for i, x := range t {
-			out = append(out, flat(join(prefix, fmt.Sprint(i)), x, nil)...)
-		}
-	default:
-		out = append(out, prefix+"\t"+text(t))
-	}
-	sort.Strings(out)
-	return out
 }
 
 func join(a, b string) string {

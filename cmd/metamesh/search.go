@@ -1,13 +1,17 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
+	"io"
 	"net/url"
 	"strconv"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/metamesh/node/api"
 )
 
 func newSearchCmd() *cobra.Command {
@@ -28,57 +32,63 @@ node's JSON as it is (its "next" cursor pages on with the API).`,
 			if f, _ := cmd.Flags().GetBool("federated"); f {
 				v.Set("federated", "1")
 			}
-			m, raw, err := apiGet(cmd, "/api/search?"+v.Encode(), 15*time.Second)
+			_, raw, err := apiGet(cmd, "/api/search?"+v.Encode(), 15*time.Second)
 			if err != nil {
 				return jsonError(cmd, raw, err)
 			}
 			if j, _ := cmd.Flags().GetBool("json"); j {
 				return printJSON(cmd, raw)
 			}
-			hits, _ := m["hits"].([]any)
-			if len(hits) == 0 {
-				fmt.Fprintln(cmd.OutOrStdout(), "no match")
-				return nil
+			var res api.SearchResult
+			if err := json.Unmarshal(raw, &res); err != nil {
+				return fmt.Errorf("the node's search answer: %w", err)
 			}
-			w := tabwriter.NewWriter(cmd.OutOrStdout(), 2, 4, 2, ' ', 0)
-			fmt.Fprintln(w, "TITLE\tYEAR\tS/E\tSIZE\tSOURCE\tCID")
-			for _, x := range hits {
-				h, _ := x.(map[string]any)
-				title := text(h["title"])
-				if et, ok := h["episodeTitle"].(string); ok && et != "" {
-					title += " – " + et
-				}
-				year, se := "", ""
-				if y, ok := integer(h["year"]); ok {
-					year = strconv.FormatInt(y, 10)
-				}
-				s, sok := integer(h["season"])
-				e, eok := integer(h["episode"])
-				switch {
-				case sok && eok:
-					se = fmt.Sprintf("S%02dE%02d", int(s), int(e))
-				case sok:
-					se = fmt.Sprintf("S%02d", int(s))
-				case eok:
-					se = fmt.Sprintf("E%02d", int(e))
-				}
-				size, _ := integer(h["size"])
-				src := shortID(text(h["source"]))
-				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", title, year, se, humanSize(size), src, text(h["cid"]))
-			}
-			if err := w.Flush(); err != nil {
-				return err
-			}
-			if next, _ := m["next"].(string); next != "" {
-				fmt.Fprintf(cmd.OutOrStdout(), "(more: --limit, or GET /api/search with cursor=%s)\n", next)
-			}
-			return nil
+			return printHits(cmd.OutOrStdout(), res)
 		},
 	}
 	apiFlag(c)
 	c.Flags().Bool("federated", false, "also ask the connected peers")
 	c.Flags().Int("limit", 0, "hits to show, 1 to 100 (default 20)")
 	return c
+}
+
+// printHits writes the readable output of metamesh search: a table of
+// the hits (title and episode title, year, season and episode, size,
+// source, canonical CID), then the cursor of the next page.
+func printHits(out io.Writer, res api.SearchResult) error {
+	if len(res.Hits) == 0 {
+		_, err := fmt.Fprintln(out, "no match")
+		return err
+	}
+	w := tabwriter.NewWriter(out, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "TITLE\tYEAR\tS/E\tSIZE\tSOURCE\tCID")
+	for _, h := range res.Hits {
+		title := h.Title
+		if h.EpisodeTitle != "" {
+			title += " – " + h.EpisodeTitle
+		}
+		year, se := "", ""
+		if h.Year != 0 {
+			year = strconv.Itoa(h.Year)
+		}
+		switch {
+		case h.Season != nil && h.Episode != nil:
+			se = fmt.Sprintf("S%02dE%02d", *h.Season, *h.Episode)
+		case h.Season != nil:
+			se = fmt.Sprintf("S%02d", *h.Season)
+		case h.Episode != nil:
+			se = fmt.Sprintf("E%02d", *h.Episode)
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", title, year, se, humanSize(h.Size), shortID(h.Source), h.CID)
+	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	if res.Next != "" {
+		_, err := fmt.Fprintf(out, "(more: --limit, or GET /api/search with cursor=%s)\n", res.Next)
+		return err
+	}
+	return nil
 }
 
 // humanSize writes a byte count with a binary unit.

@@ -246,7 +246,7 @@ func BenchmarkSimNetwork(b *testing.B) {
 				}
 				start := time.Now()
 				doc, err := from.HH.Lookup(ctx, owner.CIDs[1])
-				if err != nil || doc["source"] != owner.ID.String() {
+				if err != nil || doc.Source != owner.ID.String() {
 					failed++
 					continue
 				}
@@ -276,12 +276,10 @@ func BenchmarkSimNetwork(b *testing.B) {
 				}
 				found := map[string]bool{}
 				for _, h := range res.Hits {
-					if ps, ok := h["peers"].([]string); ok {
-						for _, p := range ps {
-							found[p] = true
-						}
+					for _, p := range h.Peers {
+						found[p] = true
 					}
-					if s, _ := h["source"].(string); s == "local" {
+					if h.Source == "local" {
 						found[from.ID.String()] = true
 					}
 				}

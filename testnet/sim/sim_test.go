@@ -85,8 +85,8 @@ func TestSim_SmallFederation(t *testing.T) {
 		if err != nil {
 			t.Fatalf("household %d's lookup of household %d's %s: %v", from.Index, owner.Index, c, err)
 		}
-		if doc["source"] != owner.ID.String() && doc["source"] != "local" {
-			t.Errorf("household %d resolved %s from %v, want household %d", from.Index, c, doc["source"], owner.Index)
+		if doc.Source != owner.ID.String() && doc.Source != "local" {
+			t.Errorf("household %d resolved %s from %v, want household %d", from.Index, c, doc.Source, owner.Index)
 		}
 		if st := from.HH.ProvideStats(); !slices.Contains(holders, from) && st.Keys != 0 {
 			t.Errorf("household %d looked a file up and provides %d keys", from.Index, st.Keys)

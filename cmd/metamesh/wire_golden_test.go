@@ -1,0 +1,76 @@
+package main
+
+import (
+	"flag"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+)
+
+var updateOutput = flag.Bool("update-output", false, "rewrite testdata/*.txt from this CLI's output")
+
+// TestClient_GoldenOutput pins what lookup and search print for the
+// node's answers pinned in api/testdata (a local file with duplicates,
+// learned members and peers' fields, one known only from a peer, one
+// with the odd shapes of the open schema; a federated search). The
+// expected output was written by the CLI before it decoded answers into
+// api.Document and api.SearchResult, when it read them as maps by key
+// (-update-output rewrites it). One file changed since, on purpose:
+// lookup_odd.txt, where metadata fields named like the document's own
+// keys (peers, learned, origin/foo) were left out and a filePath that is
+// also an object (filePath/x) was printed as a Go map; they are now
+// metadata lines like any other.
+func TestClient_GoldenOutput(t *testing.T) {
+	var answer atomic.Value // the file the server answers with
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := os.ReadFile(filepath.Join("..", "..", "api", "testdata", answer.Load().(string)))
+		if err != nil {
+			http.Error(w, err.Error(), 500)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(body)
+	}))
+	defer srv.Close()
+	for _, tt := range []struct{ answer, out string }{
+		{"meta_local.json", "lookup_local.txt"},
+		{"meta_learned.json", "lookup_learned.txt"},
+		{"meta_peer.json", "lookup_peer.txt"},
+		{"meta_odd.json", "lookup_odd.txt"},
+		{"search_federated.json", "search_federated.txt"},
+		{"search_capped.json", "search_capped.txt"},
+	} {
+		t.Run(tt.out, func(t *testing.T) {
+			answer.Store(tt.answer)
+			args := []string{"lookup", "bafkreihdwdcefgh4dqkjv67uzcmw7ojee6xedzdetojuzjevtenxquvyku"}
+			if strings.HasPrefix(tt.answer, "search") {
+				args = []string{"search", "show name"}
+			}
+			out, errOut, code := metamesh(t, nil, append(args, "--api", srv.URL)...)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errOut)
+			}
+			p := filepath.Join("testdata", tt.out)
+			if *updateOutput {
+				if err := os.MkdirAll("testdata", 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(p, []byte(out), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if out != string(want) {
+				t.Errorf("%s: output differs:\ngot:\n%s\nwant:\n%s", p, out, want)
+			}
+		})
+	}
+}

@@ -1,0 +1,75 @@
+package node
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/metamesh/node/api"
+	"github.com/metamesh/node/store"
+)
+
+// newDocument types the fields it knows, at top level and in what each
+// peer said, and nothing else; JSON has no NaN, so such a value stays
+// the string it is.
+func TestNewDocument_Typing(t *testing.T) {
+	const peer = "12D3KooWpeer"
+	d := store.Document{Fields: map[string]string{
+		"filePath": "/lib/a.mkv", "sizeByte": "26415", "season": "1", "episode": "2", "movieYear": "2005",
+		"mtime": "1700000000000000000", "episodes/0": "1", "episodes/1": "2", "title": "1984",
+		"release/cd": "2", "release/group": "GRP", "fileinfo/duration": "1422.5",
+		"fileinfo/streamdetails/video/0/width": "1920", "fileinfo/streamdetails/video/0/codec": "h264",
+		"origin/" + peer + "/season": "3", "origin/" + peer + "/sizeByte": "x", "origin/" + peer + "/fileinfo/duration": "NaN",
+		"tmdb/id": "27205",
+	}, CIDs: []string{"bafkreicysg23kiwv34eg2d7qweipxwosdo2py4ldv42nbauguluen5v6am"}, Peers: []string{peer}}
+	doc := newDocument(d, "local", []string{"12D3KooWself", peer})
+	want := api.Meta{
+		"sizeByte": api.IntValue(26415), "season": api.IntValue(1), "episode": api.IntValue(2), "movieYear": api.IntValue(2005),
+		"mtime": api.StringValue("2023-11-14T22:13:20Z"), "episodes": api.ListValue(api.IntValue(1), api.IntValue(2)),
+		"title":   api.StringValue("1984"),
+		"release": api.ObjectValue(api.Meta{"cd": api.IntValue(2), "group": api.StringValue("GRP")}),
+		"fileinfo": api.ObjectValue(api.Meta{"duration": api.FloatValue(1422.5), "streamdetails": api.ObjectValue(api.Meta{
+			"video": api.ListValue(api.ObjectValue(api.Meta{"width": api.IntValue(1920), "codec": api.StringValue("h264")}))})}),
+		"tmdb": api.ObjectValue(api.Meta{"id": api.StringValue("27205")}),
+	}
+	if !reflect.DeepEqual(doc.Meta, want) {
+		t.Errorf("meta\n got  %+v\n want %+v", doc.Meta, want)
+	}
+	wantOrigin := map[string]api.Meta{peer: {"season": api.IntValue(3), "sizeByte": api.StringValue("x"),
+		"fileinfo": api.ObjectValue(api.Meta{"duration": api.StringValue("NaN")})}}
+	if !reflect.DeepEqual(doc.Origin, wantOrigin) {
+		t.Errorf("origin\n got  %+v\n want %+v", doc.Origin, wantOrigin)
+	}
+	if doc.FilePath != "/lib/a.mkv" || doc.FilePathBytes != nil || doc.Source != "local" || len(doc.Providers) != 2 ||
+		!reflect.DeepEqual(doc.Peers, []string{peer}) || doc.CanonicalCID != d.CIDs[0] {
+		t.Errorf("own fields: %+v", doc)
+	}
+}
+
+// The document's own keys never stay in Meta, and a field named like one
+// the document leaves out is metadata; paths that are not UTF-8 come with
+// their exact bytes.
+func TestNewDocument_OwnKeys(t *testing.T) {
+	d := store.Document{Fields: map[string]string{
+		"filePath": "/lib/S\xe9ries/a.mkv", "peers": "a field", "providers": "another", "source": "hidden",
+	}, Duplicates: []string{"/lib/b.mkv", "/lib/\xff.mkv"}, DuplicateCount: 2}
+	doc := newDocument(d, "local", nil)
+	if !reflect.DeepEqual(doc.Meta, api.Meta{"peers": api.StringValue("a field"), "providers": api.StringValue("another")}) {
+		t.Errorf("meta %+v", doc.Meta)
+	}
+	if string(doc.FilePathBytes) != d.FilePath() || doc.FilePath != d.FilePath() ||
+		!reflect.DeepEqual(doc.DuplicatesBytes, [][]byte{[]byte("/lib/b.mkv"), []byte("/lib/\xff.mkv")}) {
+		t.Errorf("paths %q %q %q", doc.FilePath, doc.FilePathBytes, doc.DuplicatesBytes)
+	}
+	d.Peers = []string{"12D3KooWpeer"}
+	doc = newDocument(d, "local", []string{"12D3KooWself"})
+	if len(doc.Meta) != 0 {
+		t.Errorf("with peers and providers of its own, meta %+v", doc.Meta)
+	}
+	// Nothing of the store's document is shared with the answer (the
+	// store may cache its documents).
+	doc.Duplicates[0] = "changed"
+	doc.Peers[0] = "changed"
+	if d.Duplicates[0] != "/lib/b.mkv" || d.Peers[0] != "12D3KooWpeer" {
+		t.Errorf("the answer shares the store's slices: %q %q", d.Duplicates, d.Peers)
+	}
+}

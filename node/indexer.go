@@ -1,0 +1,148 @@
+package node
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+
+	"github.com/metamesh/node/store"
+)
+
+// searchIndexer keeps the store's search index in step: every root the
+// change feed names (key-set changes, mints, merges, deletes) and every
+// root whose searchable fields were written (store.WatchSearchFields:
+// extraction, re-extraction, renames, peers' merges, outside writers) is
+// re-indexed by one worker goroutine, so IndexRoot never runs twice at
+// once for a root. A sweep of every root runs at start, after the feed
+// was trimmed past it and after the field subscription was lost.
+type searchIndexer struct {
+	st  *store.Store
+	log *slog.Logger
+
+	mu      sync.Mutex
+	pending map[store.RootID]bool
+	sweep   bool
+	wake    chan struct{}
+}
+
+func newSearchIndexer(st *store.Store, log *slog.Logger) *searchIndexer {
+	return &searchIndexer{st: st, log: log.With("component", "search"), pending: map[store.RootID]bool{}, wake: make(chan struct{}, 1)}
+}
+
+// run indexes until ctx ends.
+func (x *searchIndexer) run(ctx context.Context) {
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); x.follow(ctx) }()
+	go func() { defer wg.Done(); x.watch(ctx) }()
+	x.work(ctx)
+	wg.Wait()
+}
+
+func (x *searchIndexer) add(roots ...store.RootID) {
+	x.mu.Lock()
+	for _, r := range roots {
+		if r != "" {
+			x.pending[r] = true
+		}
+	}
+	x.mu.Unlock()
+	x.poke()
+}
+
+func (x *searchIndexer) requestSweep() {
+	x.mu.Lock()
+	x.sweep = true
+	x.mu.Unlock()
+	x.poke()
+}
+
+func (x *searchIndexer) poke() {
+	select {
+	case x.wake <- struct{}{}:
+	default:
+	}
+}
+
+// follow reads the change feed from its head (a sweep, asked for once
+// the head is read, covers what came before, and what a trim lost) and
+// queues every root an entry names.
+func (x *searchIndexer) follow(ctx context.Context) {
+	(&feedFollower{
+		st: x.st, log: x.log, name: "the search indexer",
+		resync:     func(context.Context) error { x.requestSweep(); return nil },
+		resyncWhat: "read the change feed's head",
+		entries: func(_ context.Context, evs []store.Event) {
+			for _, e := range evs {
+				x.add(e.Root, e.Into)
+			}
+		},
+	}).run(ctx)
+}
+
+// watch queues roots whose searchable fields change; after the
+// subscription is lost it subscribes again and sweeps.
+func (x *searchIndexer) watch(ctx context.Context) {
+	first := true
+	for ctx.Err() == nil {
+		ready := make(chan struct{})
+		lost := first
+		first = false
+		go func() {
+			select {
+			case <-ready:
+				if !lost {
+					x.requestSweep()
+				}
+			case <-ctx.Done():
+			}
+		}()
+		err := x.st.WatchSearchFields(ctx, ready, func(roots []store.RootID) { x.add(roots...) })
+		if ctx.Err() != nil {
+			return
+		}
+		pause(ctx, x.log, "follow field writes", err)
+	}
+}
+
+// work indexes the queued roots, and sweeps when asked.
+func (x *searchIndexer) work(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-x.wake:
+		}
+		x.mu.Lock()
+		sweep := x.sweep
+		x.sweep = false
+		roots := make([]store.RootID, 0, len(x.pending))
+		for r := range x.pending {
+			roots = append(roots, r)
+		}
+		clear(x.pending)
+		x.mu.Unlock()
+		if sweep {
+			all, err := x.st.RootIDs(ctx)
+			if err == nil {
+				_, err = x.st.PruneSearchIndex(ctx)
+			}
+			if err != nil {
+				x.requestSweep()
+				pause(ctx, x.log, "sweep the search index", err)
+				continue
+			}
+			roots = append(roots, all...)
+		}
+		for i, r := range roots {
+			if err := x.st.IndexRoot(ctx, r); err != nil {
+				if ctx.Err() != nil {
+					return
+				}
+				x.add(roots[i:]...)
+				pause(ctx, x.log, "index a root for search", err)
+				break
+			}
+		}
+	}
+}
