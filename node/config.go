@@ -104,6 +104,11 @@ type Config struct {
 	// PeerRootsMax caps the roots known only from peers (--peer-roots-max,
 	// default 100000): the least recently used are evicted.
 	PeerRootsMax int
+	// MetaCache is how many documents GET /api/meta keeps in memory
+	// (--meta-cache): 0 means the default, 10000 (some 40 MB); -1 keeps
+	// none. The cache follows the node's own writes and, through keyspace
+	// notifications, outside writers' (store.Options.DocCache).
+	MetaCache int
 	// PeerRecordTTL is how old what peers said of a file may get before a
 	// lookup asks them again and replaces it (--peer-record-ttl, default
 	// 1h; negative never asks again).
@@ -183,6 +188,9 @@ func (c *Config) SetDefaults() {
 	}
 	if c.PeerRecordTTL == 0 {
 		c.PeerRecordTTL = time.Hour
+	}
+	if c.MetaCache == 0 {
+		c.MetaCache = 10_000
 	}
 	if c.StrangerBurst == 0 {
 		c.StrangerBurst = 10
@@ -325,6 +333,9 @@ func (c *Config) validate() error {
 	}
 	if c.LookupTimeout < 0 {
 		return fmt.Errorf("config: --lookup-timeout %s: may not be negative", c.LookupTimeout)
+	}
+	if c.MetaCache < -1 {
+		return fmt.Errorf("config: --meta-cache %d: -1 (none), 0 (the default) or a number of documents", c.MetaCache)
 	}
 	if c.PeerRootsMax < 0 {
 		return fmt.Errorf("config: --peer-roots-max %d: may not be negative", c.PeerRootsMax)

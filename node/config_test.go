@@ -26,6 +26,7 @@ func TestConfig_ValidateNamesFlags(t *testing.T) {
 			"config: --data: the data directory " + filepath.Join(lib, "mm") + " is inside the library " + lib + "…"},
 		{"api", func(c *node.Config) { c.APIAddr = "nonsense" }, `config: --api "nonsense": …`},
 		{"workers", func(c *node.Config) { c.Workers = -3 }, "config: --workers -3: may not be negative (0: one per CPU)"},
+		{"meta cache", func(c *node.Config) { c.MetaCache = -2 }, "config: --meta-cache -2: -1 (none), 0 (the default) or a number of documents"},
 		{"settle", func(c *node.Config) { c.Settle = -time.Second }, "config: --settle -1s: may not be negative"},
 		{"listen", func(c *node.Config) { c.Listen = []string{"/ip4/127.0.0.1/tcp/0", "bogus"} }, `config: --listen "bogus": …`},
 		{"listen QUIC, private", func(c *node.Config) {
@@ -105,6 +106,9 @@ func TestConfig_ZeroMeansDefault(t *testing.T) {
 	}
 	if c.Workers != 0 || c.ReprovideInterval != 22*time.Hour {
 		t.Errorf("after SetDefaults: Workers %d, ReprovideInterval %s; want 0 (one per CPU, ingest's default) and 22h", c.Workers, c.ReprovideInterval)
+	}
+	if c.MetaCache != 10_000 {
+		t.Errorf("after SetDefaults: MetaCache %d, want 10000", c.MetaCache)
 	}
 	if c.StrangerRate != 0 || c.StrangerBurst != 10 {
 		t.Errorf("after SetDefaults: StrangerRate %g, StrangerBurst %d; want 0 (none) and 10", c.StrangerRate, c.StrangerBurst)

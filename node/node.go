@@ -76,7 +76,8 @@ func (n *Node) Start(ctx context.Context) error {
 		return fmt.Errorf("api: listen on %s: %w", n.cfg.APIAddr, err)
 	}
 	n.ln = ln
-	st, err := store.Open(ctx, store.Options{URL: n.cfg.RedisURL, DataDir: n.cfg.DataDir, Logger: n.log, PeerRootsMax: int64(n.cfg.PeerRootsMax)})
+	st, err := store.Open(ctx, store.Options{URL: n.cfg.RedisURL, DataDir: n.cfg.DataDir, Logger: n.log, PeerRootsMax: int64(n.cfg.PeerRootsMax),
+		DocCache: max(n.cfg.MetaCache, 0)})
 	if err != nil {
 		return errors.Join(err, n.Close())
 	}

@@ -232,14 +232,24 @@ func TestNode_RedisDown(t *testing.T) {
 
 // TestNode_RedisStopped: a Redis that is alive but does not answer (here
 // SIGSTOP'ed) makes the request paths answer 503 with a JSON error
-// within the request timeout, not after every retry's read timeout.
+// within the request timeout, not after every retry's read timeout. A
+// document the cache holds is still served: nothing can change it while
+// Redis answers nothing.
 func TestNode_RedisStopped(t *testing.T) {
 	lib, _ := filepath.EvalSymlinks(t.TempDir())
 	os.WriteFile(filepath.Join(lib, "a.bin"), []byte("abc"), 0o644)
+	os.WriteFile(filepath.Join(lib, "b.bin"), []byte("bcd"), 0o644)
 	n, srv := startNode(t, lib)
 	h, _ := ingest.HashFile(context.Background(), filepath.Join(lib, "a.bin"))
-	if code, _ := get(t, n, "GET", "/api/meta/"+h.SHA256); code != 200 {
-		t.Fatalf("before the stop: %d", code)
+	cached, _ := ingest.HashFile(context.Background(), filepath.Join(lib, "b.bin"))
+	for deadline := time.Now().Add(20 * time.Second); n.Store().CacheStats().Hits == 0; {
+		if code, _ := get(t, n, "GET", "/api/meta/"+cached.SHA256); code != 200 {
+			t.Fatalf("before the stop: %d", code)
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the document cache never served b.bin")
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 	pid := srv.Pid()
 	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
@@ -255,6 +265,9 @@ func TestNode_RedisStopped(t *testing.T) {
 		if code != 503 || !strings.Contains(msg, "redis is not answering") {
 			t.Errorf("%s with Redis stopped: %d %v, want 503 and an error saying Redis is not answering", path, code, m)
 		}
+	}
+	if code, m := get(t, n, "GET", "/api/meta/"+cached.SHA256); code != 200 {
+		t.Errorf("the cached document with Redis stopped: %d %v, want 200", code, m)
 	}
 	code, m := get(t, n, "GET", "/api/status")
 	if redis, _ := m["redis"].(map[string]any); code != 200 || redis["ok"] != false || !strings.Contains(fmt.Sprint(redis["error"]), "not answering") {

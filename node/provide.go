@@ -132,8 +132,16 @@ func (s *sweeper) reset(ctx context.Context, want []cid.Cid) error {
 			}
 		}
 	}()
-	if err := s.ks.ResetCids(ctx, ch); err != nil {
+	// ResetCids is not left early: kad-dht's keystore worker would block
+	// for good sending its reply to a caller that is gone, and Close
+	// would wait for that worker. When ctx ends, the feed above ends and
+	// the reset completes with what it got; the next sweep (at the next
+	// start) resets it again.
+	if err := s.ks.ResetCids(context.WithoutCancel(ctx), ch); err != nil {
 		return fmt.Errorf("provider: reset keystore: %w", err)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
 	}
 	var fresh []mh.Multihash
 	for _, c := range want {

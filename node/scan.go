@@ -32,21 +32,32 @@ func Scan(ctx context.Context, cfg Config, interval time.Duration, onProgress fu
 // Fsck opens the store and checks every invariant. With repair it first
 // rebuilds the derived indexes (store.Repair, deleting the keys of roots
 // that no longer exist) and reports what that changed.
-func Fsck(ctx context.Context, cfg Config, repair bool) ([]store.Violation, *store.RepairReport, error) {
+func Fsck(ctx context.Context, cfg Config, repair bool) (FsckReport, error) {
 	cfg.SetDefaults()
 	st, err := store.Open(ctx, store.Options{URL: cfg.RedisURL, DataDir: cfg.DataDir, Logger: cfg.Logger})
 	if err != nil {
-		return nil, nil, err
+		return FsckReport{}, err
 	}
 	defer st.Close()
-	var rep *store.RepairReport
+	var out FsckReport
+	if out.Layout, err = st.LayoutVersion(ctx); err != nil {
+		return FsckReport{}, err
+	}
 	if repair {
 		r, err := st.Repair(ctx, true)
 		if err != nil {
-			return nil, nil, err
+			return FsckReport{}, err
 		}
-		rep = &r
+		out.Repaired = &r
 	}
-	v, err := st.Check(ctx)
-	return v, rep, err
+	out.Violations, err = st.Check(ctx)
+	return out, err
+}
+
+// FsckReport is what Fsck found: the store's layout (after the upgrade
+// Open runs), what --repair did (nil without it), the violations.
+type FsckReport struct {
+	Layout     int
+	Repaired   *store.RepairReport
+	Violations []store.Violation
 }

@@ -22,7 +22,8 @@ are listed, listed fields whose key is gone are dropped, file:<root>/cids/<cid>
 keys join the key-set with their alias, every path is back in the path index,
 and keys of roots that no longer exist are deleted. Uses --redis-url, or the
 managed redis-server of --data when no URL is given (stop the node first: one
-managed server per data directory).`,
+managed server per data directory). Prints the store's layout version first; a
+store of an older layout is upgraded in place before it is checked.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			log, err := logger(cmd, cmd.ErrOrStderr())
@@ -33,15 +34,16 @@ managed server per data directory).`,
 			cfg.RedisURL, _ = cmd.Flags().GetString("redis-url")
 			cfg.DataDir, _ = cmd.Flags().GetString("data")
 			repair, _ := cmd.Flags().GetBool("repair")
-			v, rep, err := node.Fsck(cmd.Context(), cfg, repair)
+			res, err := node.Fsck(cmd.Context(), cfg, repair)
 			if err != nil {
 				return err
 			}
+			v, rep := res.Violations, res.Repaired
 			if asJSON, _ := cmd.Flags().GetBool("json"); asJSON {
 				if v == nil {
 					v = []store.Violation{} // an empty list, not null
 				}
-				out := map[string]any{"violations": v, "ok": len(v) == 0}
+				out := map[string]any{"violations": v, "ok": len(v) == 0, "layout": res.Layout}
 				if rep != nil {
 					out["repaired"] = rep
 				}
@@ -49,6 +51,7 @@ managed server per data directory).`,
 					return err
 				}
 			} else {
+				fmt.Fprintf(cmd.OutOrStdout(), "store layout %d\n", res.Layout)
 				if rep != nil {
 					fmt.Fprintf(cmd.OutOrStdout(), "repaired: %d fields listed, %d unlisted, %d keys of deleted roots removed, %d paths re-indexed, %d invalid key-set members left\n",
 						rep.Listed, rep.Unlisted, rep.Deleted, rep.Paths, rep.Invalid)

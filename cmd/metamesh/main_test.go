@@ -110,7 +110,7 @@ func TestFsck(t *testing.T) {
 	}
 	// Flags from the environment.
 	out, _, code := metamesh(t, []string{"METAMESH_REDIS_URL=" + srv.URL()}, "fsck")
-	if code != 0 || !strings.Contains(out, "no violations") {
+	if code != 0 || !strings.Contains(out, "no violations") || !strings.Contains(out, fmt.Sprintf("store layout %d\n", store.Layout)) {
 		t.Fatalf("fsck on a clean store: %d %q", code, out)
 	}
 	// Corrupt it as a stray writer would: an alias pointing at no root.
