@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -297,24 +298,11 @@ func (e *eventStream) Next(ctx context.Context, wait time.Duration) ([]api.Event
 	if err != nil {
 		return nil, apiError(err, "")
 	}
-	canon := map[store.RootID]string{}
-	cidOf := func(r store.RootID) string {
-		if r == "" {
-			return ""
-		}
-		if c, ok := canon[r]; ok {
-			return c
-		}
-		c := ""
-		if d, err := e.st.Document(ctx, r); err == nil {
-			c = d.CanonicalCID()
-		}
-		canon[r] = c
-		return c
-	}
 	// A path event names no root: the file is the one its path holds now,
-	// or, for a path that is gone, the one its midhash still names.
-	// The paths of the batch's path events, read in one pipeline.
+	// or, for a path that is gone, the local file its midhash still names.
+	// The paths of the batch's path events are read in one pipeline, and
+	// the canonical CIDs of every root and midhash the batch names in one
+	// script (store.CanonicalCIDs), not a document each.
 	var paths []string
 	for _, ev := range evs {
 		if ev.Root == "" && ev.Lifecycle() && ev.Path != "" {
@@ -325,6 +313,23 @@ func (e *eventStream) Next(ctx context.Context, wait time.Duration) ([]api.Event
 	if len(paths) > 0 {
 		states, _ = e.st.Paths(ctx, paths) // unread, an event goes without its CID
 	}
+	var roots []store.RootID
+	var mids []string
+	for _, ev := range evs {
+		roots = append(roots, ev.Root, ev.Into)
+		if ev.Root == "" && ev.Lifecycle() && ev.Path != "" {
+			if st, ok := states[ev.Path]; ok {
+				roots = append(roots, st.Root)
+			} else if ev.Midhash != "" {
+				mids = append(mids, ev.Midhash)
+			}
+		}
+	}
+	roots = slices.DeleteFunc(roots, func(r store.RootID) bool { return r == "" })
+	slices.Sort(roots)
+	slices.Sort(mids)
+	byRoot, byMid, _ := e.st.CanonicalCIDs(ctx, slices.Compact(roots), slices.Compact(mids)) // unread: events without CIDs
+	cidOf := func(r store.RootID) string { return byRoot[r] }
 	pathCID := func(ev store.Event) string {
 		if ev.Path == "" {
 			return ""
@@ -332,12 +337,7 @@ func (e *eventStream) Next(ctx context.Context, wait time.Duration) ([]api.Event
 		if st, ok := states[ev.Path]; ok {
 			return cidOf(st.Root)
 		}
-		if ev.Midhash != "" {
-			if d, err := e.st.DocumentByCID(ctx, ev.Midhash); err == nil && d.FilePath() != "" {
-				return d.CanonicalCID()
-			}
-		}
-		return ""
+		return byMid[ev.Midhash]
 	}
 	out := make([]api.Event, 0, len(evs))
 	for _, ev := range evs {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -25,7 +26,12 @@ import (
 //     STRING keys): keyspace notifications drop the entries of the root
 //     or CID a key names as they arrive, within milliseconds. Until the
 //     subscription is in place, and whenever it is lost, nothing is
-//     served from the cache and it starts empty again.
+//     served from the cache and it starts empty again. A beat published
+//     every beatEvery on the same subscription measures how far behind
+//     the notifications are: while they are more than maxLag late (a
+//     burst of writes the watcher has not caught up with), or no beat
+//     came for beatGone, nothing is served either, so an outside
+//     writer's change shows within maxLag even under load.
 //
 // A read's result is kept only if neither counter moved while it ran, so
 // an entry is never older than a write that finished before it was kept.
@@ -36,6 +42,10 @@ type docCache struct {
 	own  atomic.Uint64 // the node's own writes finished
 	ext  atomic.Uint64 // outside writers' notifications applied
 	live atomic.Bool   // the notification subscription is in place
+	// beat is when the last beat arrived (Unix ns), lagging whether it
+	// was more than maxLag late.
+	beat    atomic.Int64
+	lagging atomic.Bool
 
 	mu     sync.Mutex
 	byCID  map[string]*cachedDoc
@@ -55,6 +65,18 @@ type cacheTicket struct {
 	ok       bool
 }
 
+// The beat of the notification subscription.
+const (
+	beatEvery = 50 * time.Millisecond
+	maxLag    = 100 * time.Millisecond
+	beatGone  = 500 * time.Millisecond
+)
+
+// serving reports whether the cache may answer now.
+func (c *docCache) serving() bool {
+	return c.live.Load() && !c.lagging.Load() && time.Since(time.Unix(0, c.beat.Load())) < beatGone
+}
+
 func newDocCache(max int) *docCache {
 	return &docCache{max: max, byCID: map[string]*cachedDoc{}, byRoot: map[RootID][]string{}}
 }
@@ -68,7 +90,7 @@ func (c *docCache) wrote() {
 
 // get returns the cached document of cid, a copy the caller may change.
 func (c *docCache) get(cid string) (Document, bool) {
-	if c == nil || !c.live.Load() {
+	if c == nil || !c.serving() {
 		return Document{}, false
 	}
 	own := c.own.Load()
@@ -90,7 +112,7 @@ func (c *docCache) get(cid string) (Document, bool) {
 // memo returns the memo of cid's cached document, without copying the
 // document; nil when it is not cached.
 func (c *docCache) memo(cid string) *Memo {
-	if c == nil || !c.live.Load() {
+	if c == nil || !c.serving() {
 		return nil
 	}
 	own := c.own.Load()
@@ -114,7 +136,7 @@ func (c *docCache) ticket() cacheTicket {
 	if c == nil {
 		return cacheTicket{}
 	}
-	return cacheTicket{own: c.own.Load(), ext: c.ext.Load(), ok: c.live.Load()}
+	return cacheTicket{own: c.own.Load(), ext: c.ext.Load(), ok: c.serving()}
 }
 
 // put keeps d, read for cid under t, unless anything was written since,
@@ -202,8 +224,21 @@ func (c *docCache) reset(live bool) {
 func (c *docCache) watch(ctx context.Context, rdb *redis.Client) {
 	db := rdb.Options().DB
 	prefix := fmt.Sprintf("__keyspace@%d__:", db)
+	beat := fmt.Sprintf("metamesh:cache-beat:%d", time.Now().UnixNano())
+	go func() {
+		t := time.NewTicker(beatEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				rdb.Publish(ctx, beat, strconv.FormatInt(time.Now().UnixNano(), 10))
+			}
+		}
+	}()
 	for ctx.Err() == nil {
-		sub := rdb.PSubscribe(ctx, prefix+"file:*", prefix+"cid:*")
+		sub := rdb.PSubscribe(ctx, prefix+"file:*", prefix+"cid:*", beat)
 		done := make(chan struct{})
 		go func() { // Receive does not return on ctx alone
 			select {
@@ -212,7 +247,7 @@ func (c *docCache) watch(ctx context.Context, rdb *redis.Client) {
 			case <-done:
 			}
 		}()
-		c.follow(ctx, sub, prefix)
+		c.follow(ctx, sub, prefix, beat)
 		close(done)
 		sub.Close()
 		c.reset(false)
@@ -224,7 +259,7 @@ func (c *docCache) watch(ctx context.Context, rdb *redis.Client) {
 }
 
 // follow applies one subscription's messages until it fails.
-func (c *docCache) follow(ctx context.Context, sub *redis.PubSub, prefix string) {
+func (c *docCache) follow(ctx context.Context, sub *redis.PubSub, prefix, beat string) {
 	subscribed := 0
 	for {
 		msg, err := sub.Receive(ctx)
@@ -236,11 +271,18 @@ func (c *docCache) follow(ctx context.Context, sub *redis.PubSub, prefix string)
 			// Both patterns confirmed (again, after go-redis
 			// reconnected): whatever happened meanwhile is unknown.
 			if m.Kind == "psubscribe" {
-				if subscribed++; subscribed >= 2 {
+				if subscribed++; subscribed >= 3 {
 					c.reset(true)
 				}
 			}
 		case *redis.Message:
+			if m.Channel == beat {
+				sent, _ := strconv.ParseInt(m.Payload, 10, 64)
+				now := time.Now()
+				c.lagging.Store(now.Sub(time.Unix(0, sent)) > maxLag)
+				c.beat.Store(now.UnixNano())
+				continue
+			}
 			c.invalidate(strings.TrimPrefix(m.Channel, prefix))
 		case *redis.Pong:
 		}

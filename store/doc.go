@@ -220,9 +220,10 @@
 // all of them (read-your-writes: a read that starts after a write
 // returned never sees what it replaced); outside writers' file:* and
 // cid:* keys drop the entries they concern through keyspace
-// notifications as they arrive; while the subscription is down nothing
-// is served from memory. A read's result is kept only if nothing was
-// written while it ran.
+// notifications as they arrive; while the subscription is down, or its
+// notifications run more than 100 ms late (a beat published on it every
+// 50 ms measures that), nothing is served from memory. A read's result
+// is kept only if nothing was written while it ran.
 //
 // # Concurrency
 //
