@@ -227,30 +227,28 @@ func (d Document) appendOwn(b []byte, k string) ([]byte, error) {
 	case keyPeers:
 		return appendStrings(b, d.Peers), nil
 	case keyLearned:
-		b = append(b, '{')
-		for i, c := range slices.Sorted(maps.Keys(d.Learned)) {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(appendString(b, c), ':')
-			b = appendStrings(b, d.Learned[c])
-		}
-		return append(b, '}'), nil
+		return appendObject(b, d.Learned, func(b []byte, ps []string) ([]byte, error) { return appendStrings(b, ps), nil })
 	case keyOrigin:
-		b = append(b, '{')
-		for i, p := range slices.Sorted(maps.Keys(d.Origin)) {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(appendString(b, p), ':')
-			var err error
-			if b, err = ObjectValue(d.Origin[p]).appendJSON(b); err != nil {
-				return nil, err
-			}
-		}
-		return append(b, '}'), nil
+		return appendObject(b, d.Origin, func(b []byte, m Meta) ([]byte, error) { return ObjectValue(m).appendJSON(b) })
 	}
 	return nil, fmt.Errorf("not a key of the document's own")
+}
+
+// appendObject appends m as a JSON object, its keys sorted as
+// encoding/json sorts a map's, each value written by value.
+func appendObject[V any](b []byte, m map[string]V, value func([]byte, V) ([]byte, error)) ([]byte, error) {
+	b = append(b, '{')
+	for i, k := range slices.Sorted(maps.Keys(m)) {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(appendString(b, k), ':')
+		var err error
+		if b, err = value(b, m[k]); err != nil {
+			return nil, err
+		}
+	}
+	return append(b, '}'), nil
 }
 
 // MarshalJSON writes the value as encoding/json writes the Go value it
@@ -266,18 +264,7 @@ func (v Value) appendJSON(b []byte) ([]byte, error) {
 	case KindFloat:
 		return appendFloat(b, v.Float)
 	case KindObject:
-		b = append(b, '{')
-		for i, k := range slices.Sorted(maps.Keys(v.Object)) {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(appendString(b, k), ':')
-			var err error
-			if b, err = v.Object[k].appendJSON(b); err != nil {
-				return nil, err
-			}
-		}
-		return append(b, '}'), nil
+		return appendObject(b, v.Object, func(b []byte, x Value) ([]byte, error) { return x.appendJSON(b) })
 	case KindList:
 		b = append(b, '[')
 		for i, x := range v.List {
