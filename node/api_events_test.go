@@ -247,6 +247,7 @@ func TestAPI_Metrics(t *testing.T) {
 		"metamesh_hash_duration_seconds_count 1",
 		`metamesh_scan_state{state="watching"} 1`, "metamesh_provides_done_total", "metamesh_provides_failed_total",
 		"metamesh_provides_queued", "metamesh_peers 0", "go_goroutines", "process_",
+		"metamesh_meta_cache_documents", "metamesh_meta_cache_hits_total", "metamesh_meta_cache_misses_total",
 	} {
 		if !strings.Contains(string(body), want) {
 			t.Errorf("/metrics lacks %q", want)
