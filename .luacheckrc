@@ -12,7 +12,7 @@ stds.redis = {
 -- The top-level locals of common.lua: what every script sees.
 local common = {
   "fieldsk", "flenc", "fldec", "flall", "fladd", "flrem", "flhas", "flname",
-  "ROLE", "ownmap", "ownget", "setroles", "rolesof", "owndel", "ownset", "ownall",
+  "ROLE", "ownmap", "ownget", "ownmove", "owndel", "ownset", "ownall",
   "POSTMAX", "POSTLEVELS", "B32", "tklevel", "tksuffixes", "tkall", "tksplit", "tkadd", "tkdel",
 }
 

@@ -23,7 +23,7 @@
 //
 //	meta:layout               STRING  the layout version ("2"); Open refuses a newer
 //	                                  one and upgrades an older one in place
-//	meta:upgrade              HASH    to, pass, cursor: an upgrade under way (resumed
+//	meta:upgrade              HASH    to, cursor: an upgrade under way (resumed
 //	                                  by the next Open after a crash)
 //	fields:<root>             HASH    every STRING field of the root, so a document
 //	                                  is read and a root deleted in O(fields), never
@@ -189,7 +189,7 @@
 //   - rootid.go: root IDs. errors.go: sentinel errors.
 //   - version.go: Layout, meta:layout and LayoutVersion; what Open does
 //     with an empty, an older or a newer store. upgrade.go: the in-place
-//     upgrade of an older layout (batched passes, resumed from
+//     upgrade of an older layout (one SCAN in batches, resumed from
 //     meta:upgrade).
 //   - cache.go: the document cache of DocumentByCID (Options.DocCache)
 //     and what drops its entries.
@@ -201,9 +201,9 @@
 // meta:layout records the layout a store is written in (version.go).
 // Open stamps an empty database with Layout, refuses a store of a newer
 // layout (ErrLayoutNewer, naming both versions; nothing is written) and
-// upgrades an older one in place before it returns (upgrade.go): passes
+// upgrades an older one in place before it returns (upgrade.go): one SCAN
 // over the keys in batches, each batch one script that converts its keys
-// and records the pass's cursor in meta:upgrade, so an upgrade killed at
+// and records the SCAN cursor in meta:upgrade, so an upgrade killed at
 // any point resumes at the next Open and converting a key twice changes
 // nothing. meta:layout is written last. Layout 1 (no meta:layout) is the
 // layout before versions were recorded; its upgrade moves fields:<root>

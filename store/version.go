@@ -27,8 +27,8 @@ const Layout = 2
 const keyLayout = "meta:layout"
 
 // keyUpgrade records an upgrade under way: HASH to (the layout being
-// written), step (the step's name) and cursor (how far its pass over the
-// roots got). Open resumes from it after a crash.
+// written) and cursor (where its SCAN resumes). Open resumes from it
+// after a crash.
 const keyUpgrade = "meta:upgrade"
 
 // ErrLayoutNewer means the store was written by a newer binary, in a

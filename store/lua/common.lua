@@ -68,50 +68,43 @@ local function ownget(r, ...)
   for i, k in ipairs({...}) do out[i] = m[ROLE[k]] or false end
   return out
 end
--- setroles writes the roles of member entry c (the letters of set, in
--- the order msi).
-local function setroles(r, c, set)
-  local v = ''
-  for _, l in ipairs({'m', 's', 'i'}) do if set[l] then v = v .. l end end
-  redis.call('HSET', fieldsk(r), '/' .. c, v)
-end
-local function rolesof(r, c)
-  local set = {}
-  for l in string.gmatch(redis.call('HGET', fieldsk(r), '/' .. c) or '', '%a') do set[l] = true end
-  return set
+-- ownmove gives r's digest roles to members: for each name, value pair,
+-- the member value (false for none) takes the named role from whichever
+-- member had it. One read of the hash, one write per member touched.
+local function ownmove(r, kv)
+  local m, sets = ownmap(r), {}
+  local function roles(c)
+    if not sets[c] then
+      local set = {}
+      for l in string.gmatch(redis.call('HGET', fieldsk(r), '/' .. c) or '', '%a') do set[l] = true end
+      sets[c] = set
+    end
+    return sets[c]
+  end
+  for i = 1, #kv, 2 do
+    local l, c = ROLE[kv[i]], kv[i + 1]
+    local was = m[l]
+    if was ~= c then
+      if was then roles(was)[l] = nil end
+      if c then roles(c)[l] = true end
+      m[l] = c or nil
+    end
+  end
+  for c, set in pairs(sets) do
+    local v = ''
+    for _, l in ipairs({'m', 's', 'i'}) do if set[l] then v = v .. l end end
+    redis.call('HSET', fieldsk(r), '/' .. c, v)
+  end
 end
 -- owndel drops the named digests (roles) of r.
 local function owndel(r, ...)
-  local m = ownmap(r)
-  for _, k in ipairs({...}) do
-    local l = ROLE[k]
-    local c = m[l]
-    if c then
-      local set = rolesof(r, c)
-      set[l] = nil
-      setroles(r, c, set)
-    end
-  end
+  local kv = {}
+  for _, k in ipairs({...}) do kv[#kv + 1] = k; kv[#kv + 1] = false end
+  ownmove(r, kv)
 end
 -- ownset(r, 'mid', c1, 'sha', c2, …) makes each c the named digest of r,
 -- taking the role from the member that had it.
-local function ownset(r, ...)
-  local kv = {...}
-  for i = 1, #kv, 2 do
-    local l, c = ROLE[kv[i]], kv[i + 1]
-    local was = ownmap(r)[l]
-    if was ~= c then
-      if was then
-        local set = rolesof(r, was)
-        set[l] = nil
-        setroles(r, was, set)
-      end
-      local set = rolesof(r, c)
-      set[l] = true
-      setroles(r, c, set)
-    end
-  end
-end
+local function ownset(r, ...) ownmove(r, {...}) end
 -- ownall returns r's own digests as {name, value, …}.
 local function ownall(r)
   local m, out = ownmap(r), {}

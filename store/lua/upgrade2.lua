@@ -12,7 +12,7 @@
 --                         longer exists
 --   tok:<token> ZSET    → deleted (its postings are rebuilt from toks:)
 --
--- ARGV (upgradeArgs): pass, cursor, keys...
+-- ARGV (upgradeArgs): cursor, keys...
 -- Reply (decodeUpgrade): the number of keys converted.
 local IDX = 'file:__index__'
 local function convert(r)
@@ -32,7 +32,7 @@ local function convert(r)
   for j = 1, #tv, 2 do tkadd(tv[j], r, tv[j + 1]) end
 end
 local n = 0
-for i = 3, #ARGV do
+for i = 2, #ARGV do
   local k = ARGV[i]
   local fam, rest = string.match(k, '^(%a+):(.*)$')
   if fam == 'fields' and redis.call('TYPE', k).ok == 'set' then
@@ -44,5 +44,5 @@ for i = 3, #ARGV do
     redis.call('DEL', k); n = n + 1
   end
 end
-redis.call('HSET', 'meta:upgrade', 'pass', ARGV[1], 'cursor', ARGV[2])
+redis.call('HSET', 'meta:upgrade', 'cursor', ARGV[1])
 return n
