@@ -19,6 +19,8 @@ import (
 	pb "github.com/libp2p/go-libp2p-kad-dht/pb"
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/libp2p/go-libp2p/core/routing"
+
+	"github.com/metamesh/node/node"
 )
 
 // envInts reads a comma-separated list of integers from the environment.
@@ -53,22 +55,6 @@ func cpuTime() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// countingSender counts the DHT messages sent through it.
-type countingSender struct {
-	pb.MessageSender
-	n *atomic.Int64
-}
-
-func (c countingSender) SendRequest(ctx context.Context, p peer.ID, m *pb.Message) (*pb.Message, error) {
-	c.n.Add(1)
-	return c.MessageSender.SendRequest(ctx, p, m)
-}
-
-func (c countingSender) SendMessage(ctx context.Context, p peer.ID, m *pb.Message) error {
-	c.n.Add(1)
-	return c.MessageSender.SendMessage(ctx, p, m)
-}
-
 // perCID provides keys the way the node did before the sweeping provider,
 // as kad-dht's IpfsDHT.Provide does it: one DHT walk to the key's closest
 // peers, then an ADD_PROVIDER to each, 4 keys at a time. It returns the
@@ -77,7 +63,7 @@ func (c countingSender) SendMessage(ctx context.Context, p peer.ID, m *pb.Messag
 func perCID(ctx context.Context, m *Member, keys []string) (walks, messages int64, took time.Duration) {
 	d := m.HH.DHT()
 	var sent atomic.Int64
-	pm, err := pb.NewProtocolMessenger(countingSender{d.MessageSender(), &sent})
+	pm, err := pb.NewProtocolMessenger(node.CountingSender(d.MessageSender(), &sent))
 	if err != nil {
 		panic(err)
 	}
