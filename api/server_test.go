@@ -282,6 +282,21 @@ func TestServer_BackendErrors(t *testing.T) {
 	})
 }
 
+// serveAsking serves GET target, which must answer 200 having asked the
+// backend exactly want.
+func serveAsking(t *testing.T, srv http.Handler, b *fakeBackend, target, want string) *httptest.ResponseRecorder {
+	t.Helper()
+	b.asked = nil
+	rec := serve(t, srv, "GET", target, nil)
+	if rec.Code != 200 {
+		t.Fatalf("%s: %d %s", target, rec.Code, rec.Body)
+	}
+	if got := b.calls(); !reflect.DeepEqual(got, []string{want}) {
+		t.Errorf("%s: the backend was asked %q, want %q", target, got, want)
+	}
+	return rec
+}
+
 func TestServer_Meta(t *testing.T) {
 	doc := api.Document{CanonicalCID: heldV1, CIDs: []string{heldV1}, Source: "local", Providers: []string{"12D3KooWself"},
 		FilePath: "/lib/a.mkv", Meta: api.Meta{"sizeByte": api.IntValue(42)}}
@@ -294,14 +309,7 @@ func TestServer_Meta(t *testing.T) {
 		"/api/meta/" + heldV1 + "?local=0":     "meta " + heldV1 + " local=false",
 		"/api/meta/" + heldV1 + "?local=false": "meta " + heldV1 + " local=false",
 	} {
-		b.asked = nil
-		rec := serve(t, srv, "GET", target, nil)
-		if rec.Code != 200 {
-			t.Fatalf("%s: %d %s", target, rec.Code, rec.Body)
-		}
-		if got := b.calls(); !reflect.DeepEqual(got, []string{want}) {
-			t.Errorf("%s: the backend was asked %q, want %q", target, got, want)
-		}
+		rec := serveAsking(t, srv, b, target, want)
 		wantBody := `{
   "canonical_cid": "` + heldV1 + `",
   "cids": [
@@ -441,14 +449,7 @@ func TestServer_Search(t *testing.T) {
 		"/api/search?q=x&federated=true":                       `search q="x" limit=20 cursor="" federated=true`,
 		"/api/search?q=x&federated=0":                          `search q="x" limit=20 cursor="" federated=false`,
 	} {
-		b.asked = nil
-		rec := serve(t, srv, "GET", target, nil)
-		if rec.Code != 200 {
-			t.Fatalf("%s: %d %s", target, rec.Code, rec.Body)
-		}
-		if got := b.calls(); !reflect.DeepEqual(got, []string{want}) {
-			t.Errorf("%s: the backend was asked %q, want %q", target, got, want)
-		}
+		rec := serveAsking(t, srv, b, target, want)
 		// No hits and no peers asked are empty lists, never null.
 		if want := "{\n  \"hits\": [],\n  \"peers\": []\n}\n"; rec.Body.String() != want {
 			t.Errorf("%s: %q, want %q", target, rec.Body, want)
