@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/metamesh/node/ingest"
+	"github.com/metamesh/node/store"
 	"github.com/metamesh/node/store/storetest"
 )
 
@@ -101,7 +102,7 @@ func TestScan_ExtractsMediaMetadata(t *testing.T) {
 			t.Errorf("%s = %q, want %q", k, doc.Fields[k], v)
 		}
 	}
-	n := doc.Nested()
+	n := store.Unflatten(doc.Presented())
 	video := n["fileinfo"].(map[string]any)["streamdetails"].(map[string]any)["video"].([]any)
 	if video[0].(map[string]any)["codec"] != "mpeg4" {
 		t.Errorf("nested video = %v", video)

@@ -39,7 +39,7 @@ var (
 // newDocument is the one place GET /api/meta's answer is built: d's
 // members, duplicates, peers and learned members, its paths with their
 // exact bytes where they are not UTF-8, and its metadata nested (as the
-// store presents it: d.Nested) with the known fields typed, at top level
+// store presents it: d.Presented, nested) with the known fields typed, at top level
 // and in what each peer said (origin/<peer>/). source and providers are
 // the resolver's: who answered for the file and who has it (nil leaves
 // providers out).
@@ -73,10 +73,9 @@ func newDocument(d store.Document, source string, providers []string) api.Docume
 		}
 	}
 
-	nested := d.Nested()
-	// Nested carries the keys the document has fields of its own for,
-	// under the same conditions; what remains is metadata, with the
-	// fields other writers gave the names of keys the document leaves out.
+	nested := store.Unflatten(d.Presented())
+	// The document's own keys win over metadata of the same name (an
+	// outside writer's "cids", say); a name it leaves out stays metadata.
 	for _, k := range []string{"cids", "canonical_cid", "duplicates", "duplicateCount", "source"} {
 		delete(nested, k)
 	}

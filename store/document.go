@@ -8,7 +8,6 @@ import (
 	"sort"
 	"strings"
 	"sync/atomic"
-	"unicode/utf8"
 
 	"github.com/redis/go-redis/v9"
 
@@ -123,57 +122,14 @@ func (d Document) Vouches(c string) bool {
 // FilePath is the primary local path, "" for a root known only from peers.
 func (d Document) FilePath() string { return d.Fields["filePath"] }
 
-// Nested is the JSON shape of the document: nested metadata plus "cids",
-// "canonical_cid", "duplicates" and "duplicateCount", "peers" when peers
-// supplied any of it, "learned" (member → the peers that vouch for it)
-// when the root holds members only because peers' records carried them,
-// and, for local paths that are not valid UTF-8,
-// "filePathBytes" and "duplicatesBytes" (the exact names; JSON encodes
-// them in base64).
-//
-// What peers said is always under "origin", by peer ID. A local root
-// shows only its own fields at top level; a root known only from peers
-// also shows the peers' fields at top level, its own fields first, then
-// each peer's by peer ID, smallest first, so the document does not
-// depend on the order records arrived in.
-func (d Document) Nested() map[string]any {
-	m := Unflatten(d.presented())
-	m["cids"] = append([]string{}, d.CIDs...)
-	m["canonical_cid"] = d.CanonicalCID()
-	m["duplicates"] = append([]string{}, d.Duplicates...)
-	m["duplicateCount"] = d.DuplicateCount
-	if len(d.Peers) > 0 {
-		m["peers"] = append([]string{}, d.Peers...)
-	}
-	if len(d.Learned) > 0 {
-		learned := make(map[string][]string, len(d.Learned))
-		for c, ps := range d.Learned {
-			learned[c] = append([]string{}, ps...)
-		}
-		m["learned"] = learned
-	}
-	// JSON replaces bytes that are not UTF-8 by U+FFFD; a path with such
-	// bytes is also given exactly, base64-encoded (as metamesh hash does).
-	if fp := d.FilePath(); fp != "" && !utf8.ValidString(fp) {
-		m["filePathBytes"] = []byte(fp)
-	}
-	for _, p := range d.Duplicates {
-		if !utf8.ValidString(p) {
-			exact := make([][]byte, len(d.Duplicates))
-			for i, q := range d.Duplicates {
-				exact[i] = []byte(q)
-			}
-			m["duplicatesBytes"] = exact
-			break
-		}
-	}
-	return m
-}
-
-// presented is the flat fields Nested shows: Fields plus, for a root
+// Presented is the flat metadata the document shows (Unflatten nests
+// it; GET /api/meta's answer is built from it): Fields plus, for a root
 // known only from peers, every peer's field at top level where no field
-// of higher precedence has it.
-func (d Document) presented() map[string]string {
+// of higher precedence has it, its own fields first, then each peer's by
+// peer ID, smallest first, so it does not depend on the order records
+// arrived in. What peers said is always under origin/<peer>/ too. The map
+// is the document's own for a local root: do not change it.
+func (d Document) Presented() map[string]string {
 	if d.Local() {
 		return d.Fields
 	}

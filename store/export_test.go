@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"sort"
 	"time"
+	"unicode/utf8"
 
 	"github.com/oklog/ulid/v2"
 	"github.com/redis/go-redis/v9"
@@ -161,4 +162,52 @@ func (s *Store) DebugDump(ctx context.Context) (map[string]string, error) {
 		out[k] = fmt.Sprintf("%s %v", typ, v)
 	}
 	return out, nil
+}
+
+// Nested is the document as one nested map (tests only; the node builds
+// GET /api/meta's answer, api.Document, from Presented): nested metadata plus "cids",
+// "canonical_cid", "duplicates" and "duplicateCount", "peers" when peers
+// supplied any of it, "learned" (member → the peers that vouch for it)
+// when the root holds members only because peers' records carried them,
+// and, for local paths that are not valid UTF-8,
+// "filePathBytes" and "duplicatesBytes" (the exact names; JSON encodes
+// them in base64).
+//
+// What peers said is always under "origin", by peer ID. A local root
+// shows only its own fields at top level; a root known only from peers
+// also shows the peers' fields at top level, its own fields first, then
+// each peer's by peer ID, smallest first, so the document does not
+// depend on the order records arrived in.
+func (d Document) Nested() map[string]any {
+	m := Unflatten(d.Presented())
+	m["cids"] = append([]string{}, d.CIDs...)
+	m["canonical_cid"] = d.CanonicalCID()
+	m["duplicates"] = append([]string{}, d.Duplicates...)
+	m["duplicateCount"] = d.DuplicateCount
+	if len(d.Peers) > 0 {
+		m["peers"] = append([]string{}, d.Peers...)
+	}
+	if len(d.Learned) > 0 {
+		learned := make(map[string][]string, len(d.Learned))
+		for c, ps := range d.Learned {
+			learned[c] = append([]string{}, ps...)
+		}
+		m["learned"] = learned
+	}
+	// JSON replaces bytes that are not UTF-8 by U+FFFD; a path with such
+	// bytes is also given exactly, base64-encoded (as metamesh hash does).
+	if fp := d.FilePath(); fp != "" && !utf8.ValidString(fp) {
+		m["filePathBytes"] = []byte(fp)
+	}
+	for _, p := range d.Duplicates {
+		if !utf8.ValidString(p) {
+			exact := make([][]byte, len(d.Duplicates))
+			for i, q := range d.Duplicates {
+				exact[i] = []byte(q)
+			}
+			m["duplicatesBytes"] = exact
+			break
+		}
+	}
+	return m
 }

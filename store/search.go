@@ -182,7 +182,7 @@ func seasonEpisode(t string) (int, int, bool) {
 // searchTokens is what root's document is indexed under: token → 2 for a
 // title token, 1 for one only elsewhere.
 func searchTokens(d Document) map[string]int {
-	fields := d.presented()
+	fields := d.Presented()
 	out := map[string]int{}
 	add := func(text string, w int) {
 		for _, t := range Tokens(text) {
@@ -325,7 +325,7 @@ func queryHash(toks []string) []byte {
 
 // hitOf is the hit a document gives.
 func hitOf(d Document) SearchHit {
-	f := d.presented()
+	f := d.Presented()
 	// A local file's hit carries what the node vouches for (it signs it
 	// for peers); one known only from peers carries every member.
 	cids := d.CIDs
