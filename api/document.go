@@ -86,6 +86,9 @@ func (d *Document) Encode() error {
 	return nil
 }
 
+// Encoded is the answer's JSON body Encode wrote, nil before.
+func (d Document) Encoded() []byte { return d.encoded }
+
 // Meta is open metadata: the store's flat fields nested at "/" ("a/b"
 // → {"a": {"b": …}}), an object keyed exactly 0..n-1 made a list, and a
 // name that is both a value and an object keeping the value under "".

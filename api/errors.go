@@ -162,17 +162,24 @@ func encodeBody(v any) ([]byte, error) {
 	return body.Bytes(), nil
 }
 
+var (
+	jsonType = []string{"application/json"}
+	noSniff  = []string{"nosniff"}
+)
+
 // writeBody writes an encoded JSON answer.
 func writeBody(w http.ResponseWriter, code int, body []byte) {
 	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("X-Content-Type-Options", "nosniff")
 	// An error written after a file handler set its headers must not keep
-	// them.
-	h.Del("Content-Disposition")
-	h.Del("ETag")
-	h.Del("Cache-Control")
-	h.Del("Last-Modified")
+	// them; an answer's headers are otherwise its own two (the values
+	// are shared: a header map is copied before it is written).
+	if len(h) != 0 {
+		for _, k := range []string{"Content-Disposition", "ETag", "Cache-Control", "Last-Modified"} {
+			h.Del(k)
+		}
+	}
+	h["Content-Type"] = jsonType
+	h["X-Content-Type-Options"] = noSniff
 	w.WriteHeader(code)
 	_, _ = w.Write(body)
 }

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"path"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -40,6 +41,17 @@ type Backend interface {
 	// from now on). An after that was trimmed from the stream makes the
 	// first Next return ErrEventsTrimmed.
 	Events(ctx context.Context, after string) (EventStream, error)
+}
+
+// AnswerCache is a Backend that also keeps encoded answers of GET
+// /api/meta (an optional interface, as http.Flusher is of a
+// ResponseWriter).
+type AnswerCache interface {
+	// CachedAnswer returns the encoded body of GET /api/meta for cid
+	// exactly as written, when the backend keeps one: only a canonical
+	// CID of a local file can have one, so a hit needs no parsing, and
+	// its answer is the same whatever the request's local and caller.
+	CachedAnswer(cid string) ([]byte, bool)
 }
 
 // Peer is one entry of GET /api/peers.
@@ -138,6 +150,8 @@ type Server struct {
 	opts Options
 	subs chan struct{} // one token per open event stream
 	hm   *httpMetrics  // nil without a Registerer
+	// answers are the backend's kept answers, when it keeps any.
+	answers AnswerCache
 	// strangers are the buckets of clients without the token.
 	strangers *strangers
 }
@@ -156,6 +170,7 @@ func New(b Backend, log *slog.Logger, opts Options) *Server {
 		s.hm = newHTTPMetrics(opts.Registerer)
 	}
 	s.strangers = newStrangers(opts.Strangers, maxStrangers, opts.Registerer)
+	s.answers, _ = b.(AnswerCache)
 	s.mux.HandleFunc("GET /health", s.health)
 	s.mux.HandleFunc("GET /ready", s.ready)
 	s.mux.HandleFunc("GET /metrics", s.metrics)
@@ -201,6 +216,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.refuse(w, r, start, code, msg)
 		return
 	}
+	if s.keptAnswer(w, r, p, start) {
+		return
+	}
 	h, pattern := s.mux.Handler(r)
 	if pattern == "" {
 		rec := &statusRecorder{header: http.Header{}}
@@ -215,13 +233,53 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if s.hm == nil {
 		s.mux.ServeHTTP(w, r)
-		s.log.Debug("request", "method", r.Method, "path", r.URL.Path, "took", time.Since(start))
+		if s.log.Enabled(r.Context(), slog.LevelDebug) {
+			s.log.Debug("request", "method", r.Method, "path", r.URL.Path, "took", time.Since(start))
+		}
 		return
 	}
 	cw := &codeWriter{ResponseWriter: w}
 	s.mux.ServeHTTP(cw, r)
 	s.hm.observe(pattern, cw.status(), time.Since(start))
-	s.log.Debug("request", "method", r.Method, "path", r.URL.Path, "code", cw.status(), "took", time.Since(start))
+	if s.log.Enabled(r.Context(), slog.LevelDebug) {
+		s.log.Debug("request", "method", r.Method, "path", r.URL.Path, "code", cw.status(), "took", time.Since(start))
+	}
+}
+
+// metaRoute is the route of GET /api/meta/<cid> in the request metrics.
+const metaRoute = "GET /api/meta/{cid}"
+
+// keptAnswer answers GET /api/meta/<cid> with the backend's kept answer
+// for the CID as written (AnswerCache), before any routing or parsing,
+// and reports whether it did. Whatever it does not answer (a miss, a
+// query other than local, any other path) goes through the routes, which
+// answer it exactly as they would have: a kept answer is the answer the
+// route gives.
+func (s *Server) keptAnswer(w http.ResponseWriter, r *http.Request, p string, start time.Time) bool {
+	if s.answers == nil || r.Method != http.MethodGet {
+		return false
+	}
+	c, ok := strings.CutPrefix(p, "/api/meta/")
+	if !ok || c == "" || strings.IndexByte(c, '/') >= 0 {
+		return false
+	}
+	switch r.URL.RawQuery {
+	case "", "local=1", "local=0", "local=true", "local=false":
+	default:
+		return false
+	}
+	body, ok := s.answers.CachedAnswer(c)
+	if !ok {
+		return false
+	}
+	writeBody(w, http.StatusOK, body)
+	if s.hm != nil {
+		s.hm.observe(metaRoute, http.StatusOK, time.Since(start))
+	}
+	if s.log.Enabled(r.Context(), slog.LevelDebug) {
+		s.log.Debug("request", "method", r.Method, "path", r.URL.Path, "code", http.StatusOK, "took", time.Since(start))
+	}
+	return true
 }
 
 // refuse answers an error the routes never saw, counted under the route

@@ -42,6 +42,21 @@ func (b *backend) Meta(ctx context.Context, cid string, local bool, from api.Cal
 	return doc, err
 }
 
+// CachedAnswer is the kept encoded answer of a local file's cached
+// document for cid as written (api.AnswerCache), counted as a local
+// lookup found.
+func (b *backend) CachedAnswer(cid string) ([]byte, bool) {
+	start := time.Now()
+	body, ok := b.n.st.CachedMemo(cid).Load().([]byte)
+	if !ok {
+		return nil, false
+	}
+	if b.n.met != nil {
+		b.n.met.localFound(time.Since(start))
+	}
+	return body, true
+}
+
 func status404(err error) bool { return errors.Is(err, api.ErrNotFound) }
 
 // Providers lists the peers the DHT returns for cid.

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -67,15 +68,16 @@ func BenchmarkMetaThroughput(b *testing.B) {
 
 	// profile starts a CPU profile of the measured phase alone, where the
 	// request path's time goes, when METAMESH_BENCH_CPUPROFILE names a file.
-	profile := func() {
+	profile := func() (stop func()) {
 		if path := os.Getenv("METAMESH_BENCH_CPUPROFILE"); path != "" {
 			f, err := os.Create(path)
 			if err != nil {
 				b.Fatal(err)
 			}
 			pprof.StartCPUProfile(f)
-			b.Cleanup(func() { pprof.StopCPUProfile(); f.Close() })
+			return func() { pprof.StopCPUProfile(); f.Close() }
 		}
+		return func() {}
 	}
 	defer func() {
 		st := n.Store().CacheStats()
@@ -83,14 +85,18 @@ func BenchmarkMetaThroughput(b *testing.B) {
 	}()
 	if wrk, err := exec.LookPath("wrk"); err == nil {
 		warmMeta(b, "http://"+n.APIAddr()+"/api/meta/", cids, clients)
-		profile()
+		heapProfile(b)
+		stop := profile()
 		rate, p50, p99 := runWrk(b, wrk, "http://"+n.APIAddr(), cids, clients, run)
-		reportMeta(b, srv.Addr(), "wrk", roots, clients, run, rate, p50, p99)
+		stop()
+		floor := bareFloor(b, wrk, metaBody(b, "http://"+n.APIAddr()+"/api/meta/"+cids[0]), cids, clients, run)
+		reportMeta(b, srv, "wrk", roots, clients, run, rate, p50, p99, floor)
 		return
 	}
 	url := "http://" + n.APIAddr() + "/api/meta/"
 	warmMeta(b, url, cids, clients)
-	profile()
+	heapProfile(b)
+	defer profile()()
 	tr := &http.Transport{MaxIdleConnsPerHost: clients, MaxConnsPerHost: clients}
 	client := &http.Client{Transport: tr}
 	var done atomic.Int64
@@ -130,7 +136,39 @@ func BenchmarkMetaThroughput(b *testing.B) {
 	rate := float64(done.Load()) / run.Seconds()
 	p50, p99 := all[len(all)/2], all[len(all)*99/100]
 
-	reportMeta(b, srv.Addr(), "an in-process Go client", roots, clients, run, rate, ms(p50), ms(p99))
+	reportMeta(b, srv, "an in-process Go client", roots, clients, run, rate, ms(p50), ms(p99), 0)
+}
+
+// heapProfile writes a heap profile of the warm node, what the document
+// cache holds, when METAMESH_BENCH_HEAPPROFILE names a file.
+func heapProfile(b *testing.B) {
+	path := os.Getenv("METAMESH_BENCH_HEAPPROFILE")
+	if path == "" {
+		return
+	}
+	runtime.GC()
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	if err := pprof.WriteHeapProfile(f); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// metaBody is the body GET url answers.
+func metaBody(b *testing.B, url string) []byte {
+	resp, err := http.Get(url)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != 200 {
+		b.Fatalf("GET %s: %d %v", url, resp.StatusCode, err)
+	}
+	return body
 }
 
 // warmMeta reads every CID once, as a household's reads over time would,
@@ -168,10 +206,37 @@ func warmMeta(b *testing.B, url string, cids []string, clients int) {
 	fmt.Printf("read every CID once in %s\n", time.Since(start).Round(time.Millisecond))
 }
 
-// reportMeta runs redis-benchmark's GET on the node's Redis and prints the
-// node's rate next to it.
-func reportMeta(b *testing.B, redisSocket, gen string, roots, clients int, run time.Duration, rate, p50, p99 float64) {
-	out, err := exec.Command("redis-benchmark", "-s", redisSocket, "-t", "get", "-n", "300000", "-c", strconv.Itoa(clients), "-q").CombinedOutput()
+// reportMeta runs redis-benchmark's GET on the node's Redis, over its
+// unix socket and over loopback TCP (the API's transport), and prints the
+// node's rate next to both; floor, when measured, is the rate of a bare
+// net/http server answering a fixed body of the same size.
+func reportMeta(b *testing.B, srv *store.Server, gen string, roots, clients int, run time.Duration, rate, p50, p99, floor float64) {
+	socket := redisGet(b, clients, "-s", srv.Addr())
+	tcp := redisGet(b, clients, "-p", strconv.Itoa(redisTCP(b, srv)))
+	fmt.Printf("GET /api/meta/<cid>?local=1, %d roots, %d connections from %s, %s:\n", roots, clients, gen, run)
+	fmt.Printf("  node   %8.0f req/s   p50 %6.2f ms   p99 %6.2f ms\n", rate, p50, p99)
+	fmt.Printf("  redis-benchmark -t get, same Redis, %d clients, loopback TCP: %8.0f req/s\n", clients, tcp)
+	fmt.Printf("  redis-benchmark -t get, same Redis, %d clients, unix socket:  %8.0f req/s\n", clients, socket)
+	if floor > 0 {
+		fmt.Printf("  bare net/http, a fixed answer of the same size, same client:  %8.0f req/s\n", floor)
+	}
+	fmt.Printf("  node / Redis GET over TCP: %.2f (goal >= 0.5)\n", rate/tcp)
+	fmt.Printf("  node / Redis GET over its unix socket: %.2f\n", rate/socket)
+	if floor > 0 {
+		fmt.Printf("  node / bare net/http: %.2f\n", rate/floor)
+	}
+	fmt.Println()
+	b.ReportMetric(rate/tcp, "meta/redis-get")
+	b.ReportMetric(rate/socket, "meta/redis-get-unix")
+	b.ReportMetric(p50, "p50-ms")
+	b.ReportMetric(p99, "p99-ms")
+}
+
+// redisGet is redis-benchmark -t get's rate with clients connections to
+// the Redis that args name.
+func redisGet(b *testing.B, clients int, args ...string) float64 {
+	args = append(args, "-t", "get", "-n", "300000", "-c", strconv.Itoa(clients), "-q")
+	out, err := exec.Command("redis-benchmark", args...).CombinedOutput()
 	if err != nil {
 		b.Fatalf("redis-benchmark: %v\n%s", err, out)
 	}
@@ -179,14 +244,50 @@ func reportMeta(b *testing.B, redisSocket, gen string, roots, clients int, run t
 	if mm == nil {
 		b.Fatalf("redis-benchmark said %q", out)
 	}
-	redisRate, _ := strconv.ParseFloat(string(mm[1]), 64)
-	fmt.Printf("GET /api/meta/<cid>?local=1, %d roots, %d connections from %s, %s:\n", roots, clients, gen, run)
-	fmt.Printf("  node   %8.0f req/s   p50 %6.2f ms   p99 %6.2f ms\n", rate, p50, p99)
-	fmt.Printf("  redis-benchmark -t get, same Redis, %d clients: %8.0f req/s\n", clients, redisRate)
-	fmt.Printf("  node / Redis GET: %.2f (goal >= 0.5)\n\n", rate/redisRate)
-	b.ReportMetric(rate/redisRate, "meta/redis-get")
-	b.ReportMetric(p50, "p50-ms")
-	b.ReportMetric(p99, "p99-ms")
+	rate, _ := strconv.ParseFloat(string(mm[1]), 64)
+	return rate
+}
+
+// redisTCP opens a loopback TCP listener on the managed Redis (which has
+// none) for the measurement and returns its port; it closes with the
+// benchmark.
+func redisTCP(b *testing.B, srv *store.Server) int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	set := func(k, v string) {
+		if out, err := exec.Command("redis-cli", "-s", srv.Addr(), "config", "set", k, v).CombinedOutput(); err != nil || !strings.Contains(string(out), "OK") {
+			b.Fatalf("redis-cli config set %s %s: %v %s", k, v, err, out)
+		}
+	}
+	set("bind", "127.0.0.1")
+	set("port", strconv.Itoa(port))
+	b.Cleanup(func() { set("port", "0") })
+	return port
+}
+
+// bareFloor is wrk's rate, as runWrk drives it, against a bare net/http
+// server answering every request with body and the API's two headers:
+// what net/http and loopback TCP cost on this machine, with nothing of
+// the node's.
+func bareFloor(b *testing.B, wrk string, body []byte, cids []string, clients int, run time.Duration) float64 {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	ct, nosniff := []string{"application/json"}, []string{"nosniff"}
+	hs := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h["Content-Type"], h["X-Content-Type-Options"] = ct, nosniff
+		w.Write(body)
+	})}
+	go hs.Serve(l)
+	defer hs.Close()
+	rate, _, _ := runWrk(b, wrk, "http://"+l.Addr().String(), cids, clients, run)
+	return rate
 }
 
 // runWrk drives the node with wrk (another process, as redis-benchmark

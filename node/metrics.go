@@ -26,6 +26,10 @@ type nodeMetrics struct {
 
 	lookups       *prometheus.CounterVec
 	lookupLatency *prometheus.HistogramVec
+	// foundLocal and localLatency are the series of a local file found,
+	// looked up once.
+	foundLocal   prometheus.Counter
+	localLatency prometheus.Observer
 }
 
 // scanStates are the values of metamesh_scan_state's state label.
@@ -54,6 +58,8 @@ func newMetrics(n *Node) *nodeMetrics {
 			Buckets: prometheus.ExponentialBuckets(0.0001, 4, 10),
 		}, []string{"source"}),
 	}
+	m.foundLocal = m.lookups.WithLabelValues("local", "found")
+	m.localLatency = m.lookupLatency.WithLabelValues("local")
 	prog := func() ingest.Progress { return n.ing.Progress() }
 	gauge := func(name, help string, f func() float64) prometheus.Collector {
 		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, f)
@@ -175,14 +181,20 @@ func (m *nodeMetrics) handler() http.Handler {
 }
 
 // lookup counts one GET /api/meta answer.
+// localFound counts a lookup answered from a local file.
+func (m *nodeMetrics) localFound(took time.Duration) {
+	m.foundLocal.Inc()
+	m.localLatency.Observe(took.Seconds())
+}
+
 func (m *nodeMetrics) lookup(doc api.Document, err error, took time.Duration) {
 	source, result := "none", "found"
 	switch {
+	case err == nil && doc.Source == "local":
+		m.localFound(took)
+		return
 	case err == nil:
 		source = "peer"
-		if doc.Source == "local" {
-			source = "local"
-		}
 	case status404(err):
 		result = "not_found"
 	default:

@@ -1,6 +1,7 @@
 package node
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -143,10 +144,6 @@ func (r *resolver) lookup(ctx context.Context, c string, replace store.RootID, f
 // fromStore reads c's document (present). stale is the root of a file
 // known only from peers whose record is older than refreshAfter.
 func (r *resolver) fromStore(ctx context.Context, c string) (api.Document, store.RootID, error) {
-	// A local file's answer kept with its cached document (present).
-	if a, ok := r.st.CachedMemo(c).Load().(api.Document); ok {
-		return a, "", nil
-	}
 	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
 	defer cancel()
 	doc, err := r.st.DocumentByCID(ctx, c)
@@ -169,12 +166,6 @@ func (r *resolver) fromStore(ctx context.Context, c string) (api.Document, store
 // the peers that sent it.
 func (r *resolver) present(doc store.Document, c string) api.Document {
 	if doc.Local() {
-		// A local file's answer depends on nothing but the document and
-		// c: the answer of a cached document is built and encoded once,
-		// and kept with it (store.Memo) until the document changes.
-		if a, ok := doc.Memo().Load().(api.Document); ok {
-			return a
-		}
 		var providers []string
 		if r.p != nil {
 			if ps, ok := doc.Learned[c]; ok {
@@ -186,8 +177,14 @@ func (r *resolver) present(doc store.Document, c string) api.Document {
 			}
 		}
 		a := newDocument(doc, "local", providers)
-		if m := doc.Memo(); m != nil && a.Encode() == nil {
-			m.Store(a)
+		// A local file's answer depends on nothing but the document and
+		// c: a cached document keeps its encoded answer (store.Memo), and
+		// only that, until the document changes; GET /api/meta answers
+		// it as it is (backend.CachedAnswer). The typed Document is built
+		// again for the rarer readers: kept for 100,000 files it was most
+		// of the Go heap the garbage collector went through.
+		if m := doc.Memo(); m != nil && m.Load() == nil && a.Encode() == nil {
+			m.Store(bytes.Clone(a.Encoded()))
 		}
 		return a
 	}

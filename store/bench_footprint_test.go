@@ -70,12 +70,29 @@ func BenchmarkFootprint(b *testing.B) {
 		b.Fatal(err)
 	}
 	restart := time.Since(start)
+	// The seeds' keys alone, copied into a fresh server, are the floor
+	// under any layout of the node's own indexes.
+	seedsSrv := storetest.Server(b)
+	seedsMem0, err := serverMemory(seedsSrv.URL())
+	if err != nil {
+		b.Fatal(err)
+	}
+	seedsKeys, err := s.DebugCopyKeys(ctx, seedsSrv.URL(), store.SeedsKey)
+	if err != nil {
+		b.Fatal(err)
+	}
+	seedsMem1, err := serverMemory(seedsSrv.URL())
+	if err != nil {
+		b.Fatal(err)
+	}
 	s.Close()
 
 	per := float64(mem1-mem0) / float64(len(roots))
 	fmt.Printf("\nfootprint: %d files (%d done), %d roots, %d keys (%.1f per root)\n", n, p.FilesDone, len(roots), keys, float64(keys)/float64(len(roots)))
 	fmt.Printf("  first scan %s, search index %s, restart scan %s\n", scanTime.Round(10*time.Millisecond), indexTime.Round(10*time.Millisecond), restart.Round(10*time.Millisecond))
 	fmt.Printf("  Redis used_memory per file: %.0f bytes (goal <= 3072)\n", per)
+	fmt.Printf("  the seeds' keys alone (%d, %.1f per root) in a fresh server: %.0f bytes per file\n",
+		seedsKeys, float64(seedsKeys)/float64(len(roots)), float64(seedsMem1-seedsMem0)/float64(len(roots)))
 	names := make([]string, 0, len(fam))
 	var total int64
 	for k, v := range fam {
@@ -90,6 +107,16 @@ func BenchmarkFootprint(b *testing.B) {
 	b.ReportMetric(per, "bytes/file")
 	b.ReportMetric(scanTime.Seconds(), "scan-s")
 	b.ReportMetric(restart.Seconds(), "restart-s")
+}
+
+// serverMemory is INFO used_memory of the Redis at url.
+func serverMemory(url string) (int64, error) {
+	s, err := store.Open(context.Background(), store.Options{URL: url})
+	if err != nil {
+		return 0, err
+	}
+	defer s.Close()
+	return s.MemoryUsed(context.Background())
 }
 
 // writeNamedLibrary writes n small files with release names: two thirds

@@ -2,8 +2,8 @@ package store
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
-	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -54,9 +54,14 @@ type docCache struct {
 	hits, misses atomic.Uint64
 }
 
+// cachedDoc is one kept document, packed (packDocument): one pointer-free
+// buffer the garbage collector need not go through, where the document's
+// maps and strings were some 60 objects for it to scan on every cycle.
 type cachedDoc struct {
-	doc Document
-	own uint64
+	root   RootID
+	packed []byte
+	memo   *Memo
+	own    uint64
 }
 
 // cacheTicket is what a read noted before it went to Redis.
@@ -97,7 +102,7 @@ func (c *docCache) get(cid string) (Document, bool) {
 	c.mu.Lock()
 	e := c.byCID[cid]
 	if e != nil && e.own != own {
-		c.dropLocked(cid, e.doc.Root)
+		c.dropLocked(cid, e.root)
 		e = nil
 	}
 	c.mu.Unlock()
@@ -106,7 +111,9 @@ func (c *docCache) get(cid string) (Document, bool) {
 		return Document{}, false
 	}
 	c.hits.Add(1)
-	return e.doc.clone(), true
+	d := unpackDocument(e.packed)
+	d.memo = e.memo
+	return d, true
 }
 
 // memo returns the memo of cid's cached document, without copying the
@@ -123,7 +130,7 @@ func (c *docCache) memo(cid string) *Memo {
 		return nil
 	}
 	c.hits.Add(1)
-	return e.doc.memo
+	return e.memo
 }
 
 // CachedMemo is the memo of cid's document when the cache holds it
@@ -151,19 +158,18 @@ func (c *docCache) put(t cacheTicket, cid string, d Document) *Memo {
 		return nil
 	}
 	if old := c.byCID[cid]; old != nil {
-		c.dropLocked(cid, old.doc.Root)
+		c.dropLocked(cid, old.root)
 	}
 	for len(c.byCID) >= c.max {
 		for k, e := range c.byCID {
-			c.dropLocked(k, e.doc.Root)
+			c.dropLocked(k, e.root)
 			break
 		}
 	}
-	d = d.clone()
-	d.memo = &Memo{}
-	c.byCID[cid] = &cachedDoc{doc: d, own: t.own}
+	e := &cachedDoc{root: d.Root, packed: packDocument(d), memo: &Memo{}, own: t.own}
+	c.byCID[cid] = e
 	c.byRoot[d.Root] = append(c.byRoot[d.Root], cid)
-	return d.memo
+	return e.memo
 }
 
 func (c *docCache) dropLocked(cid string, root RootID) {
@@ -199,7 +205,7 @@ func (c *docCache) invalidate(key string) {
 	defer c.mu.Unlock()
 	if cid != "" {
 		if e := c.byCID[cid]; e != nil {
-			c.dropLocked(cid, e.doc.Root)
+			c.dropLocked(cid, e.root)
 		}
 		return
 	}
@@ -309,17 +315,108 @@ func (s *Store) CacheStats() CacheStats {
 }
 
 // clone copies d's maps and slices.
-func (d Document) clone() Document {
-	d.Fields = maps.Clone(d.Fields)
-	d.CIDs = slices.Clone(d.CIDs)
-	d.Duplicates = slices.Clone(d.Duplicates)
-	d.Peers = slices.Clone(d.Peers)
-	if d.Learned != nil {
-		l := make(map[string][]string, len(d.Learned))
-		for k, v := range d.Learned {
-			l[k] = slices.Clone(v)
+// packDocument writes d (all but its memo) into one buffer: counts and
+// lengths as uvarints, then the bytes of each string; a nil map or slice
+// is a count of 0, a non-nil one its length plus one.
+func packDocument(d Document) []byte {
+	n := len(d.Root) + 16
+	for k, v := range d.Fields {
+		n += len(k) + len(v) + 4
+	}
+	for _, l := range [][]string{d.CIDs, d.Duplicates, d.Peers} {
+		for _, x := range l {
+			n += len(x) + 2
 		}
-		d.Learned = l
+	}
+	for k, ps := range d.Learned {
+		n += len(k) + 4
+		for _, p := range ps {
+			n += len(p) + 2
+		}
+	}
+	b := make([]byte, 0, n)
+	str := func(x string) {
+		b = binary.AppendUvarint(b, uint64(len(x)))
+		b = append(b, x...)
+	}
+	count := func(n int, isNil bool) {
+		if isNil {
+			b = append(b, 0)
+			return
+		}
+		b = binary.AppendUvarint(b, uint64(n)+1)
+	}
+	list := func(l []string) {
+		count(len(l), l == nil)
+		for _, x := range l {
+			str(x)
+		}
+	}
+	str(string(d.Root))
+	count(len(d.Fields), d.Fields == nil)
+	for k, v := range d.Fields {
+		str(k)
+		str(v)
+	}
+	list(d.CIDs)
+	list(d.Duplicates)
+	b = binary.AppendVarint(b, d.DuplicateCount)
+	list(d.Peers)
+	count(len(d.Learned), d.Learned == nil)
+	for k, ps := range d.Learned {
+		str(k)
+		list(ps)
+	}
+	return b
+}
+
+// unpackDocument reads what packDocument wrote. Its strings share one
+// allocation: a document out of the cache costs a handful of them.
+func unpackDocument(b []byte) Document {
+	all := string(b)
+	pos := 0
+	uv := func() int {
+		v, n := binary.Uvarint(b[pos:])
+		pos += n
+		return int(v)
+	}
+	str := func() string {
+		l := uv()
+		pos += l
+		return all[pos-l : pos]
+	}
+	list := func() []string {
+		n := uv()
+		if n == 0 {
+			return nil
+		}
+		out := make([]string, n-1)
+		for i := range out {
+			out[i] = str()
+		}
+		return out
+	}
+	var d Document
+	d.Root = RootID(str())
+	if n := uv(); n > 0 {
+		d.Fields = make(map[string]string, n-1)
+		for i := 0; i < n-1; i++ {
+			k := str()
+			d.Fields[k] = str()
+		}
+	}
+	d.CIDs = list()
+	d.Duplicates = list()
+	v, n := binary.Varint(b[pos:])
+	pos += n
+	d.DuplicateCount = v
+	d.Peers = list()
+	if n := uv(); n > 0 {
+		d.Learned = make(map[string][]string, n-1)
+		for i := 0; i < n-1; i++ {
+			k := str()
+			d.Learned[k] = list()
+		}
 	}
 	return d
 }

@@ -2,7 +2,9 @@ package store_test
 
 import (
 	"fmt"
+	"reflect"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -203,5 +205,27 @@ func TestDocCache_Memo(t *testing.T) {
 	waitFor(t, "the changed document to be cached", func() bool { return resolve(t, s, c).Memo() != nil })
 	if got := resolve(t, s, c).Memo().Load(); got != nil {
 		t.Errorf("after a change the memo still holds %v", got)
+	}
+}
+
+// The document cache keeps documents packed; one read back is the
+// document kept, nil and empty told apart.
+func TestDocCache_PackRoundTrip(t *testing.T) {
+	long := strings.Repeat("é/\x00x", 100) // lengths past one uvarint byte, NUL inside
+	tests := []store.Document{
+		{},
+		{Root: "01ARZ3NDEKTSV4RRFFQ69G5FAV", Fields: map[string]string{}, CIDs: []string{}, Duplicates: []string{}, Peers: []string{}, Learned: map[string][]string{}},
+		{Root: "01ARZ3NDEKTSV4RRFFQ69G5FAV",
+			Fields:     map[string]string{"filePath": "/lib/a.mkv", "titles/eng": "A", "": "", long: long},
+			CIDs:       []string{"bafkreia", "bafkreib"},
+			Duplicates: []string{"/lib/b.mkv", long}, DuplicateCount: 1 << 40,
+			Peers:   []string{"12D3KooWa"},
+			Learned: map[string][]string{"bafkreic": {"12D3KooWa", "12D3KooWb"}, "bafkreid": nil, "bafkreie": {}}},
+		{Root: "r", DuplicateCount: -1},
+	}
+	for i, d := range tests {
+		if got := store.PackRoundTrip(d); !reflect.DeepEqual(got, d) {
+			t.Errorf("%d: read back %#v\nkept %#v", i, got, d)
+		}
 	}
 }

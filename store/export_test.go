@@ -211,3 +211,6 @@ func (d Document) Nested() map[string]any {
 	}
 	return m
 }
+
+// PackRoundTrip is d packed as the document cache keeps it and read back.
+func PackRoundTrip(d Document) Document { return unpackDocument(packDocument(d)) }

@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -194,4 +195,47 @@ func keyFamily(k string) string {
 		return "file:<root>/origin/…"
 	}
 	return "file:<root>/<field>"
+}
+
+// DebugCopyKeys copies the keys for which keep is true to the empty Redis
+// at url (DUMP and RESTORE, pipelined) and returns how many it copied:
+// a fresh server holds them as if nothing else had ever been written;
+// benchmarks only.
+func (s *Store) DebugCopyKeys(ctx context.Context, url string, keep func(string) bool) (int, error) {
+	opt, err := redis.ParseURL(url)
+	if err != nil {
+		return 0, err
+	}
+	dst := redis.NewClient(opt)
+	defer dst.Close()
+	keys, err := s.DebugKeys(ctx)
+	if err != nil {
+		return 0, err
+	}
+	keys = slices.DeleteFunc(keys, func(k string) bool { return !keep(k) })
+	for i := 0; i < len(keys); i += 1000 {
+		chunk := keys[i:min(i+1000, len(keys))]
+		pipe := s.rdb.Pipeline()
+		dumps := make([]*redis.StringCmd, len(chunk))
+		for j, k := range chunk {
+			dumps[j] = pipe.Dump(ctx, k)
+		}
+		if _, err := pipe.Exec(ctx); err != nil {
+			return 0, err
+		}
+		put := dst.Pipeline()
+		for j, k := range chunk {
+			put.Restore(ctx, k, 0, dumps[j].Val())
+		}
+		if _, err := put.Exec(ctx); err != nil {
+			return 0, err
+		}
+	}
+	return len(keys), nil
+}
+
+// SeedsKey reports whether k is one of the seeds' own keys (file:… and
+// cid:…), not one of the node's indexes.
+func SeedsKey(k string) bool {
+	return strings.HasPrefix(k, "file:") || strings.HasPrefix(k, "cid:")
 }
