@@ -11,9 +11,9 @@ stds.redis = {
 
 -- The top-level locals of common.lua: what every script sees.
 local common = {
-  "fieldsk", "flenc", "fldec", "flall", "fladd", "flrem", "flhas", "flname",
+  "fieldsk", "flenc", "fldec", "flall", "fladd", "flrem", "flhas", "flname", "fltok",
   "ROLE", "ownmap", "ownget", "ownmove", "owndel", "ownset", "ownall",
-  "POSTMAX", "POSTLEVELS", "B32", "tklevel", "tksuffixes", "tkall", "tksplit", "tkadd", "tkdel",
+  "POSTMAX", "POSTLEVELS", "B32", "tklevel", "tksuffixes", "tkall", "tksplit", "tkadd", "tkdel", "tokall", "unpost",
 }
 
 -- The top-level locals of prelude.lua: what a write script sees.
@@ -22,7 +22,7 @@ local prelude = {
   "fk", "supk", "lrnk", "pk", "inok",
   "setf", "learn", "learnall", "xadd", "emit",
   "KS", "KSO", "kst", "ksadd", "ksrem", "kswhy", "joined", "ksflush",
-  "indexpath", "unindexpath", "member", "dropmember", "suponly", "ownmember",
+  "inodeadd", "indexpath", "unindexpath", "member", "dropmember", "suponly", "ownmember",
   "setprimary", "attach", "deleteroot", "merge", "arrive", "better", "remove",
   "confirm", "rearrive", "extracted", "ingestone",
 }

@@ -161,7 +161,7 @@ func (in *Ingester) fileStat(p string, d fs.DirEntry) (store.FileStat, bool) {
 func statOf(p string, fi fs.FileInfo, link bool) store.FileStat {
 	f := store.FileStat{Path: p, Size: fi.Size(), MtimeNs: fi.ModTime().UnixNano(), Link: link}
 	if sys, ok := fi.Sys().(*syscall.Stat_t); ok {
-		f.Dev, f.Ino = uint64(sys.Dev), sys.Ino
+		f.Dev, f.Ino, f.Nlink = uint64(sys.Dev), sys.Ino, uint64(sys.Nlink)
 	}
 	return f
 }

@@ -80,6 +80,7 @@ func (s *Store) Check(ctx context.Context) ([]Violation, error) {
 		{"fields:*", c.fieldsSet},
 		{"own:*", c.legacy},
 		{"tok:*", c.legacy},
+		{"toks:*", c.legacy},
 		{"supplied:*", c.rootKey},
 		{"learned:*", c.rootKey},
 		{"peers:*", c.rootKey},

@@ -31,19 +31,30 @@
 //	                                  the key-set member cids/<cid> → which of the
 //	                                  root's own digests it is: m (midhash), s
 //	                                  (sha2-256), i (IPFS CID), "si" for a small
-//	                                  file, "" for none (lua/common.lua). Entries
-//	                                  fit Redis' default listpack limits (64 bytes,
-//	                                  128 entries), so a root's index stays a
-//	                                  listpack
+//	                                  file, "" for none (lua/common.lua); //<token>
+//	                                  → score for a search token the root is
+//	                                  posted under (tk: below), so IndexRoot
+//	                                  removes vanished tokens and a deleted or
+//	                                  merged root takes its postings with it.
+//	                                  Entries fit Redis' default listpack limits
+//	                                  (64 bytes, 128 entries), so a root's index
+//	                                  stays a listpack
 //	path:<path>               HASH    root, size, mtime (ns), mid (midhash256),
 //	                                  hashed ("1" once the full pass is applied),
 //	                                  dev and ino (the file's identity: hard
 //	                                  links and moves), link ("1" for a
-//	                                  symlink), xv (the extraction version last
+//	                                  symlink, "h" for a file that has or may
+//	                                  have other hard links, "" for a file's
+//	                                  only name), xv (the extraction version last
 //	                                  applied as a primary): O(1) deletes and
 //	                                  renames, and restart reconciliation
 //	                                  without re-hashing
-//	inode:<dev>:<ino>         SET     the known paths of one file (hard links)
+//	inode:<dev>:<ino>         SET     the known paths of one file, kept only for
+//	                                  an inode that may have another known name:
+//	                                  a symbolic link's target, a file with hard
+//	                                  links (path link "h": nlink above 1, or not
+//	                                  known). A file's only name is left out, and
+//	                                  joins when a second name arrives
 //	                                  The own digests: the digests of the root's
 //	                                  own confirmed bytes (sha and ipfs only once
 //	                                  its primary, or a duplicate promoted
@@ -88,10 +99,8 @@
 //	                                  characters of the root (random in a UUIDv7),
 //	                                  each listpack-sized; tk:<token> then holds
 //	                                  * (the suffix length) and # (the postings).
-//	                                  Layout 1 kept tok:<token> sorted sets
-//	toks:<root>               HASH    token → score: what the root is indexed
-//	                                  under, so IndexRoot removes vanished tokens
-//	                                  and a deleted root leaves none behind
+//	                                  Layout 1 kept tok:<token> sorted sets, and
+//	                                  a root's tokens in toks:<root>
 //	file:<root>/origin/<peer>/<field>
 //	                          STRING  what a peer said about the root; never
 //	                                  written over the root's own fields
@@ -207,8 +216,10 @@
 // any point resumes at the next Open and converting a key twice changes
 // nothing. meta:layout is written last. Layout 1 (no meta:layout) is the
 // layout before versions were recorded; its upgrade moves fields:<root>
-// from a SET to the HASH above with own:<root> folded in, and the tok:
-// sorted sets to tk: postings rebuilt from toks:<root>. A layout-1 store
+// from a SET to the HASH above with own:<root> and toks:<root> folded in,
+// turns the tok: sorted sets into tk: postings rebuilt from toks:<root>,
+// and drops the inode: sets that list one path other than a symbolic
+// link. A layout-1 store
 // written before learned: existed has none: what peers supplied until
 // then stays vouched for, since nothing in the store tells those members
 // from ones the household supplied.

@@ -434,3 +434,55 @@ func TestDocument_NonUTF8Paths(t *testing.T) {
 		t.Error("a UTF-8 path got filePathBytes")
 	}
 }
+
+// The inode index lists only inodes that may have another known name: a
+// file's only name is left out (one key less per file) until a second
+// name of its inode arrives, which brings the first in with it.
+func TestPathsOfInode_OnlySharedInodes(t *testing.T) {
+	s := storetest.New(t)
+	file := func(p string, ino, nlink uint64) store.FileStat {
+		f := stat(p, 10)
+		f.Dev, f.Ino, f.Nlink = 7, ino, nlink
+		return f
+	}
+	inode := func(ino uint64) []string {
+		got := must[[]string](t)(s.PathsOfInode(ctx, 7, ino))
+		sort.Strings(got)
+		return got
+	}
+	tests := []struct {
+		step string
+		do   func()
+		ino  uint64
+		want []string
+	}{
+		{"a file's only name", func() { ingest(t, s, file("/l/a", 1, 1), content{1, 1}) }, 1, []string{}},
+		{"a second hard link brings the first", func() { ingest(t, s, file("/l/a2", 1, 2), content{1, 1}) }, 1, []string{"/l/a", "/l/a2"}},
+		{"a count not known is indexed", func() { ingest(t, s, file("/l/u", 2, 0), content{2, 2}) }, 2, []string{"/l/u"}},
+		{"a symbolic link to a file's only name", func() {
+			ingest(t, s, file("/l/t", 3, 1), content{3, 3})
+			l := file("/l/t-link", 3, 1)
+			l.Link = true
+			ingest(t, s, l, content{3, 3})
+		}, 3, []string{"/l/t", "/l/t-link"}},
+		{"a rename of an only name indexes nothing", func() { must[store.Outcome](t)(s.Rename(ctx, "/l/t", "/l/t2")) }, 3, []string{"/l/t-link", "/l/t2"}},
+		{"an only name renamed", func() {
+			ingest(t, s, file("/l/o", 4, 1), content{4, 4})
+			must[store.Outcome](t)(s.Rename(ctx, "/l/o", "/l/o2"))
+		}, 4, []string{}},
+		{"the same bytes written anew under a new inode", func() {
+			must[store.Outcome](t)(s.Change(ctx, file("/l/u", 5, 1), content{2, 2}.hashes()))
+		}, 2, []string{}},
+		{"an inode's other name removed", func() { must[store.Outcome](t)(s.RemovePath(ctx, "/l/a2")) }, 1, []string{"/l/a"}},
+	}
+	for _, tt := range tests {
+		tt.do()
+		if got := inode(tt.ino); !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("%s: PathsOfInode(7, %d) = %q, want %q", tt.step, tt.ino, got, tt.want)
+		}
+		mustCheck(t, s)
+	}
+	if keys := dumpKeys(t, s); slices.Contains(keys, "inode:7:4") || slices.Contains(keys, "inode:7:5") {
+		t.Errorf("inode keys of only names: %q", keys)
+	}
+}

@@ -140,13 +140,19 @@ var (
 // Arguments.
 
 // statArgs are a path's arguments: path, size, mtime, dev, ino, link.
+// link is "1" for a symbolic link, "h" for a file that has (or may have:
+// Nlink unknown) other hard links, "" for a file's only name; the path
+// record keeps it, and the scripts index the inode of "1" and "h" alone.
 func statArgs(f FileStat) []any {
 	dev, ino, link := "", "", ""
 	if f.Dev != 0 || f.Ino != 0 {
 		dev, ino = strconv.FormatUint(f.Dev, 10), strconv.FormatUint(f.Ino, 10)
 	}
-	if f.Link {
+	switch {
+	case f.Link:
 		link = "1"
+	case f.Nlink != 1 && dev != "":
+		link = "h"
 	}
 	return []any{f.Path, strconv.FormatInt(f.Size, 10), strconv.FormatInt(f.MtimeNs, 10), dev, ino, link}
 }

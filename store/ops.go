@@ -22,6 +22,10 @@ type FileStat struct {
 	// Link is true when Path is a symbolic link to the file: a real file
 	// is preferred as a root's primary path.
 	Link bool
+	// Nlink is the file's number of hard links, 0 when unknown. A file
+	// with one (not reached through a symbolic link) is left out of the
+	// inode index (PathsOfInode): no other name can share its inode.
+	Nlink uint64
 }
 
 // Hashes are the CIDs of one full pass over a file, in canonical form.

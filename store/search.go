@@ -22,9 +22,9 @@ import (
 //
 //	tk:<token>    HASH  roots holding the token (lua/common.lua), 2 when the token is
 //	                    in a title field, 1 when only elsewhere
-//	toks:<root>   HASH  token → score: what the root is indexed under, so
-//	                    re-indexing removes vanished tokens and a deleted
-//	                    root leaves nothing behind
+//	fields:<root> entries //<token> → score: what the root is indexed
+//	                    under, so re-indexing removes vanished tokens and a
+//	                    deleted or merged root takes its postings with it
 //
 // are written only by IndexRoot, which the node calls for every root its
 // change feed or a field write names. Search reads the sets of the query's
@@ -385,13 +385,14 @@ func hitOf(d Document) SearchHit {
 }
 
 // PruneSearchIndex drops the index entries of roots that no longer exist
-// (deleted while no indexer ran). It SCANs toks:*: for the indexer's
-// start-up sweep, never a request path.
+// (deleted by an outside writer while no indexer ran; the node's own
+// deletes take a root's postings with it). It SCANs fields:*: for the
+// indexer's start-up sweep, never a request path.
 func (s *Store) PruneSearchIndex(ctx context.Context) (int, error) {
 	n := 0
-	it := s.rdb.Scan(ctx, 0, "toks:*", 1000).Iterator()
+	it := s.rdb.Scan(ctx, 0, "fields:*", 1000).Iterator()
 	for it.Next(ctx) {
-		r := RootID(strings.TrimPrefix(it.Val(), "toks:"))
+		r := RootID(strings.TrimPrefix(it.Val(), "fields:"))
 		in, err := s.rdb.SIsMember(ctx, keyIndex, string(r)).Result()
 		if err != nil {
 			return n, fmt.Errorf("store: %w", err)

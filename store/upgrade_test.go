@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -236,6 +237,43 @@ func wantReadsV1(tb testing.TB) string {
 	return string(bytes.TrimSpace(b))
 }
 
+// layout2Reads is what a layout-1 store's reads are after the upgrade to
+// layout 2, whose inode index keeps only inodes that may have another
+// known name: an inode read with one path that is not a symbolic link
+// reads as none. Everything else reads as it did. It edits reads.json's
+// text (a decoded and encoded one would lose the bytes of non-UTF-8
+// paths).
+func layout2Reads(tb testing.TB, v1 string) string {
+	tb.Helper()
+	var r fixtureReads
+	if err := json.Unmarshal([]byte(v1), &r); err != nil {
+		tb.Fatal(err)
+	}
+	start := strings.Index(v1, "\n \"inodes\": {")
+	end := start + strings.Index(v1[start:], "\n },")
+	if start < 0 || end < start {
+		tb.Fatal("reads.json has no inodes")
+	}
+	one := regexp.MustCompile(`("[0-9]+:[0-9]+"): \[\n\s*("(?:[^"\\]|\\.)*")\n\s*\]`)
+	dropped := 0
+	inodes := one.ReplaceAllStringFunc(v1[start:end], func(m string) string {
+		sub := one.FindStringSubmatch(m)
+		var p string
+		if err := json.Unmarshal([]byte(sub[2]), &p); err != nil {
+			tb.Fatal(err)
+		}
+		if r.Paths[p].Link {
+			return m
+		}
+		dropped++
+		return sub[1] + ": []"
+	})
+	if dropped == 0 || dropped == len(r.Inodes) {
+		tb.Fatalf("%d of the fixture's %d inodes read with one name: it should have both kinds", dropped, len(r.Inodes))
+	}
+	return v1[:start] + inodes + v1[end:]
+}
+
 // checkReadsV1 opens the store at srv and compares every read with the
 // fixture's, and runs Check.
 func checkReadsV1(tb testing.TB, srv *store.Server) {
@@ -246,7 +284,7 @@ func checkReadsV1(tb testing.TB, srv *store.Server) {
 		tb.Fatalf("layout %d after the upgrade, want %d", v, store.Layout)
 	}
 	got, _ := json.MarshalIndent(readAll(tb, s), "", " ")
-	if want := wantReadsV1(tb); string(got) != want {
+	if want := layout2Reads(tb, wantReadsV1(tb)); string(got) != want {
 		diffReads(tb, want, string(got))
 	}
 	mustCheck(tb, s)

@@ -16,9 +16,10 @@ import (
 //
 //   - 1: the layout before versions were recorded (no meta:layout key).
 //   - 2: fields:<root> is a HASH (small ones stay a listpack) that also holds
-//     the root's own digests (own:<root> is gone); the search postings are
-//     listpack HASHes, split into buckets as they grow (tk:, in place of
-//     the tok: sorted sets).
+//     the root's own digests and search tokens (own:<root> and toks:<root>
+//     are gone); the search postings are listpack HASHes, split into
+//     buckets as they grow (tk:, in place of the tok: sorted sets); the
+//     inode index lists only inodes that may have another known name.
 const Layout = 2
 
 // keyLayout holds the layout version of the store, a decimal STRING.
@@ -91,7 +92,11 @@ func (s *Store) ensureLayout(ctx context.Context) error {
 
 // The entries of fields:<root> in layout 2 (lua/common.lua): a field name
 // as itself (→ ""), a key-set member cids/<cid> as /<cid> (→ which of the
-// root's own digests it is: letters of "msi").
+// root's own digests it is: letters of "msi"), a search token t as //t
+// (→ its weight).
+
+// tokenEntry reports whether entry e is a search token's.
+func tokenEntry(e string) bool { return strings.HasPrefix(e, "//") }
 
 // fieldEntry is the entry of field name f.
 func fieldEntry(f string) string {
@@ -115,10 +120,13 @@ func (s *Store) fieldNames(ctx context.Context, r RootID) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	for i, e := range es {
-		es[i] = entryField(e)
+	out := es[:0]
+	for _, e := range es {
+		if !tokenEntry(e) {
+			out = append(out, entryField(e))
+		}
 	}
-	return es, nil
+	return out, nil
 }
 
 // ownDigests reads root r's own digests: "mid", "sha", "ipfs" → CID,
@@ -131,7 +139,7 @@ func (s *Store) ownDigests(ctx context.Context, r RootID) (map[string]string, er
 	out := map[string]string{}
 	for e, roles := range kv {
 		c, ok := strings.CutPrefix(e, "/")
-		if !ok {
+		if !ok || tokenEntry(e) {
 			continue
 		}
 		for _, l := range roles {

@@ -10,6 +10,9 @@
 --                   cids/<cid>, written short so it fits a listpack entry);
 --                   its value says which of the root's own digests it is
 --                   (ownget below; what own:<root> held in layout 1)
+--   //<tok>  weight a search token the root is posted under in tk:<tok>
+--                   (tokall below; what toks:<root> held in layout 1; a
+--                   CID never holds '/')
 --
 -- Scripts speak of field names as before (cids/<cid> included): flenc and
 -- fldec turn a name into its entry and back.
@@ -32,10 +35,14 @@ local function fldec(e)
   if string.sub(e, 1, 1) == '/' then return 'cids/' .. string.sub(e, 2) end
   return e
 end
+-- fltok reports whether entry e is a search token's.
+local function fltok(e) return string.sub(e, 1, 2) == '//' end
 -- flall returns every field name of r (cids/<cid> members included).
 local function flall(r)
   local out = {}
-  for _, e in ipairs(redis.call('HKEYS', fieldsk(r))) do out[#out + 1] = fldec(e) end
+  for _, e in ipairs(redis.call('HKEYS', fieldsk(r))) do
+    if not fltok(e) then out[#out + 1] = fldec(e) end
+  end
   return out
 end
 -- fladd lists f; a member keeps the roles it has.
@@ -56,7 +63,7 @@ local function ownmap(r)
   local kv, out = redis.call('HGETALL', fieldsk(r)), {}
   for i = 1, #kv, 2 do
     local v = kv[i + 1]
-    if v ~= '' and string.sub(kv[i], 1, 1) == '/' then
+    if v ~= '' and string.sub(kv[i], 1, 1) == '/' and not fltok(kv[i]) then
       for l in string.gmatch(v, '%a') do out[l] = string.sub(kv[i], 2) end
     end
   end
@@ -172,4 +179,17 @@ local function tkdel(t, r)
   elseif redis.call('HDEL', k .. ':' .. string.sub(r, -l), r) == 1 then
     if redis.call('HINCRBY', k, '#', -1) <= 0 then redis.call('DEL', k) end
   end
+end
+-- tokall returns r's search tokens as {token → weight}.
+local function tokall(r)
+  local kv, out = redis.call('HGETALL', fieldsk(r)), {}
+  for i = 1, #kv, 2 do
+    if fltok(kv[i]) then out[string.sub(kv[i], 3)] = kv[i + 1] end
+  end
+  return out
+end
+-- unpost takes r out of every token it is posted under, before its
+-- fields:<root> goes (a deleted or merged root).
+local function unpost(r)
+  for t in pairs(tokall(r)) do tkdel(t, r) end
 end

@@ -107,11 +107,31 @@ local function ksflush()
   end
 end
 
+-- inodeadd puts path p of root r in the inode index when its inode may
+-- have another known name: link '1' (a symbolic link: its target's inode)
+-- or 'h' (a file with several hard links, or of unknown count; statArgs).
+-- A file's only name (link '') is left out. The root's other paths (the
+-- same bytes: where another name of the inode can be) recorded with the
+-- same inode join the set: the first name of a file hard-linked later was
+-- left out when it was alone.
+local function inodeadd(p, r, dev, ino, link)
+  if dev == '' or ino == '' or link == '' then return end
+  local k = inok(dev, ino)
+  redis.call('SADD', k, p)
+  local others = redis.call('SMEMBERS', fk(r, 'duplicates'))
+  others[#others + 1] = redis.call('GET', fk(r, 'filePath')) or nil
+  for _, q in ipairs(others) do
+    if q ~= p then
+      local st = redis.call('HMGET', pk(q), 'dev', 'ino')
+      if st[1] == dev and st[2] == ino then redis.call('SADD', k, q) end
+    end
+  end
+end
 local function indexpath(p, r, size, mtime, mid, dev, ino, link)
   redis.call('HSET', pk(p), 'root', r, 'size', size, 'mtime', mtime, 'mid', mid, 'hashed', '0',
     'dev', dev, 'ino', ino, 'link', link)
   redis.call('ZADD', PATHS, 0, p)
-  if dev ~= '' and ino ~= '' then redis.call('SADD', inok(dev, ino), p) end
+  inodeadd(p, r, dev, ino, link)
 end
 local function unindexpath(p)
   local st = redis.call('HMGET', pk(p), 'dev', 'ino')
@@ -203,6 +223,7 @@ local function deleteroot(r)
     if string.sub(f, 1, 5) == 'cids/' then dropmember(r, string.sub(f, 6)) end
     redis.call('DEL', fk(r, f))
   end
+  unpost(r)
   redis.call('DEL', fieldsk(r), supk(r), lrnk(r), 'peers:' .. r, 'conflicts:' .. r)
   redis.call('ZREM', 'peerroots', r)
   redis.call('SREM', IDX, r)
@@ -257,6 +278,7 @@ local function merge(r, q)
   if redis.call('EXISTS', 'conflicts:' .. r) == 1 then
     redis.call('SUNIONSTORE', 'conflicts:' .. q, 'conflicts:' .. q, 'conflicts:' .. r)
   end
+  unpost(r)
   redis.call('DEL', fieldsk(r), supk(r), lrnk(r), 'peers:' .. r, 'conflicts:' .. r)
   redis.call('ZREM', 'peerroots', r)
   redis.call('SREM', IDX, r)
@@ -467,7 +489,7 @@ local function ingestone(a, i, j)
     redis.call('HSET', pk(p), 'root', r, 'size', size, 'mtime', mtime, 'mid', mid, 'hashed', '1',
       'dev', dev, 'ino', ino, 'link', link, 'xv', a[i + 12])
     redis.call('ZADD', PATHS, 0, p)
-    if dev ~= '' and ino ~= '' then redis.call('SADD', inok(dev, ino), p) end
+    inodeadd(p, r, dev, ino, link)
     redis.call('SADD', IDX, r)
     redis.call('MSET', unpack(kv))
     local roles = {[mid] = 'm', [sha] = 's'}

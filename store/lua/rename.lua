@@ -20,8 +20,7 @@ redis.call('RENAME', pk(old), pk(new))
 redis.call('HDEL', pk(new), 'xv')
 redis.call('ZREM', PATHS, old)
 redis.call('ZADD', PATHS, 0, new)
-if st[3] and st[3] ~= '' then
-  redis.call('SREM', inok(st[3], st[4]), old)
+if st[3] and st[3] ~= '' and redis.call('SREM', inok(st[3], st[4]), old) == 1 then
   redis.call('SADD', inok(st[3], st[4]), new)
 end
 if redis.call('GET', fk(r, 'filePath')) == old then
