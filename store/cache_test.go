@@ -57,6 +57,9 @@ func TestDocCache_Coherent(t *testing.T) {
 	a := ingest(t, s, stat("/l/a.mkv", 10), content{1, 1})
 	b := ingest(t, s, stat("/l/b.mkv", 20), content{2, 2})
 	ca, cb := content{1, 1}.hashes().SHA256, content{2, 2}.hashes().SHA256
+	// The outside writer writes a field the root lists (an unlisted one
+	// is not part of the document until Follow or Repair lists it).
+	must[int](t)(s.SetFields(ctx, b.Root, map[string]string{"counter": "0"}))
 	var ownDone, extDone atomic.Int64 // the last value whose write returned
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
@@ -123,6 +126,7 @@ func TestDocCache_Coherent(t *testing.T) {
 		}
 	}()
 	// Outside writes show: each value read is eventually the latest.
+	waitFor(t, "the outside writer to start", func() bool { return extDone.Load() > 0 })
 	for n := 0; n < 20; n++ {
 		want := extDone.Load()
 		waitFor(t, "an outside write to show", func() bool {
