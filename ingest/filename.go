@@ -12,7 +12,7 @@ import (
 // (ParseReleaseName). Fields extracted from names with an older version
 // are extracted again on a rescan, without hashing the file again. Raise
 // it whenever the parser reads a name differently.
-const NameParserVersion = 3
+const NameParserVersion = 4
 
 // Release holds what a media file's path says about its content.
 type Release struct {
@@ -34,6 +34,9 @@ type Release struct {
 	Group      string   // release group
 	Part       int      // "Part 2" of a split file, 0 when absent
 	CD         int      // "CD1", 0 when absent
+	// Country qualifies a title that several countries made ("The Office
+	// (US)"): the code in parentheses after it, kept out of Title.
+	Country string
 }
 
 // Filename reads video files' paths (relative to their library) into the
@@ -81,6 +84,7 @@ func libraryRelative(path, library string) string {
 // 2/05 - Title.mkv", "Movie (1998)/Movie.720p.mkv", a scene folder
 // holding an obfuscated file. It does no I/O.
 func ParseReleaseName(rel string) Release {
+	rel = slashed(rel)
 	dirs, file := "", rel
 	if i := strings.LastIndexByte(rel, '/'); i >= 0 {
 		dirs, file = rel[:i], rel[i+1:]
@@ -88,8 +92,11 @@ func ParseReleaseName(rel string) Release {
 	stem := stripExtension(file)
 	ctx, title := readFolders(dirs)
 	r := Release{Season: -1, Episode: -1}
-	parseName(stem, ctx, &r)
+	if info := parseName(stem, ctx, &r); info.technical == 0 && r.Year == 0 && r.Episode < 0 && r.AirDate == "" {
+		reversedName(stem, ctx, &r) // "ELBAIMA-462x.yaRulB.p0801.5991.taeH"
+	}
 	mergeFolder(&r, stem, ctx, title)
+	r.Title = elide(r.Title)
 	if r.Title == "" && hasLetter(stem) {
 		sc := nameScan{s: stem}
 		r.Title = sc.clean(0, len(stem)) // nothing better: the name itself
@@ -103,6 +110,73 @@ func ParseReleaseName(rel string) Release {
 		r.VideoType = "unknown"
 	}
 	return r
+}
+
+// slashed is a path written with backslashes and maybe a drive letter
+// ("D:\TV\Show\Season 07\…", as Windows writes it) with slashes and
+// without the drive; any other path as it is (a backslash is a letter of
+// a POSIX file name).
+func slashed(p string) string {
+	if strings.IndexByte(p, '/') >= 0 || strings.IndexByte(p, '\\') < 0 {
+		return p
+	}
+	if len(p) >= 2 && p[1] == ':' && ('a' <= lowerASCII(p[0]) && lowerASCII(p[0]) <= 'z') {
+		p = p[2:]
+	}
+	return strings.TrimLeft(strings.ReplaceAll(p, "\\", "/"), "/")
+}
+
+// reversedName reads stem backwards when that makes a release name and
+// forwards made nothing but a title (an obfuscation some uploaders use).
+func reversedName(stem string, ctx nameCtx, r *Release) {
+	if !reversedMarker(stem) {
+		return
+	}
+	b := []byte(stem)
+	for i, j := 0, len(b)-1; i < j; i, j = i+1, j-1 {
+		b[i], b[j] = b[j], b[i]
+	}
+	rev := Release{Season: -1, Episode: -1}
+	if info := parseName(string(b), ctx, &rev); info.technical > 0 && (rev.Year > 0 || rev.Episode >= 0) {
+		*r = rev
+	}
+}
+
+// reversedMarker reports a reversed resolution, codec or source in stem
+// ("p0801", "462x", "yaRulB"): what a reversed release name holds.
+func reversedMarker(stem string) bool {
+	if len(stem) < 10 {
+		return false
+	}
+	for _, m := range [...]string{"p0801", "p027", "p0612", "p675", "p084", "462x", "562x", "462h", "562h", "yarulb", "pirbew", "ld-bew", "vtdh"} {
+		for i := 0; i+len(m) <= len(stem); i++ {
+			if strings.EqualFold(stem[i:i+len(m)], m) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// elide restores the French elisions a dotted name loses: "d Amelie" →
+// "d'Amelie", "l Homme" → "l'Homme" (a lower-case d or l before a word of
+// three letters or more that starts with a vowel or h).
+func elide(title string) string {
+	if !strings.Contains(title, " d ") && !strings.Contains(title, " l ") {
+		return title
+	}
+	words := strings.Split(title, " ")
+	out := words[:1]
+	for _, w := range words[1:] {
+		prev := out[len(out)-1]
+		// 0xc3 leads the UTF-8 of À…ÿ: "d Émilie"
+		if (prev == "d" || prev == "l") && len(w) >= 3 && (strings.IndexByte("aeiouyhAEIOUYH", w[0]) >= 0 || w[0] == 0xc3) {
+			out[len(out)-1] = prev + "'" + w
+			continue
+		}
+		out = append(out, w)
+	}
+	return strings.Join(out, " ")
 }
 
 // videoExtensions are stripped from file names; other extensions only
@@ -193,6 +267,7 @@ func (r Release) Fields() map[string]string {
 	}
 	set("release/edition", r.Edition)
 	set("release/group", r.Group)
+	set("release/country", r.Country)
 	num("release/part", r.Part, 1)
 	num("release/cd", r.CD, 1)
 	return out

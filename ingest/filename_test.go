@@ -45,7 +45,7 @@ func TestFilename_Extract(t *testing.T) {
 		{"library root known", ingest.Subject{Path: "/srv/media/Show/Season 2/05 - Title.mkv", Library: "/srv/media",
 			FileType: "video"}, map[string]string{"titles/eng": "Show", "season": "2", "episode": "5"}},
 		{"library root with trailing slash", ingest.Subject{Path: "/srv/lib/Heat (1995)/heat.mkv", Library: "/srv/lib/",
-			FileType: "video"}, map[string]string{"titles/eng": "heat", "movieYear": "1995"}},
+			FileType: "video"}, map[string]string{"titles/eng": "Heat", "movieYear": "1995"}}, // the folder's casing
 		{"library root unknown: parent folders", ingest.Subject{Path: "/home/u/Movies/Heat (1995)/Heat.mkv",
 			FileType: "video"}, map[string]string{"titles/eng": "Heat", "movieYear": "1995"}},
 		{"library root unknown: at most three folders", ingest.Subject{Path: "/x/Old Title (1990)/a/b/c/Clip.mkv",

@@ -1,5 +1,7 @@
 package ingest
 
+import "strconv"
+
 // Episode markers: S02E05, s2e5, S01E01E02, S01E01-E03, 1x05, 1x05-1x06,
 // Season 2 Episode 5, S02 E05, Ep 5, E05, and a season alone (S02,
 // Season 2). Numbers and the small readers the scan shares live here too.
@@ -7,7 +9,7 @@ package ingest
 const maxEpisodes = 8
 
 var (
-	seasonWords  = map[string]bool{"season": true, "saison": true, "staffel": true, "temporada": true, "stagione": true, "series": true}
+	seasonWords  = map[string]bool{"season": true, "saison": true, "staffel": true, "temporada": true, "stagione": true, "series": true, "seizoen": true}
 	episodeWords = map[string]bool{"episode": true, "ep": true, "e": true, "episodio": true, "folge": true, "eps": true}
 )
 
@@ -26,6 +28,16 @@ func (sc *nameScan) matchEpisode(i int) int {
 		if j == len(b) {
 			n = 1
 			break
+		}
+		if b[j] == 'd' {
+			if _, ok := number(b[j+1:]); ok {
+				n = 1 // "S01D01": a season's disc
+				break
+			}
+			return 0
+		}
+		if b[j] == 'x' && j+1 < len(b) && b[j+1] == 'e' {
+			j++ // "S06xE01"
 		}
 		if b[j] != 'e' {
 			return 0
@@ -74,6 +86,14 @@ func (sc *nameScan) matchEpisode(i int) int {
 			return 0
 		}
 		season, n = v, 2
+	case string(b) == "cap" && i+1 < len(sc.toks):
+		// "Temporada 3 Cap.302": season and episode in one number
+		c := sc.lowTok(i + 1)
+		v, ok := number(c)
+		if !ok || len(c) < 3 || len(c) > 4 || v%100 == 0 {
+			return 0
+		}
+		season, eps, n = v/100, appendEp(eps, v%100), 2
 	case len(b) > 6 && string(b[:6]) == "season":
 		v, ok := number(b[6:])
 		if !ok {
@@ -91,6 +111,11 @@ func (sc *nameScan) matchEpisode(i int) int {
 		// A season: an episode word may follow ("Season 2 Episode 5", "S02 E05").
 		if v, m := sc.episodeWord(i + n); m > 0 {
 			eps, n = appendEp(eps, v), n+m
+		} else if k := i + n; k+1 < len(sc.toks) && string(sc.lowTok(k)) == "cap" {
+			// "Temporada 3 Cap.302": the season again, then the episode
+			if v, ok := number(sc.lowTok(k + 1)); ok && v/100 == season && v%100 > 0 {
+				eps, n = appendEp(eps, v%100), n+2
+			}
 		} else if string(b) == "series" {
 			return 0 // "Series" is a season only before an episode
 		}
@@ -123,18 +148,60 @@ func (sc *nameScan) episodeWord(i int) (ep, n int) {
 	b := sc.lowTok(i)
 	if episodeWords[string(b)] && i+1 < len(sc.toks) {
 		// "Wall-E (2008)": a year is no episode; "E 1071" needs the full word
-		if c := sc.lowTok(i + 1); len(c) <= 3 || (len(c) == 4 && len(b) > 2 && !yearish(sc.toks[i+1].val)) {
+		c := sc.lowTok(i + 1)
+		if k := versioned(c); k > 0 {
+			c = c[:k] // "Episode 366v2"
+		}
+		if len(c) <= 3 || (len(c) == 4 && len(b) > 2 && !yearish(sc.toks[i+1].val)) {
 			if v, ok := number(c); ok {
 				return v, 2
 			}
 		}
 		return 0, 0
 	}
+	if v, m := sc.episodeOf(i); m > 0 {
+		return v, m // "Season.2.1of4"
+	}
 	for _, w := range [...]string{"episode", "ep", "e"} {
 		if len(b) > len(w) && string(b[:len(w)]) == w {
 			if v, ok := number(b[len(w):]); ok && len(b)-len(w) <= 4 {
 				return v, 1
 			}
+		}
+	}
+	return 0, 0
+}
+
+// versioned is where the digits of "12v2" (a second version of episode
+// 12) end, 0 when b is not one.
+func versioned(b []byte) int {
+	j := digitsEnd(b, 0)
+	if j > 0 && j+2 == len(b) && b[j] == 'v' && isDigit(b[j+1]) {
+		return j
+	}
+	return 0
+}
+
+// episodeOf reads "14.of.21" and "1of4" (episode 14 of 21) at token i and
+// returns the episode and the tokens used.
+func (sc *nameScan) episodeOf(i int) (ep, n int) {
+	if i >= len(sc.toks) {
+		return 0, 0
+	}
+	b := sc.lowTok(i)
+	if j := digitsEnd(b, 0); j > 0 && j+2 < len(b) && string(b[j:j+2]) == "of" {
+		v, okV := number(b[:j])
+		m, okM := number(b[j+2:])
+		if okV && okM && v >= 1 && v <= m && m <= 200 {
+			return v, 1
+		}
+		return 0, 0
+	}
+	if i+2 < len(sc.toks) && string(sc.lowTok(i+1)) == "of" {
+		v, okV := number(b)
+		m, okM := number(sc.lowTok(i + 2))
+		if okV && okM && v >= 1 && v <= m && m <= 200 && len(b) <= 3 {
+			return v, 3
 		}
 	}
 	return 0, 0
@@ -263,8 +330,14 @@ func resolution(b []byte) string {
 			return h
 		}
 	case j < len(b) && b[j] == 'x':
-		if v, ok := number(b[j+1:]); ok {
-			return heights[v]
+		// 1920x1080, and any other frame size ("1444x866": a re-encode)
+		if v, ok := number(b[j+1:]); ok && len(b)-j-1 >= 3 && len(b)-j-1 <= 4 {
+			if h := heights[v]; h != "" {
+				return h
+			}
+			if w, _ := number(b[:j]); j <= 4 && w >= 320 && v >= 200 {
+				return strconv.Itoa(v) + "p"
+			}
 		}
 	}
 	return ""

@@ -1,6 +1,9 @@
 package ingest
 
-import "strings"
+import (
+	"bytes"
+	"strings"
+)
 
 // Parent folders: a season folder gives the season, the nearest folder
 // with a title gives what the file name lacks.
@@ -101,15 +104,50 @@ func underMovies(dirs string, n int) bool {
 // seasonFolder reads the folder names "Specials" (season 0) and
 // "Series 2" (which in a file name is no season without an episode).
 func seasonFolder(low []byte) int {
-	switch s := string(low); {
-	case s == "specials" || s == "special":
+	if string(low) == "specials" || string(low) == "special" {
 		return 0
-	case strings.HasPrefix(s, "series "):
-		if v, ok := number(low[len("series "):]); ok && v < 100 {
-			return v
-		}
 	}
-	return -1
+	k := bytes.IndexByte(low, ' ')
+	if k < 0 {
+		return -1
+	}
+	word, rest := bytes.TrimSuffix(low[:k], []byte(".")), low[k+1:]
+	if !folderSeasonWords[string(word)] {
+		return -1
+	}
+	if v, ok := number(rest); ok && v < 100 {
+		return v
+	}
+	return roman(rest) // "Season IV", "Livre II"
+}
+
+// folderSeasonWords name a season in a folder's name: "Series 2" (which
+// in a file name is no season without an episode), "Seizoen 2", "Temp. 3",
+// "Livre II".
+var folderSeasonWords = map[string]bool{"series": true, "season": true, "saison": true, "staffel": true, "temporada": true,
+	"temp": true, "stagione": true, "seizoen": true, "sezon": true, "livre": true, "book": true}
+
+// roman reads a Roman numeral up to 39 (lower case), -1 for anything else.
+func roman(s []byte) int {
+	v := 0
+	for len(s) > 0 && s[0] == 'x' {
+		v, s = v+10, s[1:]
+	}
+	switch {
+	case bytes.HasPrefix(s, []byte("ix")):
+		v, s = v+9, s[2:]
+	case bytes.HasPrefix(s, []byte("iv")):
+		v, s = v+4, s[2:]
+	case len(s) > 0 && s[0] == 'v':
+		v, s = v+5, s[1:]
+	}
+	for n := 0; len(s) > 0 && s[0] == 'i' && n < 3; n++ {
+		v, s = v+1, s[1:]
+	}
+	if len(s) != 0 || v == 0 || v > 39 {
+		return -1
+	}
+	return v
 }
 
 // mergeFolder fills what the file name r lacks from the folders: the
@@ -129,11 +167,14 @@ func mergeFolder(r *Release, stem string, ctx nameCtx, tf titleFolder) {
 	d := &tf.r
 	release := tf.info.technical > 0 || d.Year > 0 || d.Season >= 0 || d.Episode >= 0
 	fromFolder := false
-	if r.Title == "" || (release && (placeholder(stem) || groupPrefixed(stem, d.Group) || obfuscated(stem) && !sameTitle(r.Title, d.Title))) {
+	if r.Title == "" || (release && (placeholder(stem) || groupPrefixed(stem, d.Group) || !hasLetter(stem) || obfuscated(stem) && !sameTitle(r.Title, d.Title))) {
 		r.Title, fromFolder = d.Title, true
 	}
 	if !fromFolder && !sameTitle(r.Title, d.Title) {
 		return
+	}
+	if !fromFolder && !hasUpper(r.Title) && hasUpper(d.Title) && strings.EqualFold(alnumOf(r.Title), alnumOf(d.Title)) {
+		r.Title = d.Title // "The Matrix (1999)/the.matrix.1999.mkv": the folder's casing
 	}
 	if r.Year == 0 {
 		r.Year = d.Year
@@ -163,6 +204,26 @@ func mergeFolder(r *Release, stem string, ctx nameCtx, tf titleFolder) {
 	}
 }
 
+// hasUpper reports an ASCII capital in s.
+func hasUpper(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if 'A' <= s[i] && s[i] <= 'Z' {
+			return true
+		}
+	}
+	return false
+}
+
+// alnumOf is s's letters and digits alone.
+func alnumOf(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r < 0x80 && !(isDigit(byte(r)) || 'a' <= r|0x20 && r|0x20 <= 'z') {
+			return -1
+		}
+		return r
+	}, s)
+}
+
 // placeholder reports a file name that stands for whatever its folder
 // holds: "movie", "title_t00" (a disc rip), "main", a DVD's "VTS_01_1".
 func placeholder(stem string) bool {
@@ -186,7 +247,38 @@ func obfuscated(stem string) bool {
 		upper = upper || ('A' <= c && c <= 'Z')
 		sep = sep || c == ' ' || c == '.' || c == '_'
 	}
-	return !sep && (!upper || len(stem) >= 16 && !strings.ContainsRune(stem, '-'))
+	return !sep && (!upper || len(stem) >= 16 && !strings.ContainsRune(stem, '-') || randomName(stem))
+}
+
+// randomName reports one run of letters and digits that changes case or
+// between letters and digits at least four times ("aXk29Qz7LmPw"): no
+// word anyone types.
+func randomName(stem string) bool {
+	if len(stem) < 8 {
+		return false
+	}
+	class := func(c byte) int {
+		switch {
+		case isDigit(c):
+			return 0
+		case 'a' <= c && c <= 'z':
+			return 1
+		case 'A' <= c && c <= 'Z':
+			return 2
+		}
+		return -1
+	}
+	flips := 0
+	for i := 1; i < len(stem); i++ {
+		a, b := class(stem[i-1]), class(stem[i])
+		if a < 0 || b < 0 {
+			return false
+		}
+		if a != b {
+			flips++
+		}
+	}
+	return flips >= 4
 }
 
 // sameTitle compares two titles by their letters and digits; one may

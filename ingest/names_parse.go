@@ -125,6 +125,10 @@ loop:
 		}
 	}
 
+	// stripped: technical words already end the title ("Avatar.3D.COMPLETE"),
+	// so a weak one before them is technical too; a year does not count
+	// ("Step.Up.3D.2010").
+	stripped := te == anchor && anchor < n && isTech(toks[anchor].kind)
 	for te > ts+1 {
 		h := te - 1
 		for h > ts && toks[h].kind == tCont {
@@ -134,12 +138,20 @@ loop:
 			te = sc.brs[br].first // "Le.Prestige.(The.Prestige)": an alternative title
 			continue
 		}
-		if h == ts || !isTech(toks[h].kind) || !(sc.isCaps(h) || trailingEdition(toks[h].str) && te == yi) {
+		if br := toks[h].br; br >= 0 && sc.brs[br].first == h && sc.brs[br].last == h && h > ts && countries[sc.s[toks[h].start:toks[h].end]] {
+			r.Country = sc.s[toks[h].start:toks[h].end] // "The Office (US)"
+			te = h
+			continue
+		}
+		if h == ts || !isTech(toks[h].kind) || !(sc.isCaps(h) || trailingEdition(toks[h].str) && te == yi || stripped && toks[h].weak) {
 			break
 		}
-		te = h // "Movie.FRENCH.2010": the language is no title word
+		te, stripped = h, true // "Movie.FRENCH.2010": the language is no title word
 	}
 	a := ts
+	if r.Year > 0 && ctx.season < 0 && a+1 < te && sc.enumeration(a) {
+		a++ // "(1)Alien (1979)", "03-Aliens (1986)", "003. Blade Runner (1982)"
+	}
 	if film >= ts && film < te {
 		if film+1 < te {
 			a = film + 1 // "James_Bond-f21-Casino_Royale": the film's own title
@@ -204,6 +216,32 @@ loop:
 	return info
 }
 
+// countries are the codes a title is qualified with in parentheses, as
+// written ("The Office (US)", "Shark Tank (AU)"): ISO 3166 alpha-2 codes
+// of countries that remake shows, and UK.
+var countries = map[string]bool{"US": true, "UK": true, "GB": true, "AU": true, "NZ": true, "CA": true, "IE": true,
+	"FR": true, "DE": true, "ES": true, "IT": true, "NL": true, "BE": true, "SE": true, "NO": true, "DK": true, "FI": true,
+	"PL": true, "JP": true, "KR": true, "IN": true, "BR": true, "MX": true, "AR": true, "ZA": true, "IL": true, "RU": true}
+
+// enumeration reports a number at i that only counts the file in a list
+// before its title: alone in brackets ("(1)Alien"), with a leading zero
+// and a dash ("03-Aliens"), or with a dot and a space ("003. Blade
+// Runner"). "101 Dalmatians", "3-Iron" and "300" keep theirs.
+func (sc *nameScan) enumeration(i int) bool {
+	t := &sc.toks[i]
+	if t.kind != tNumber || sc.isYear(i) || i+1 >= len(sc.toks) || sc.toks[i+1].kind != tWord {
+		return false
+	}
+	b, sep := sc.lowTok(i), sc.sep(i+1)
+	switch {
+	case t.br >= 0 && sc.brs[t.br].first == i && sc.brs[t.br].last == i && sc.toks[i+1].br < 0:
+		return true
+	case sep == "-" && len(b) >= 2 && b[0] == '0':
+		return true
+	}
+	return sep == ". "
+}
+
 // titleStart skips a leading [Group], tag group, website, date or
 // bracketed year ("(2010) Title").
 func (sc *nameScan) titleStart(r *Release) (ts int, lead bool) {
@@ -253,6 +291,19 @@ func (sc *nameScan) episodeNumber(ts, te, anchor, yi int, ctx nameCtx, lead bool
 			continue
 		}
 		last, dashAfter := i+1 == anchor, sc.spacedDash(i+1)
+		if alone := t.br >= 0 && sc.brs[t.br].first == i && sc.brs[t.br].last == i; alone && len(b) == 3 && yi < 0 && t.val%100 > 0 && ctx.season < 0 {
+			return i, t.val / 100, t.val % 100 // "Show [401]"
+		}
+		if i+2 == anchor && len(b) == 3 && yi < 0 && t.val%100 > 0 && ctx.season < 0 && toks[i+1].kind == tNumber &&
+			toks[i+1].br >= 0 && sc.brs[toks[i+1].br].first == i+1 && sc.brs[toks[i+1].br].last == i+1 && t.br < 0 {
+			return i, t.val / 100, t.val % 100 // "Show 101 (01)": then the episode counted from the first
+		}
+		if last && yi < 0 && t.br < 0 && versioned(b) > 0 {
+			return i, ctx.season, t.val // "Show 07v4": the fourth version of episode 7
+		}
+		if last && yi < 0 && t.br < 0 && len(b) == 4 && b[0] == '0' && t.val%100 > 0 && t.val/100 > 0 && ctx.season < 0 {
+			return i, t.val / 100, t.val % 100 // "Show.0307"
+		}
 		if s, e := t.val/100, t.val%100; ctx.season >= 0 && yi < 0 && len(b) >= 3 && s == ctx.season && e > 0 && (last || dashAfter) {
 			return i, s, e // "Season 1/Show - 101 - Pilot"
 		}

@@ -154,6 +154,13 @@ func (sc *nameScan) classify(i int) int {
 		if n := sc.matchDate(i); n > 0 {
 			return n
 		}
+		if ep, n := sc.episodeOf(i); n > 0 {
+			eps := appendEp(sc.keyEps(), ep) // "Show.14.of.21"
+			if sc.season < 0 && len(sc.eps) == 0 {
+				sc.eps = eps
+			}
+			return sc.set(i, n, tEpisode, "", false, -1)
+		}
 		if len(b) == 1 && i+1 < len(sc.toks) && sc.sep(i+1) == "." && strchr("12567", b[0]) {
 			if c := sc.lowTok(i + 1); len(c) == 1 && (c[0] == '0' || c[0] == '1') {
 				return sc.set(i, 2, tOther, "", true, -1) // 5.1 channels
@@ -222,6 +229,15 @@ func (sc *nameScan) matchDate(i int) int {
 	x, okA := number(a)
 	y, okB := number(b)
 	z, okC := number(c)
+	if okA && okB && okC && sc.sep(i+1) == "-" && len(a) == 2 && len(b) == 2 && len(c) == 4 && yearish(z) &&
+		x >= 1 && x <= 12 && y >= 1 && y <= 31 {
+		// "07-25-2016": the American order, month first, with dashes
+		d := string(append(append(append(append(append(sc.keyBuf[:0], c...), '-'), a...), '-'), b...))
+		if sc.date == "" {
+			sc.date = d
+		}
+		return sc.set(i, 3, tDate, d, false, -1)
+	}
 	if !okA || !okB || !okC || len(b) != 2 || y < 1 || y > 12 {
 		return 0
 	}

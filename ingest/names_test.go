@@ -25,7 +25,7 @@ var fieldKeys = map[string]string{
 	"title": "titles/eng", "year": "movieYear", "type": "videoType", "s": "season", "e": "episode",
 	"etitle": "episodeTitle", "date": "releasedate", "source": "release/source", "res": "release/resolution",
 	"vcodec": "release/videoCodec", "acodec": "release/audioCodec", "edition": "release/edition",
-	"group": "release/group", "part": "release/part", "cd": "release/cd",
+	"group": "release/group", "part": "release/part", "cd": "release/cd", "country": "release/country",
 }
 
 // mustReadNames reads a table of tab-separated lines: rule, path, key=value…
@@ -159,7 +159,13 @@ func FuzzParseReleaseName(f *testing.F) {
 		default:
 			t.Fatalf("videoType %q", r.VideoType)
 		}
-		file := s[strings.LastIndexByte(s, '/')+1:]
+		// A path without a slash but with backslashes is a Windows one:
+		// its file name is after the last backslash.
+		sep := "/"
+		if !strings.Contains(s, "/") && strings.Contains(s, `\`) {
+			sep = `\`
+		}
+		file := s[strings.LastIndex(s, sep)+1:]
 		if ext := strings.LastIndexByte(file, '.'); ext > 0 {
 			file = file[:ext]
 		}

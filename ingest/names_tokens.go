@@ -71,6 +71,8 @@ func init() {
 	addVocab(tSource, strong, "Ultra HD Blu-ray", "uhd bluray", "uhd blu ray", "uhdbd")
 	addVocab(tSource, strong, "HD-DVD", "hddvd", "hd dvd", "hddvdrip")
 	addVocab(tSource, strong, "DVD", "dvdrip", "dvd", "dvdr", "dvd5", "dvd9", "dvd rip", "dvdivx", "dvdmux", "ntsc", "pal")
+	addVocab(tSource, strong, "Blu-ray", "bdmux", "brripmux", "bdripmux", "hdlight", "mhd")
+	addVocab(tSource, strong, "WEB-DL", "web dlrip", "webdlrip", "webmux", "web dlmux")
 	addVocab(tSource, strong, "Screener", "dvdscr", "dvdscreener", "screener", "bdscr")
 	addVocab(tSource, weak, "Screener", "scr")
 	addVocab(tSource, strong, "HDTV", "hdtv", "hdtvrip", "pdtv", "sdtv", "dsr", "dsrip", "dthrip", "tvrip", "satrip")
@@ -99,7 +101,7 @@ func init() {
 	addVocab(tVideoCodec, strong, "MPEG-2", "mpeg2", "mpeg 2")
 	addVocab(tVideoCodec, strong, "VC-1", "vc1", "vc 1")
 	addVocab(tAudioCodec, strong, "AAC", "aac", "he aac", "aac lc")
-	addVocab(tAudioCodec, strong, "AC3", "ac3")
+	addVocab(tAudioCodec, strong, "AC3", "ac3", "ac3d", "ac3ld", "dl ac3", "ac3 dubbed")
 	addVocab(tAudioCodec, weak, "AC3", "dd")
 	addVocab(tAudioCodec, strong, "EAC3", "eac3", "e ac3", "ddp", "dd+", "ddplus")
 	addVocab(tAudioCodec, strong, "DTS", "dts")
@@ -116,10 +118,12 @@ func init() {
 		"stv", "10bit", "10 bit", "8bit", "hi10p", "hi10", "hdr10", "hdr10+", "hdr", "dovi", "dolby vision", "hfr", "60fps", "sbs", "hsbs",
 		"h sbs", "half sbs", "hou", "ws", "widescreen", "fullscreen", "dual audio", "dualaudio", "dl", "vostfr", "vost", "subfrench",
 		"hardsub", "hardsubs", "hc", "softsub", "multisub", "multisubs", "nlsubs", "engsub", "subbed", "dubbed", "amzn", "dsnp", "hmax",
-		"atvp", "pcok", "itunes", "bt 2020", "rec 2020", "rec 709", "sdr", "xxx", "rarbg", "ettv", "eztv", "yify", "yts")
+		"atvp", "pcok", "itunes", "bt 2020", "rec 2020", "rec 709", "sdr", "xxx", "rarbg", "ettv", "eztv", "yify", "yts", "doku", "docu",
+		"hsbs3d", "sbs3d", "3d hsbs", "3d sbs", "3d hou")
 	addVocab(tOther, weak, "", "proper", "real", "internal", "limited", "convert", "complete", "festival", "retail", "rip", "sample",
 		"hd", "sd", "nf", "hulu", "3d", "dv", "uncensored", "dual", "sub", "subs", "fs", "ma")
-	addVocab(tEdition, strong, "Director's Cut", "directors cut", "director's cut", "directorscut", "dircut", "directors edition")
+	addVocab(tEdition, strong, "Director's Cut", "directors cut", "director's cut", "directorscut", "dircut", "directors edition", "director cut",
+		"director s cut", "edition director")
 	addVocab(tEdition, weak, "Director's Cut", "dc")
 	addVocab(tEdition, strong, "Extended", "extended cut", "extended edition", "extended version")
 	addVocab(tEdition, weak, "Extended", "extended")
@@ -127,7 +131,8 @@ func init() {
 	addVocab(tEdition, weak, "Criterion", "criterion")
 	addVocab(tEdition, strong, "Special", "special edition")
 	addVocab(tEdition, weak, "Special", "se")
-	addVocab(tEdition, strong, "Collector's", "collectors edition", "collector's edition", "collector edition")
+	addVocab(tEdition, strong, "Collector's", "collectors edition", "collector's edition", "collector edition", "edition collector",
+		"edition collectors")
 	addVocab(tEdition, strong, "Ultimate", "ultimate edition", "ultimate cut")
 	addVocab(tEdition, strong, "Anniversary", "anniversary edition")
 	addVocab(tEdition, strong, "Theatrical", "theatrical cut", "theatrical edition", "theatrical version")
@@ -193,7 +198,7 @@ func addLangs() {
 	}
 	addVocab(tLanguage, strong, "fre", "truefrench", "vff", "vfq", "vf2", "vfi")
 	addVocab(tLanguage, strong, "mul", "multilang", "multilingual")
-	addVocab(tLanguage, strong, "ger", "german dl")
+	addVocab(tLanguage, strong, "ger", "german dl", "swissgerman", "swiss german")
 	addVocab(tLanguage, strong, "por", "pt br")
 }
 
