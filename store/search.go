@@ -18,7 +18,7 @@ import (
 )
 
 // The search index. Every root's searchable text (titles, the file name,
-// year/season/episode) is cut into folded tokens (Tokens); the index keys
+// year/season/episode, IMDb, TMDB and TVDB IDs, genres) is cut into folded tokens (Tokens); the index keys
 //
 //	tk:<token>    HASH  roots holding the token (lua/common.lua), 2 when the token is
 //	                    in a title field, 1 when only elsewhere
@@ -91,8 +91,15 @@ func SearchField(f string) bool {
 	case "filePath", "fileName", "movieYear", "year", "season", "episode", "sizeByte", "fileType":
 		return true
 	}
-	return titleField(f)
+	return titleField(f) || idField(f) || genreField(f)
 }
+
+// idField reports a field holding an outside database's ID of the file:
+// imdbid ("tt1375666"), tmdbid, tvdbid.
+func idField(f string) bool { return f == "imdbid" || f == "tmdbid" || f == "tvdbid" }
+
+// genreField reports a genre (genre/0, genre/1, …).
+func genreField(f string) bool { return strings.HasPrefix(f, "genre/") }
 
 // Tokens cuts text into search tokens: lower case, accents removed
 // ("Amélie" → "amelie", "Straße" → "strasse"), split at everything that
@@ -211,6 +218,26 @@ func searchTokens(d Document) map[string]int {
 		if y, err := strconv.Atoi(fields[f]); err == nil && y > 0 {
 			add(strconv.Itoa(y), 1)
 		}
+	}
+	// An ID names the file as exactly as a title: "q=tt1375666" finds it.
+	// tmdb and tvdb IDs are bare numbers, found as such.
+	if id := fields["imdbid"]; id != "" {
+		add(id, 2)
+	}
+	for _, f := range []string{"tmdbid", "tvdbid"} {
+		if id := fields[f]; id != "" {
+			add(id, 1)
+		}
+	}
+	genres := make([]string, 0, 4)
+	for f := range fields {
+		if genreField(f) {
+			genres = append(genres, f)
+		}
+	}
+	sort.Strings(genres)
+	for _, f := range genres {
+		add(fields[f], 1)
 	}
 	s, serr := strconv.Atoi(fields["season"])
 	e, eerr := strconv.Atoi(fields["episode"])

@@ -260,3 +260,34 @@ func TestWatchSearchFields_SeesReextraction(t *testing.T) {
 		t.Fatal("no notification of the re-extraction")
 	}
 }
+
+// IMDb, TMDB and TVDB IDs and genres are searchable: an ID as a title
+// word, a genre as any other word.
+func TestSearch_IDsAndGenres(t *testing.T) {
+	s := storetest.New(t)
+	addFile(t, s, "/lib/Inception.mkv", content{60, 60}, map[string]string{"titles/eng": "Inception", "imdbid": "tt1375666",
+		"tmdbid": "27205", "genre/0": "Science Fiction", "genre/1": "Action"})
+	addFile(t, s, "/lib/Show.S01E01.mkv", content{61, 61}, map[string]string{"titles/eng": "Show", "tvdbid": "81189",
+		"genre/0": "Drama"})
+	for _, tt := range []struct {
+		q    string
+		want []string
+	}{
+		{"tt1375666", []string{"Inception"}},
+		{"TT1375666", []string{"Inception"}},
+		{"27205", []string{"Inception"}},
+		{"81189", []string{"Show"}},
+		{"fiction", []string{"Inception"}},
+		{"drama", []string{"Show"}},
+		{"tt0000001", nil},
+	} {
+		if got := search(t, s, tt.q); !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("search %q = %q, want %q", tt.q, got, tt.want)
+		}
+	}
+	for _, f := range []string{"imdbid", "tmdbid", "tvdbid", "genre/3"} {
+		if !store.SearchField(f) {
+			t.Errorf("SearchField(%q) is false: a write to it would not re-index", f)
+		}
+	}
+}

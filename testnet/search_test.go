@@ -114,6 +114,22 @@ func TestSearch_FederatedFindsPeersTitle(t *testing.T) {
 	if hs := hitsOf(search(0, "q=zebra")); len(hs) != 1 {
 		t.Errorf("local search = %v", hs)
 	}
+	// An IMDb ID written on node 1 (an outside writer's, a tool's) finds
+	// the file there and, federated, from node 0.
+	st := c.Nodes[1].Node.Store()
+	root, err := st.GetByCID(t.Context(), h.SHA256)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.SetFields(t.Context(), root, map[string]string{"imdbid": "tt7654321"}); err != nil {
+		t.Fatal(err)
+	}
+	c.WaitFor("node 1 to index the IMDb ID", 10*time.Second, func() bool {
+		return len(hitsOf(search(1, "q=tt7654321"))) == 1
+	})
+	if hs := hitsOf(search(0, "q=tt7654321&federated=1")); len(hs) != 1 || hs[0]["cid"] != h.IPFS || hs[0]["source"] != c.Nodes[1].PeerID {
+		t.Errorf("federated search by IMDb ID = %v, want node 1's file", hs)
+	}
 	// Errors.
 	for _, q := range []string{"", "q=", "q=a&limit=0", "q=a&limit=101", "q=a&cursor=zz", "q=a&bogus=1", "q=a&federated=maybe"} {
 		if code, m := c.Nodes[0].Get("/api/search?" + q); code != 400 || m["error"] == nil {
