@@ -52,13 +52,14 @@ type SearchHit struct {
 	// vouches for, for a local file).
 	CID  string   `json:"cid"`
 	CIDs []string `json:"cids"`
-	// Episode, EpisodeTitle, Season and Year are what the index knows of
-	// a hit of its own (local files and files peers sent before); a hit
-	// from a peer's answer has none of them (the search protocol does not
-	// carry them).
+	// Episode, EpisodeTitle, IMDbID, Season and Year are what the index
+	// knows of a hit of its own (local files and files peers sent
+	// before), or what a peer's answer over /metamesh/search/1.1.0 said
+	// (one over 1.0.0 carries none of them).
 	Episode      *int   `json:"episode,omitempty"`
 	EpisodeTitle string `json:"episodeTitle,omitempty"`
 	FileType     string `json:"fileType"`
+	IMDbID       string `json:"imdbid,omitempty"`
 	// Peers are the peers whose answers held the hit: for a hit only a
 	// peer's answer gave, that peer first; for one the index holds from
 	// peers, the peer that supplied it first, when another peer answered

@@ -36,7 +36,7 @@
 //     paths that are not UTF-8).
 //   - indexer.go: the search indexer (feed + field writes →
 //     store.IndexRoot).
-//   - search.go: /metamesh/search/1.0.0 (answered with local files only,
+//   - search.go: /metamesh/search/1.1.0 and 1.0.0 (answered with local files only,
 //     signed), the federated fan-out (at most 32 connected peers, 8 at
 //     once, 3 s) and GET /api/search.
 //   - backend.go: the api.Backend the HTTP API calls (documents, status,

@@ -113,7 +113,7 @@ func (n *Node) Start(ctx context.Context) error {
 		n.ann.run(bg)
 	}()
 	// Search: the index follows the feed and field writes; peers ask on
-	// /metamesh/search/1.0.0.
+	// /metamesh/search/1.1.0 (or 1.0.0).
 	n.srch = newSearchService(p.host, st, key, n.log)
 	n.wg.Add(1)
 	go func() {

@@ -10,16 +10,28 @@ import (
 	"sort"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/libp2p/go-libp2p/core/crypto"
 	"github.com/libp2p/go-libp2p/core/host"
 	"github.com/libp2p/go-libp2p/core/network"
 	"github.com/libp2p/go-libp2p/core/peer"
+	libp2pproto "github.com/libp2p/go-libp2p/core/protocol"
 
 	"github.com/metamesh/node/api"
 	"github.com/metamesh/node/protocol"
 	"github.com/metamesh/node/store"
 )
+
+// searchProtocolIDs are the search protocol's versions, newest first, as
+// NewStream takes them.
+var searchProtocolIDs = func() []libp2pproto.ID {
+	out := make([]libp2pproto.ID, len(protocol.SearchProtocols))
+	for i, v := range protocol.SearchProtocols {
+		out[i] = libp2pproto.ID(v)
+	}
+	return out
+}()
 
 // Limits of federated search.
 const (
@@ -33,30 +45,40 @@ const (
 	searchFanOutParallel = 8
 )
 
-// searchService answers /metamesh/search/1.0.0 with local files only and
-// asks connected peers on it.
+// searchService answers /metamesh/search/1.1.0 and 1.0.0 with local files
+// only and asks connected peers, 1.1.0 first.
 type searchService struct{ peerService }
 
 func newSearchService(h host.Host, st *store.Store, key crypto.PrivKey, log *slog.Logger) *searchService {
-	ss := &searchService{newPeerService(h, st, key, log, "search", protocol.SearchProtocolID)}
-	h.SetStreamHandler(ss.proto, ss.handle)
+	ss := &searchService{newPeerService(h, st, key, log, "search", protocol.SearchProtocolV11)}
+	for _, v := range protocol.SearchProtocols {
+		h.SetStreamHandler(libp2pproto.ID(v), ss.handle)
+	}
 	return ss
 }
 
-// handle answers one search: the signed list of local hits. Hits of roots
-// known only from peers are never sent (a node vouches for its own files
-// only), nor are paths.
+// close stops answering every version.
+func (ss *searchService) close() {
+	for _, v := range protocol.SearchProtocols {
+		ss.h.RemoveStreamHandler(libp2pproto.ID(v))
+	}
+}
+
+// handle answers one search: the signed list of local hits, in the
+// version the stream speaks. Hits of roots known only from peers are
+// never sent (a node vouches for its own files only), nor are paths.
 func (ss *searchService) handle(s network.Stream) {
+	version := string(s.Protocol())
 	serveStream(s, &ss.inbound, searchStreamTimeout, ss.log, "search", func(r *bufio.Reader) ([]byte, error) {
 		req, err := protocol.ReadSearchRequest(r)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %v", errBadRequest, err)
 		}
-		return ss.sealed(context.Background(), req)
+		return ss.sealed(context.Background(), version, req)
 	})
 }
 
-func (ss *searchService) sealed(ctx context.Context, req protocol.SearchRequest) ([]byte, error) {
+func (ss *searchService) sealed(ctx context.Context, version string, req protocol.SearchRequest) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
 	defer cancel()
 	page, err := ss.st.Search(ctx, req.Q, min(req.Limit, store.MaxSearchLimit), "")
@@ -72,9 +94,32 @@ func (ss *searchService) sealed(ctx context.Context, req protocol.SearchRequest)
 		if err != nil {
 			continue
 		}
+		withDetails(&ph, h)
 		hits = append(hits, ph)
 	}
-	return protocol.SealSearch(hits, ss.key)
+	return protocol.SealSearchAs(version, hits, ss.key)
+}
+
+// withDetails adds what 1.1.0 hits carry beyond 1.0.0's to ph, from the
+// index's hit h, leaving out what would not be valid (an out-of-range
+// number, an IMDb ID of another shape) rather than the hit.
+func withDetails(ph *protocol.SearchHit, h store.SearchHit) {
+	if h.Year >= 1 && h.Year <= 9999 {
+		ph.Year = h.Year
+	}
+	in := func(p *int) *int {
+		if p != nil && *p >= 0 && *p <= protocol.MaxHitNumber {
+			return p
+		}
+		return nil
+	}
+	ph.Season, ph.Episode = in(h.Season), in(h.EpNumber)
+	if len(h.Episode) <= protocol.MaxHitTitle && utf8.ValidString(h.Episode) {
+		ph.EpisodeTitle = h.Episode
+	}
+	if protocol.ValidIMDbID(h.IMDbID) {
+		ph.IMDbID = h.IMDbID
+	}
 }
 
 // ask sends one search to peer p and verifies the answer (signature,
@@ -83,10 +128,11 @@ func (ss *searchService) sealed(ctx context.Context, req protocol.SearchRequest)
 func (ss *searchService) ask(ctx context.Context, p peer.ID, req protocol.SearchRequest) ([]protocol.SearchHit, error) {
 	// A relayed (limited) connection carries the protocol too; a direct
 	// one, when there is one, is taken first.
-	s, err := ss.h.NewStream(network.WithAllowLimitedConn(ctx, "metamesh"), p, ss.proto)
+	s, err := ss.h.NewStream(network.WithAllowLimitedConn(ctx, "metamesh"), p, searchProtocolIDs...)
 	if err != nil {
 		return nil, err
 	}
+	version := string(s.Protocol()) // what the peer speaks of SearchProtocols, newest first
 	if dl, ok := ctx.Deadline(); ok {
 		_ = s.SetDeadline(dl)
 	}
@@ -106,7 +152,7 @@ func (ss *searchService) ask(ctx context.Context, p peer.ID, req protocol.Search
 		return nil, fmt.Errorf("search answer from %s: %w", p, err)
 	}
 	s.Close()
-	hits, err := protocol.OpenSearch(env, p, req.Limit)
+	hits, err := protocol.OpenSearchAs(version, env, p, req.Limit)
 	if err != nil {
 		return nil, fmt.Errorf("search answer from %s: %w", p, err)
 	}
@@ -240,21 +286,23 @@ func (ss *searchService) search(ctx context.Context, q string, limit int, cursor
 
 // searchHit is the one place GET /api/search's hits are built: from a hit
 // of the local index (a store.SearchHit: its source, "local" or the peer
-// that supplied the root, and the year, season, episode and episode
-// title it knows) or from peer from's verified answer (a
-// protocol.SearchHit, which carries none of those: source and peers are
-// that peer). from is unused for a store hit.
+// that supplied the root, and the year, season, episode, episode title
+// and IMDb ID it knows) or from peer from's verified answer (a
+// protocol.SearchHit: source and peers are that peer; the details are
+// what a 1.1.0 answer carried, none over 1.0.0). from is unused for a
+// store hit.
 func searchHit[H store.SearchHit | protocol.SearchHit](h H, from string) api.SearchHit {
 	switch h := any(h).(type) {
 	case store.SearchHit:
 		hit := api.SearchHit{CID: h.CID, CIDs: h.CIDs, Title: h.Title, Size: h.Size, FileType: h.FileType, Source: h.Source,
-			Season: h.Season, Episode: h.EpNumber, EpisodeTitle: h.Episode}
+			Season: h.Season, Episode: h.EpNumber, EpisodeTitle: h.Episode, IMDbID: h.IMDbID}
 		if h.Year > 0 {
 			hit.Year = h.Year
 		}
 		return hit
 	case protocol.SearchHit:
-		return api.SearchHit{CID: h.CID, CIDs: h.CIDs, Title: h.Title, Size: h.Size, FileType: h.FileType, Source: from, Peers: []string{from}}
+		return api.SearchHit{CID: h.CID, CIDs: h.CIDs, Title: h.Title, Size: h.Size, FileType: h.FileType, Source: from, Peers: []string{from},
+			Year: h.Year, Season: h.Season, Episode: h.Episode, EpisodeTitle: h.EpisodeTitle, IMDbID: h.IMDbID}
 	}
 	panic("unreachable")
 }

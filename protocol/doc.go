@@ -18,12 +18,14 @@
 //     the length-prefixed messages of the record protocol on an io.Reader
 //     or io.Writer (the node owns the streams, their deadlines, Reset and
 //     Close).
-//   - search.go: the search protocol: SearchRequest (Write/ReadSearchRequest),
-//     SearchHit, SealSearch and OpenSearch.
+//   - search.go: the search protocol, 1.0.0 and 1.1.0: SearchRequest
+//     (Write/ReadSearchRequest), SearchHit, SealSearchAs and OpenSearchAs
+//     (SealSearch and OpenSearch for 1.0.0).
 //   - errors.go: the package's sentinel errors.
 //   - testdata/record-vector.txt: one request and one response, byte for
 //     byte, signed with a fixed key, for other implementations to test
-//     against.
+//     against; testdata/search-vector.txt the same for search, in both
+//     versions.
 //
 // Nothing here starts goroutines or keeps state (the record type is not
 // registered with go-libp2p's record.RegisterType); every function is safe
@@ -142,4 +144,26 @@
 // is the peer at the other end of the stream, it holds no more hits than
 // the request's limit, and every hit is valid; otherwise the whole answer
 // is dropped.
+//
+// # The search protocol, /metamesh/search/1.1.0
+//
+// The same exchange as 1.0.0: the same request, framing, caps and checks,
+// the same signature domain "metamesh-search". The answer's payload type
+// is the 22 bytes "/metamesh/search/1.1.0", and each hit holds 1.0.0's
+// five fields, in the same order, then any of these, in this order, each
+// left out when the answerer does not know it:
+//
+//	"year": 1 to 9999, "season": 0 to 99999 (MaxHitNumber),
+//	"episode": 0 to 99999, "episodeTitle": UTF-8, ≤ 1024 bytes,
+//	"imdbid": "tt" and 7 to 10 digits
+//
+// A hit with a field of neither list, or one outside its range, is
+// malformed, and the whole answer is dropped. An answer is read in the
+// version the stream was opened in: a 1.1.0 payload type on a 1.0.0
+// stream, or the reverse, is dropped; a 1.0.0 answer with any of the
+// fields above too. A node answers both versions (a 1.0.0 answer holds the
+// five fields alone) and asks 1.1.0 first, 1.0.0 when that is what the
+// peer speaks (libp2p's protocol negotiation picks the first the peer
+// supports). testdata/search-vector.txt holds one request and its answer
+// in both versions, byte for byte.
 package protocol

@@ -15,13 +15,16 @@ import (
 	"github.com/libp2p/go-libp2p/core/record"
 )
 
-// The search protocol, /metamesh/search/1.0.0: the asker writes one
-// request, the answerer one response, each framed as the record protocol's
-// messages (unsigned-varint length, then the body).
+// The search protocol, /metamesh/search/1.0.0 and 1.1.0: the asker
+// writes one request, the answerer one response, each framed as the record
+// protocol's messages (unsigned-varint length, then the body). 1.1.0 hits
+// also carry year, season, episode, episodeTitle and imdbid.
 const (
-	// SearchProtocolID is the libp2p protocol ID, and the envelope's
-	// payload type.
+	// SearchProtocolID is the libp2p protocol ID of 1.0.0, and the
+	// envelope's payload type of its answers.
 	SearchProtocolID = "/metamesh/search/1.0.0"
+	// SearchProtocolV11 is the protocol ID and payload type of 1.1.0.
+	SearchProtocolV11 = "/metamesh/search/1.1.0"
 	// SearchDomain is the envelope's signature domain.
 	SearchDomain = "metamesh-search"
 )
@@ -37,10 +40,18 @@ const (
 	MaxSearchHits = 100
 	// MaxSearchMessage bounds a response body (the envelope), in bytes.
 	MaxSearchMessage = 1 << 20
-	// MaxHitTitle and MaxHitFileType bound a hit's strings, in bytes.
+	// MaxHitTitle and MaxHitFileType bound a hit's strings, in bytes
+	// (MaxHitTitle an episode title's too).
 	MaxHitTitle    = 1024
 	MaxHitFileType = 64
+	// MaxHitNumber bounds a 1.1.0 hit's season and episode; a year is
+	// 1..9999.
+	MaxHitNumber = 99999
 )
+
+// SearchProtocols are the versions of the search protocol, newest first:
+// the order an asker offers them in.
+var SearchProtocols = []string{SearchProtocolV11, SearchProtocolID}
 
 // Sentinel errors of the search protocol (with ErrTooLarge, ErrBadFrame,
 // ErrBadEnvelope, ErrBadSignature, ErrWrongSigner and the CID errors).
@@ -54,8 +65,11 @@ var (
 	// hits.
 	ErrMalformedHits = errors.New("malformed search answer")
 	// ErrWrongSearchPayloadType: a signed envelope whose payload type is
-	// not SearchProtocolID.
-	ErrWrongSearchPayloadType = errors.New("envelope payload type is not " + SearchProtocolID)
+	// not the protocol version the stream speaks.
+	ErrWrongSearchPayloadType = errors.New("envelope payload type is not the search protocol's")
+	// ErrUnknownSearchVersion: a protocol ID that is none of
+	// SearchProtocols.
+	ErrUnknownSearchVersion = errors.New("unknown search protocol version")
 )
 
 // SearchRequest is a request's body.
@@ -178,17 +192,36 @@ func decodeSearchRequest(body []byte) (SearchRequest, error) {
 }
 
 // SearchHit is one hit of a search answer: a file the answerer holds.
+// Year, Season, Episode, EpisodeTitle and IMDbID travel in 1.1.0 only
+// (absent when unknown); a 1.0.0 answer leaves them out.
 type SearchHit struct {
-	CID      string   `json:"cid"` // Canonical(CIDs)
+	CID          string   `json:"cid"` // Canonical(CIDs)
+	Title        string   `json:"title"`
+	Size         int64    `json:"size"`
+	FileType     string   `json:"fileType"`
+	CIDs         []string `json:"cids"` // sorted, no repeats, canonical form
+	Year         int      `json:"year,omitempty"`
+	Season       *int     `json:"season,omitempty"`
+	Episode      *int     `json:"episode,omitempty"`
+	EpisodeTitle string   `json:"episodeTitle,omitempty"`
+	IMDbID       string   `json:"imdbid,omitempty"`
+}
+
+// hit10 is a hit of 1.0.0, exactly its five fields.
+type hit10 struct {
+	CID      string   `json:"cid"`
 	Title    string   `json:"title"`
 	Size     int64    `json:"size"`
 	FileType string   `json:"fileType"`
-	CIDs     []string `json:"cids"` // sorted, no repeats, canonical form
+	CIDs     []string `json:"cids"`
 }
 
 // Validate checks a hit: 1..MaxRecordCIDs CIDs in canonical form, sorted
 // without repeats, CID their canonical, a UTF-8 title of at most
-// MaxHitTitle bytes, a fileType of at most MaxHitFileType, size ≥ 0.
+// MaxHitTitle bytes, a fileType of at most MaxHitFileType, size ≥ 0; and
+// of 1.1.0's fields, a year of 1..9999, a season and an episode of
+// 0..MaxHitNumber, a UTF-8 episodeTitle of at most MaxHitTitle bytes, an
+// imdbid "tt" and 7 to 10 digits.
 func (h SearchHit) Validate() error {
 	if len(h.CIDs) == 0 || len(h.CIDs) > MaxRecordCIDs {
 		return fmt.Errorf("%w: %d cids, want 1..%d", ErrMalformedHits, len(h.CIDs), MaxRecordCIDs)
@@ -204,6 +237,7 @@ func (h SearchHit) Validate() error {
 	if h.CID != Canonical(h.CIDs) {
 		return fmt.Errorf("%w: %w: %q", ErrMalformedHits, ErrWrongCanonical, clip(h.CID))
 	}
+	number := func(p *int) bool { return p == nil || *p >= 0 && *p <= MaxHitNumber }
 	switch {
 	case len(h.Title) > MaxHitTitle || !utf8.ValidString(h.Title):
 		return fmt.Errorf("%w: title of %d bytes (at most %d, UTF-8)", ErrMalformedHits, len(h.Title), MaxHitTitle)
@@ -211,8 +245,29 @@ func (h SearchHit) Validate() error {
 		return fmt.Errorf("%w: fileType of %d bytes (at most %d, UTF-8)", ErrMalformedHits, len(h.FileType), MaxHitFileType)
 	case h.Size < 0:
 		return fmt.Errorf("%w: size %d", ErrMalformedHits, h.Size)
+	case h.Year < 0 || h.Year > 9999:
+		return fmt.Errorf("%w: year %d", ErrMalformedHits, h.Year)
+	case !number(h.Season) || !number(h.Episode):
+		return fmt.Errorf("%w: season or episode outside 0..%d", ErrMalformedHits, MaxHitNumber)
+	case len(h.EpisodeTitle) > MaxHitTitle || !utf8.ValidString(h.EpisodeTitle):
+		return fmt.Errorf("%w: episodeTitle of %d bytes (at most %d, UTF-8)", ErrMalformedHits, len(h.EpisodeTitle), MaxHitTitle)
+	case h.IMDbID != "" && !ValidIMDbID(h.IMDbID):
+		return fmt.Errorf("%w: imdbid %q is not tt and 7 to 10 digits", ErrMalformedHits, clip(h.IMDbID))
 	}
 	return nil
+}
+
+// ValidIMDbID reports an IMDb title ID: "tt" and 7 to 10 digits.
+func ValidIMDbID(s string) bool {
+	if len(s) < 9 || len(s) > 12 || s[:2] != "tt" {
+		return false
+	}
+	for i := 2; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // NewSearchHit builds a hit from a key-set (any valid CID forms,
@@ -245,24 +300,39 @@ func cut(s string, n int) string {
 	return s[:n]
 }
 
-// searchPayload is the signed list of hits.
-type searchPayload []byte
+// searchPayload is the signed list of hits, of one protocol version.
+type searchPayload struct {
+	version string
+	b       []byte
+}
 
 func (*searchPayload) Domain() string                   { return SearchDomain }
-func (*searchPayload) Codec() []byte                    { return []byte(SearchProtocolID) }
-func (p *searchPayload) MarshalRecord() ([]byte, error) { return *p, nil }
+func (p *searchPayload) Codec() []byte                  { return []byte(p.version) }
+func (p *searchPayload) MarshalRecord() ([]byte, error) { return p.b, nil }
 func (p *searchPayload) UnmarshalRecord(b []byte) error {
-	*p = b
+	p.b = b
 	return nil
 }
 
-// SealSearch validates hits (at most MaxSearchHits) and signs their JSON
-// list into a signed envelope, domain SearchDomain, payload type
-// SearchProtocolID: the body of a response. An envelope larger than
-// MaxSearchMessage is ErrTooLarge.
+// knownSearchVersion reports one of SearchProtocols.
+func knownSearchVersion(v string) bool { return v == SearchProtocolID || v == SearchProtocolV11 }
+
+// SealSearch is SealSearchAs for 1.0.0.
 func SealSearch(hits []SearchHit, key crypto.PrivKey) ([]byte, error) {
+	return SealSearchAs(SearchProtocolID, hits, key)
+}
+
+// SealSearchAs validates hits (at most MaxSearchHits) and signs their JSON
+// list into a signed envelope, domain SearchDomain, payload type version
+// (one of SearchProtocols): the body of a response on a stream of that
+// version. A 1.0.0 list holds each hit's five fields of 1.0.0 alone. An
+// envelope larger than MaxSearchMessage is ErrTooLarge.
+func SealSearchAs(version string, hits []SearchHit, key crypto.PrivKey) ([]byte, error) {
 	if key == nil {
 		return nil, errors.New("seal search: no key")
+	}
+	if !knownSearchVersion(version) {
+		return nil, fmt.Errorf("seal search: %w: %q", ErrUnknownSearchVersion, clip(version))
 	}
 	if len(hits) > MaxSearchHits {
 		return nil, fmt.Errorf("seal search: %w: %d hits, at most %d", ErrTooLarge, len(hits), MaxSearchHits)
@@ -272,15 +342,21 @@ func SealSearch(hits []SearchHit, key crypto.PrivKey) ([]byte, error) {
 			return nil, fmt.Errorf("seal search: %w", err)
 		}
 	}
-	if hits == nil {
-		hits = []SearchHit{}
+	var list any = hits
+	if version == SearchProtocolID {
+		old := make([]hit10, len(hits))
+		for i, h := range hits {
+			old[i] = hit10{CID: h.CID, Title: h.Title, Size: h.Size, FileType: h.FileType, CIDs: h.CIDs}
+		}
+		list = old
+	} else if hits == nil {
+		list = []SearchHit{}
 	}
-	b, err := json.Marshal(hits)
+	b, err := json.Marshal(list)
 	if err != nil {
 		return nil, fmt.Errorf("seal search: %w", err)
 	}
-	p := searchPayload(b)
-	env, err := record.Seal(&p, key)
+	env, err := record.Seal(&searchPayload{version: version, b: b}, key)
 	if err != nil {
 		return nil, fmt.Errorf("seal search: %w", err)
 	}
@@ -294,21 +370,32 @@ func SealSearch(hits []SearchHit, key crypto.PrivKey) ([]byte, error) {
 	return out, nil
 }
 
-// OpenSearch verifies a response body received from peer from, the answer
-// to a request whose limit was limit, and returns its hits. It checks: the
+// OpenSearch is OpenSearchAs for 1.0.0.
+func OpenSearch(envelope []byte, from peer.ID, limit int) ([]SearchHit, error) {
+	return OpenSearchAs(SearchProtocolID, envelope, from, limit)
+}
+
+// OpenSearchAs verifies a response body received from peer from on a
+// stream of protocol version (one of SearchProtocols), the answer to a
+// request whose limit was limit, and returns its hits. It checks: the
 // size cap (ErrTooLarge); the envelope (ErrBadEnvelope) and its signature
-// for SearchDomain (ErrBadSignature); the payload type
+// for SearchDomain (ErrBadSignature); the payload type is version
 // (ErrWrongSearchPayloadType); the signer is from (ErrWrongSigner); the
 // payload is a JSON list of at most limit hits (ErrTooLarge: a peer that
 // answers more than it was asked for is not trusted for any of them; a
 // limit outside 1..MaxSearchHits counts as MaxSearchHits) with the fields
-// cid, title, size, fileType, cids and no others (ErrMalformedHits), each
-// valid (SearchHit.Validate). On error no hit is returned.
-func OpenSearch(envelope []byte, from peer.ID, limit int) ([]SearchHit, error) {
+// of the version and no others (ErrMalformedHits): cid, title, size,
+// fileType, cids, and in 1.1.0 also year, season, episode, episodeTitle,
+// imdbid; each hit valid (SearchHit.Validate). On error no hit is
+// returned.
+func OpenSearchAs(version string, envelope []byte, from peer.ID, limit int) ([]SearchHit, error) {
+	if !knownSearchVersion(version) {
+		return nil, fmt.Errorf("open search: %w: %q", ErrUnknownSearchVersion, clip(version))
+	}
 	if len(envelope) > MaxSearchMessage {
 		return nil, fmt.Errorf("open search: %w: envelope of %d bytes, at most %d", ErrTooLarge, len(envelope), MaxSearchMessage)
 	}
-	var payload searchPayload
+	payload := searchPayload{version: version}
 	env, err := record.ConsumeTypedEnvelope(envelope, &payload)
 	switch {
 	case err != nil && env == nil:
@@ -316,8 +403,8 @@ func OpenSearch(envelope []byte, from peer.ID, limit int) ([]SearchHit, error) {
 	case err != nil:
 		return nil, fmt.Errorf("open search: %w: %w", ErrBadSignature, err)
 	}
-	if !bytes.Equal(env.PayloadType, []byte(SearchProtocolID)) {
-		return nil, fmt.Errorf("open search: %w: got %q", ErrWrongSearchPayloadType, clip(string(env.PayloadType)))
+	if !bytes.Equal(env.PayloadType, []byte(version)) {
+		return nil, fmt.Errorf("open search: %w: got %q on a %s stream", ErrWrongSearchPayloadType, clip(string(env.PayloadType)), version)
 	}
 	signer, err := peer.IDFromPublicKey(env.PublicKey)
 	if err != nil {
@@ -327,7 +414,7 @@ func OpenSearch(envelope []byte, from peer.ID, limit int) ([]SearchHit, error) {
 		return nil, fmt.Errorf("open search: %w: signed by %s, received from %s", ErrWrongSigner, signer, from)
 	}
 	var raw []json.RawMessage
-	if err := json.Unmarshal(payload, &raw); err != nil {
+	if err := json.Unmarshal(payload.b, &raw); err != nil {
 		return nil, fmt.Errorf("open search: %w: %v", ErrMalformedHits, err)
 	}
 	if limit < 1 || limit > MaxSearchHits {
@@ -341,7 +428,15 @@ func OpenSearch(envelope []byte, from peer.ID, limit int) ([]SearchHit, error) {
 		var h SearchHit
 		dec := json.NewDecoder(bytes.NewReader(m))
 		dec.DisallowUnknownFields()
-		if err := dec.Decode(&h); err != nil {
+		var err error
+		if version == SearchProtocolID {
+			var old hit10
+			err = dec.Decode(&old)
+			h = SearchHit{CID: old.CID, Title: old.Title, Size: old.Size, FileType: old.FileType, CIDs: old.CIDs}
+		} else {
+			err = dec.Decode(&h)
+		}
+		if err != nil {
 			return nil, fmt.Errorf("open search: %w: %v", ErrMalformedHits, err)
 		}
 		if err := h.Validate(); err != nil {

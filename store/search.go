@@ -58,6 +58,7 @@ type SearchHit struct {
 	EpNumber *int     `json:"episode,omitempty"`
 	Size     int64    `json:"size,omitempty"`
 	FileType string   `json:"fileType,omitempty"`
+	IMDbID   string   `json:"imdbid,omitempty"`
 	CIDs     []string `json:"cids"`
 	// Source is "local" for a local file, else the first peer that
 	// supplied the root.
@@ -408,6 +409,7 @@ func hitOf(d Document) SearchHit {
 		h.EpNumber = &n
 	}
 	h.Size, _ = strconv.ParseInt(f["sizeByte"], 10, 64)
+	h.IMDbID = f["imdbid"]
 	return h
 }
 

@@ -150,3 +150,85 @@ func hitsOf(m map[string]any) []map[string]any {
 	}
 	return out
 }
+
+// Search protocol versions, both ways: node to node over 1.1.0 (the hit
+// carries season, episode, episode title and IMDb ID), a node asking a
+// peer that speaks 1.0.0 only (its hit comes without them), and peers
+// asking a node in each version alone.
+func TestSearch_Versions(t *testing.T) {
+	c := New(t, 2)
+	c.Connect(0, 1)
+	h := file(t, c, 1, "Breaking.Bad.S05E14.Ozymandias.720p.HDTV.mkv", 20<<10)
+	st := c.Nodes[1].Node.Store()
+	root, err := st.GetByCID(t.Context(), h.SHA256)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.SetFields(t.Context(), root, map[string]string{"imdbid": "tt2301451"}); err != nil {
+		t.Fatal(err)
+	}
+	c.WaitFor("node 1 to index the IMDb ID", 10*time.Second, func() bool {
+		_, m := c.Nodes[1].Get("/api/search?q=tt2301451")
+		return len(hitsOf(m)) == 1
+	})
+
+	// A peer that speaks 1.0.0 alone, holding another file with the word.
+	oldHit, _ := protocol.NewSearchHit([]string{file(t, c, 0, "scratch.bin", 1<<10).SHA256}, "Ozymandias Poems", 99, "text")
+	oldPeer := hostileSearcher(t, func(key crypto.PrivKey) []byte {
+		b, _ := protocol.SealSearch([]protocol.SearchHit{oldHit}, key)
+		return b
+	})
+	if err := c.Nodes[0].Node.Connect(t.Context(), oldPeer); err != nil {
+		t.Fatal(err)
+	}
+	_, m := c.Nodes[0].Get("/api/search?q=ozymandias&federated=1")
+	byCID := map[string]map[string]any{}
+	for _, hit := range hitsOf(m) {
+		byCID[hit["cid"].(string)] = hit
+	}
+	got := byCID[h.IPFS]
+	if got == nil || got["season"] != 5.0 || got["episode"] != 14.0 || got["episodeTitle"] != "Ozymandias" || got["imdbid"] != "tt2301451" {
+		t.Errorf("node 1's hit over 1.1.0 = %v, want season 5, episode 14, its title and IMDb ID", got)
+	}
+	gotOld := byCID[oldHit.CID]
+	if gotOld == nil || gotOld["source"] != oldPeer.ID.String() || gotOld["season"] != nil || gotOld["imdbid"] != nil {
+		t.Errorf("the 1.0.0 peer's hit = %v, want its hit without details", gotOld)
+	}
+
+	// Askers of one version each, against node 1.
+	asker, err := libp2p.New(libp2p.ListenAddrStrings("/ip4/127.0.0.1/tcp/0"), libp2p.DisableRelay())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { asker.Close() })
+	ai, err := peer.AddrInfoFromString(c.Nodes[1].Node.P2PAddrs()[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := asker.Connect(t.Context(), *ai); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []string{protocol.SearchProtocolID, protocol.SearchProtocolV11} {
+		s, err := asker.NewStream(t.Context(), ai.ID, libp2pproto.ID(v))
+		if err != nil {
+			t.Fatalf("%s: %v", v, err)
+		}
+		if err := protocol.WriteSearchRequest(s, protocol.SearchRequest{Q: "ozymandias", Limit: 5}); err != nil {
+			t.Fatal(err)
+		}
+		s.CloseWrite()
+		env, err := protocol.ReadResponse(s)
+		if err != nil {
+			t.Fatalf("%s: %v", v, err)
+		}
+		s.Close()
+		hits, err := protocol.OpenSearchAs(v, env, ai.ID, 5)
+		if err != nil || len(hits) != 1 || hits[0].CID != h.IPFS {
+			t.Fatalf("%s: %+v, %v; want node 1's file", v, hits, err)
+		}
+		detailed := hits[0].Season != nil && *hits[0].Season == 5 && hits[0].IMDbID == "tt2301451"
+		if detailed != (v == protocol.SearchProtocolV11) {
+			t.Errorf("%s: hit %+v (details only in 1.1.0)", v, hits[0])
+		}
+	}
+}
