@@ -34,10 +34,11 @@ type Extractor interface {
 	Extract(ctx context.Context, s *Subject) (map[string]string, error)
 }
 
-// DefaultExtractors are file-info, filename and, when ffprobe is on PATH,
-// ffprobe (otherwise one log line says it is skipped).
+// DefaultExtractors are file-info, filename, nfo (whose fields win over
+// the name's) and, when ffprobe is on PATH, ffprobe (otherwise one log
+// line says it is skipped).
 func DefaultExtractors(log *slog.Logger) []Extractor {
-	ex := []Extractor{FileInfo{}, Filename{}}
+	ex := []Extractor{FileInfo{}, Filename{}, NFOReader{}}
 	if f, err := NewFFprobe(); err == nil {
 		ex = append(ex, f)
 	} else {

@@ -8,8 +8,10 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -46,6 +48,27 @@ func (in *Ingester) worker(ctx context.Context) {
 // jobs a settle batch paired, paths under a removed directory, the other
 // hard links of a changed file.
 func (in *Ingester) run(ctx context.Context, j job) result {
+	res := in.runJob(ctx, j)
+	// An NFO file added, changed, moved or removed: its videos' fields
+	// follow (relink).
+	for _, p := range append([]string{j.path, j.oldPath}, jobPaths(j.items)...) {
+		if p != "" && isNFO(p) && j.kind != jobSettle && j.kind != jobGone {
+			in.relink(ctx, p)
+		}
+	}
+	return res
+}
+
+// jobPaths are the paths of a batch's items.
+func jobPaths(items []job) []string {
+	out := make([]string, 0, len(items))
+	for _, it := range items {
+		out = append(out, it.path)
+	}
+	return out
+}
+
+func (in *Ingester) runJob(ctx context.Context, j job) result {
 	res := result{job: j}
 	var err error
 	switch j.kind {
@@ -411,24 +434,39 @@ func (in *Ingester) extract(ctx context.Context, st store.PathState, path string
 // extractVersion is the version of what the extractors write; a primary
 // path extracted with an older one is extracted again on the next scan
 // (no re-hashing). Bump it whenever an extractor changes its output.
-const extractVersion = NameParserVersion + 1 // +1: a video file's name decides when its bytes are not recognised
+const extractVersion = NameParserVersion + 2 // +1: a video file's name decides when its bytes are not recognised; +1: NFO files
 
 // extractedFields are the field names and prefixes the default
 // extractors write: a re-extraction drops what they no longer find, and
 // leaves every other field alone.
 var extractedFields = []string{"mimeType", "fileType", "titles/eng", "originalTitle", "movieYear", "season", "episode",
-	"episodeTitle", "videoType", "release", "episodes", "releasedate", "fileinfo"}
+	"episodeTitle", "videoType", "release", "episodes", "releasedate", "fileinfo",
+	"plot/" + NFOLanguage, "genre", "rating", "mpaa", "imdbid", "tmdbid", "tvdbid", "show"}
+
+// sidecarFields are what the name and NFO extractors write: what a change
+// of an NFO file re-extracts (relink), leaving the content's fields alone.
+var sidecarFields = slices.DeleteFunc(slices.Clone(extractedFields), func(f string) bool {
+	return f == "mimeType" || f == "fileType" || f == "fileinfo"
+})
 
 // meta runs the extractors on a local file; head, when not nil, is the
 // file's content already in memory.
 func (in *Ingester) meta(ctx context.Context, path string, size int64, head []byte) store.Meta {
 	subj := &Subject{Path: path, Library: in.libraryOf(path), Size: size, Head: head}
 	fields := map[string]string{}
-	for _, ex := range in.cfg.Extractors {
+	in.runExtractors(ctx, subj, in.cfg.Extractors, fields)
+	return store.Meta{Version: extractVersion, Owned: extractedFields, Fields: fields}
+}
+
+// runExtractors runs exs on subj in order into fields, a later one's
+// value winning. An extractor's error is logged; what it returned beside
+// the error is still used (an NFO that cannot be read next to one that
+// can).
+func (in *Ingester) runExtractors(ctx context.Context, subj *Subject, exs []Extractor, fields map[string]string) {
+	for _, ex := range exs {
 		out, err := ex.Extract(ctx, subj)
 		if err != nil {
-			in.log.Warn("extractor failed", "extractor", ex.Name(), "path", path, "err", err)
-			continue
+			in.log.Warn("extractor failed", "extractor", ex.Name(), "path", subj.Path, "err", err)
 		}
 		for k, v := range out {
 			if store.ValidField(k) == nil {
@@ -436,7 +474,60 @@ func (in *Ingester) meta(ctx context.Context, path string, size int64, head []by
 			}
 		}
 	}
-	return store.Meta{Version: extractVersion, Owned: extractedFields, Fields: fields}
+}
+
+// relink re-reads the names and NFO files of the videos the NFO file at
+// nfo describes, once it was added, changed, moved or removed: the videos
+// in its folder of the same name (<video name>.nfo), every video in its
+// folder (movie.nfo), every video in its folder and the two below
+// (tvshow.nfo). Only the name and NFO fields are written again
+// (sidecarFields): the videos are not read, nor hashed.
+func (in *Ingester) relink(ctx context.Context, nfo string) {
+	var exs []Extractor
+	for _, ex := range in.cfg.Extractors {
+		if ex.Name() == "filename" || ex.Name() == "nfo" {
+			exs = append(exs, ex)
+		}
+	}
+	if len(exs) == 0 {
+		return
+	}
+	dir, base := filepath.Dir(nfo), strings.ToLower(filepath.Base(nfo))
+	paths, err := retryGet(ctx, in, "list the videos of an NFO file", func() ([]string, error) { return in.st.PathsUnder(ctx, dir) })
+	if err != nil {
+		return
+	}
+	n := 0
+	for _, p := range paths {
+		rel, _ := filepath.Rel(dir, p)
+		depth := strings.Count(rel, string(filepath.Separator))
+		stem := strings.TrimSuffix(filepath.Base(p), filepath.Ext(p))
+		switch {
+		case videoByExtension[strings.ToLower(filepath.Ext(p))] == "":
+			continue
+		case base == "tvshow.nfo" && depth <= 2:
+		case base == "movie.nfo" && depth == 0:
+		case depth == 0 && strings.EqualFold(stem+".nfo", base):
+		default:
+			continue
+		}
+		st, err := retryGet(ctx, in, "read path", func() (store.PathState, error) { return in.st.Path(ctx, p) })
+		if err != nil || !st.Primary || st.Extracted < extractVersion {
+			continue // an older extraction is done whole at the next scan, NFOs and all
+		}
+		fields := map[string]string{}
+		in.runExtractors(ctx, &Subject{Path: p, Library: in.libraryOf(p), Size: st.Size, FileType: "video"}, exs, fields)
+		meta := store.Meta{Version: extractVersion, Owned: sidecarFields, Fields: fields, Refresh: true}
+		if err := in.retry(ctx, "write metadata", func() error {
+			_, _, err := in.st.SetExtracted(ctx, p, meta)
+			return err
+		}); err == nil {
+			n++
+		}
+	}
+	if n > 0 {
+		in.log.Info("re-read an NFO file", "path", nfo, "videos", n)
+	}
 }
 
 // retry runs fn until it succeeds, fails for good, or ctx ends. While

@@ -63,10 +63,15 @@ type Meta struct {
 	// writers') are never touched.
 	Owned  []string
 	Fields map[string]string
+	// Refresh writes the metadata even when the last extraction is as new
+	// as Version: what the extractors read beside the file changed (an
+	// NFO file), not the extractors.
+	Refresh bool
 }
 
 // SetExtracted writes metadata extracted from path when path is its
-// root's primary and its last extraction is older than m.Version. Returns
+// root's primary and its last extraction is older than m.Version (or
+// m.Refresh). Returns
 // how many fields changed; KindGone when path is not a primary.
 func (s *Store) SetExtracted(ctx context.Context, path string, m Meta) (Outcome, int, error) {
 	meta, err := m.check()

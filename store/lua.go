@@ -205,6 +205,7 @@ func (a changeArgs) argv() []any {
 // extracted's arguments.
 type extractedMeta struct {
 	version int
+	refresh bool // written even when not newer (Meta.Refresh)
 	owned   []string
 	names   []string // sorted
 	fields  map[string]string
@@ -220,12 +221,16 @@ func (m Meta) check() (extractedMeta, error) {
 		names = append(names, f)
 	}
 	sort.Strings(names)
-	return extractedMeta{version: m.Version, owned: m.Owned, names: names, fields: m.Fields}, nil
+	return extractedMeta{version: m.Version, refresh: m.Refresh, owned: m.Owned, names: names, fields: m.Fields}, nil
 }
 
 // argv: version, #owned, owned…, field, value, ….
 func (m extractedMeta) argv() []any {
-	v := []any{m.version, len(m.owned)}
+	version := strconv.Itoa(m.version)
+	if m.refresh {
+		version = "=" + version
+	}
+	v := []any{version, len(m.owned)}
 	for _, o := range m.owned {
 		v = append(v, o)
 	}

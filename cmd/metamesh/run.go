@@ -70,7 +70,7 @@ comma-separated.`,
 	f.Duration("reprovide-interval", 22*time.Hour, "how often every announced CID is provided again; 0 means the default (22h), not never (env METAMESH_REPROVIDE_INTERVAL)")
 	f.Duration("lookup-timeout", 10*time.Second, "how long a federated lookup may take before 404 (env METAMESH_LOOKUP_TIMEOUT)")
 	f.Int("peer-roots-max", 100_000, "files known only from peers kept at most; the least recently used go (env METAMESH_PEER_ROOTS_MAX)")
-	f.Int("meta-cache", 10_000, "documents GET /api/meta keeps in memory, with their encoded answers (about 4 KB each); 0 means the default, -1 keeps none (env METAMESH_META_CACHE)")
+	f.Int("meta-cache", 10_000, "documents GET /api/meta keeps in memory, with their encoded answers (about 1.4 KB each); 0 means the default, -1 keeps none (env METAMESH_META_CACHE)")
 	f.Duration("peer-record-ttl", time.Hour, "how old what peers said of a file may get before a lookup asks them again (negative: never; env METAMESH_PEER_RECORD_TTL)")
 	f.String("api-token-file", "", "bearer token file the API requires off loopback; generated (mode 0600) when missing (default DATA/api-token; env METAMESH_API_TOKEN_FILE)")
 	f.Bool("public-read", false, "off loopback, serve GET /api/meta, /api/search and /api/file without the token (env METAMESH_PUBLIC_READ)")

@@ -2,7 +2,8 @@
 -- a primary path (the prelude's extracted).
 --
 -- ARGV (extractedArgs): path, then extracted's arguments (extractedMeta:
---   version, #owned, owned..., field, value, ...), evmax, ts
+--   version ('=' before it: written even when not newer), #owned,
+--   owned..., field, value, ...), evmax, ts
 -- Reply (decodeCounted): {kind, root, fields written}; kind confirmed, or
 --   gone ('' root) when the path is not a primary.
 local p = ARGV[1]

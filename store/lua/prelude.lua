@@ -431,8 +431,13 @@ end
 -- owned prefix that the new extraction lacks is dropped (a newer parser
 -- no longer finds it). Returns the number of fields written.
 local function extracted(r, p, a, i, j)
-  local xv = tonumber(a[i])
-  if tonumber(redis.call('HGET', pk(p), 'xv') or '-1') >= xv then return 0 end
+  -- The version, '=' before it to write even when the last extraction is
+  -- as new (what the extractors read beside the file changed: an NFO).
+  local v = a[i]
+  local refresh = string.sub(v, 1, 1) == '='
+  if refresh then v = string.sub(v, 2) end
+  local xv = tonumber(v)
+  if not refresh and tonumber(redis.call('HGET', pk(p), 'xv') or '-1') >= xv then return 0 end
   local np = tonumber(a[i + 1])
   local prefixes = {}
   for k = 1, np do prefixes[k] = a[i + 1 + k] end
@@ -456,7 +461,7 @@ local function extracted(r, p, a, i, j)
       end
     end
   end
-  redis.call('HSET', pk(p), 'xv', a[i])
+  redis.call('HSET', pk(p), 'xv', v)
   return n
 end
 -- ingestone applies a whole small file (a[i..j]: newRoot1, newRoot2,
