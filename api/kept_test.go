@@ -78,26 +78,10 @@ func TestServer_KeptAnswers(t *testing.T) {
 	}
 }
 
-// requests is metamesh_http_requests_total{route, code} of reg.
+// requests is metamesh_http_requests_total{route, code} of reg (0 when
+// it has none).
 func requests(t *testing.T, reg *prometheus.Registry, route, code string) float64 {
 	t.Helper()
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() != "metamesh_http_requests_total" {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			labels := map[string]string{}
-			for _, l := range m.GetLabel() {
-				labels[l.GetName()] = l.GetValue()
-			}
-			if labels["route"] == route && labels["code"] == code {
-				return m.GetCounter().GetValue()
-			}
-		}
-	}
-	return 0
+	v, _ := counter(t, reg, "metamesh_http_requests_total", map[string]string{"route": route, "code": code})
+	return v
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http/httptest"
 	"strconv"
 	"strings"
@@ -192,20 +193,34 @@ func TestServer_StrangerRefusals(t *testing.T) {
 // rateLimited is metamesh_api_rate_limited_total{what} of reg.
 func rateLimited(t *testing.T, reg *prometheus.Registry, what string) float64 {
 	t.Helper()
+	v, ok := counter(t, reg, "metamesh_api_rate_limited_total", map[string]string{"what": what})
+	if !ok {
+		t.Fatalf("no metamesh_api_rate_limited_total{what=%q}", what)
+	}
+	return v
+}
+
+// counter is the value of counter name of reg whose labels are labels
+// (exactly), and whether reg has it.
+func counter(t *testing.T, reg *prometheus.Registry, name string, labels map[string]string) (float64, bool) {
+	t.Helper()
 	mfs, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, mf := range mfs {
-		if mf.GetName() != "metamesh_api_rate_limited_total" {
+		if mf.GetName() != name {
 			continue
 		}
 		for _, m := range mf.GetMetric() {
-			if l := m.GetLabel(); len(l) == 1 && l[0].GetValue() == what {
-				return m.GetCounter().GetValue()
+			got := map[string]string{}
+			for _, l := range m.GetLabel() {
+				got[l.GetName()] = l.GetValue()
+			}
+			if maps.Equal(got, labels) {
+				return m.GetCounter().GetValue(), true
 			}
 		}
 	}
-	t.Fatalf("no metamesh_api_rate_limited_total{what=%q}", what)
-	return 0
+	return 0, false
 }

@@ -15,7 +15,7 @@ import (
 	"github.com/metamesh/node/protocol"
 )
 
-var updateGolden = flag.Bool("update-golden", false, "rewrite testdata/record-vector.txt")
+var updateGolden = flag.Bool("update-golden", false, "rewrite testdata/record-vector.txt and search-vector.txt")
 
 // TestRecord_GoldenVector pins the wire bytes of one request and one
 // response, signed with a fixed Ed25519 key (its signatures are
@@ -59,10 +59,7 @@ func TestRecord_GoldenVector(t *testing.T) {
 		{"response", hex.EncodeToString(resp.Bytes())},
 		{"not-found", "00"},
 	}
-	path := filepath.Join("testdata", "record-vector.txt")
-	if *updateGolden {
-		var b strings.Builder
-		b.WriteString(`# The record protocol /metamesh/record/1.0.0, one exchange (see doc.go).
+	golden := checkVector(t, filepath.Join("testdata", "record-vector.txt"), `# The record protocol /metamesh/record/1.0.0, one exchange (see doc.go).
 # ed25519-seed: the signer's private key seed (RFC 8032), hex.
 # peer: its peer ID. asked: the CID the requester asked for (CIDv0 text).
 # request: the request message as sent (varint length + canonical CID), hex.
@@ -70,20 +67,7 @@ func TestRecord_GoldenVector(t *testing.T) {
 # response: the response message (varint length + signed envelope), hex;
 #   Ed25519 signatures are deterministic, so sealing again gives these bytes.
 # not-found: the response when the answerer has no record, hex.
-`)
-		for _, l := range lines {
-			fmt.Fprintf(&b, "%s %s\n", l[0], l[1])
-		}
-		if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	golden := readVector(t, path)
-	for _, l := range lines {
-		if got, want := l[1], golden[l[0]]; got != want {
-			t.Errorf("%s:\n got %s\nwant %s", l[0], got, want)
-		}
-	}
+`, lines)
 
 	// The pinned bytes read back through the public API.
 	reqBytes, _ := hex.DecodeString(golden["request"])
@@ -103,6 +87,30 @@ func TestRecord_GoldenVector(t *testing.T) {
 	if !reflect.DeepEqual(got, r) {
 		t.Errorf("golden record = %+v, want %+v", got, r)
 	}
+}
+
+// checkVector compares lines (key, value) with the vector file at path,
+// after writing it (header, then the lines) under -update-golden, and
+// returns what the file holds.
+func checkVector(t *testing.T, path, header string, lines [][2]string) map[string]string {
+	t.Helper()
+	if *updateGolden {
+		var b strings.Builder
+		b.WriteString(header)
+		for _, l := range lines {
+			fmt.Fprintf(&b, "%s %s\n", l[0], l[1])
+		}
+		if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	golden := readVector(t, path)
+	for _, l := range lines {
+		if got, want := l[1], golden[l[0]]; got != want {
+			t.Errorf("%s:\n got %s\nwant %s", l[0], got, want)
+		}
+	}
+	return golden
 }
 
 func readVector(tb testing.TB, path string) map[string]string {

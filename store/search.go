@@ -200,16 +200,21 @@ func searchTokens(d Document) map[string]int {
 			out[t] = max(out[t], w)
 		}
 	}
-	names := make([]string, 0, len(fields))
-	for f := range fields {
-		if titleField(f) {
-			names = append(names, f)
+	// The fields of a kind, in name order: which tokens fit under
+	// maxRootTokens does not depend on map order.
+	addAll := func(kind func(string) bool, w int) {
+		names := make([]string, 0, 8)
+		for f := range fields {
+			if kind(f) {
+				names = append(names, f)
+			}
+		}
+		sort.Strings(names)
+		for _, f := range names {
+			add(fields[f], w)
 		}
 	}
-	sort.Strings(names)
-	for _, f := range names {
-		add(fields[f], 2)
-	}
+	addAll(titleField, 2)
 	if fp := fields["filePath"]; fp != "" {
 		add(path.Base(fp), 1)
 	} else if fn := fields["fileName"]; fn != "" {
@@ -230,16 +235,7 @@ func searchTokens(d Document) map[string]int {
 			add(id, 1)
 		}
 	}
-	genres := make([]string, 0, 4)
-	for f := range fields {
-		if genreField(f) {
-			genres = append(genres, f)
-		}
-	}
-	sort.Strings(genres)
-	for _, f := range genres {
-		add(fields[f], 1)
-	}
+	addAll(genreField, 1)
 	s, serr := strconv.Atoi(fields["season"])
 	e, eerr := strconv.Atoi(fields["episode"])
 	if serr == nil && s >= 0 {
