@@ -30,8 +30,9 @@ var (
 		"fileinfo/streamdetails/audio/*/channels": true, "fileinfo/streamdetails/audio/*/bitrate": true,
 		"fileinfo/streamdetails/audio/*/samplerate": true,
 	}
-	// floatFields are decimal numbers: durations in seconds.
-	floatFields = map[string]bool{"fileinfo/duration": true}
+	// floatFields are decimal numbers: durations in seconds, an NFO's
+	// rating.
+	floatFields = map[string]bool{"fileinfo/duration": true, "rating": true}
 	// nanoTimeFields are Unix nanoseconds, shown as RFC 3339.
 	nanoTimeFields = map[string]bool{"mtime": true}
 )

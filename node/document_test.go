@@ -19,7 +19,7 @@ func TestNewDocument_Typing(t *testing.T) {
 		"release/cd": "2", "release/group": "GRP", "fileinfo/duration": "1422.5",
 		"fileinfo/streamdetails/video/0/width": "1920", "fileinfo/streamdetails/video/0/codec": "h264",
 		"origin/" + peer + "/season": "3", "origin/" + peer + "/sizeByte": "x", "origin/" + peer + "/fileinfo/duration": "NaN",
-		"tmdb/id": "27205",
+		"tmdb/id": "27205", "rating": "8.369", "imdbid": "tt1375666",
 	}, CIDs: []string{"bafkreicysg23kiwv34eg2d7qweipxwosdo2py4ldv42nbauguluen5v6am"}, Peers: []string{peer}}
 	doc := newDocument(d, "local", []string{"12D3KooWself", peer})
 	want := api.Meta{
@@ -29,7 +29,8 @@ func TestNewDocument_Typing(t *testing.T) {
 		"release": api.ObjectValue(api.Meta{"cd": api.IntValue(2), "group": api.StringValue("GRP")}),
 		"fileinfo": api.ObjectValue(api.Meta{"duration": api.FloatValue(1422.5), "streamdetails": api.ObjectValue(api.Meta{
 			"video": api.ListValue(api.ObjectValue(api.Meta{"width": api.IntValue(1920), "codec": api.StringValue("h264")}))})}),
-		"tmdb": api.ObjectValue(api.Meta{"id": api.StringValue("27205")}),
+		"tmdb":   api.ObjectValue(api.Meta{"id": api.StringValue("27205")}),
+		"rating": api.FloatValue(8.369), "imdbid": api.StringValue("tt1375666"),
 	}
 	if !reflect.DeepEqual(doc.Meta, want) {
 		t.Errorf("meta\n got  %+v\n want %+v", doc.Meta, want)
