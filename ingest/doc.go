@@ -19,7 +19,8 @@
 //     and sent to the store a chunk per round trip.
 //   - hash.go: midhash256 and the one-pass sha2-256 + IPFS CID hasher.
 //   - extract.go, ffprobe.go, filename.go, nfo.go: metadata extractors
-//     (nfo.go: the Kodi NFO format, NFOReader).
+//     (nfo.go: the Kodi NFO format, NFOReader); sidecars.go: a video's
+//     subtitle and artwork links, found through the store's path index.
 //   - the release-name parser: names_scan.go (one path component's
 //     tokens and bracket groups), names_tokens.go (the tokenizer and the
 //     vocabulary of technical tokens), names_episodes.go (episode and
@@ -56,9 +57,10 @@
 //   - Extraction runs when a path is a primary whose recorded extraction
 //     version is older than extractVersion (NameParserVersion), so a newer
 //     parser re-extracts on the next scan without re-hashing.
-//   - An NFO file added, changed, moved or removed re-reads the names and
-//     NFOs of the videos it describes (relink): their name and NFO fields
-//     only, without reading or hashing the videos.
+//   - A sidecar (an NFO, a subtitle, artwork) added, changed, moved or
+//     removed re-reads the names, NFOs and links of the videos it belongs
+//     to (relink): those fields only, without reading or hashing the
+//     videos.
 //   - Hidden names (leading dot) and partial downloads (.part, .crdownload,
 //     .!qB, .partial, .download, ~) are skipped. Symlinked files count only
 //     when they resolve inside a library; symlinked directories are not

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -49,10 +50,10 @@ func (in *Ingester) worker(ctx context.Context) {
 // hard links of a changed file.
 func (in *Ingester) run(ctx context.Context, j job) result {
 	res := in.runJob(ctx, j)
-	// An NFO file added, changed, moved or removed: its videos' fields
-	// follow (relink).
+	// A sidecar (an NFO, a subtitle, artwork) added, changed, moved or
+	// removed: its videos' fields follow (relink).
 	for _, p := range append([]string{j.path, j.oldPath}, jobPaths(j.items)...) {
-		if p != "" && isNFO(p) && j.kind != jobSettle && j.kind != jobGone {
+		if p != "" && isSidecar(p) && j.kind != jobSettle && j.kind != jobGone {
 			in.relink(ctx, p)
 		}
 	}
@@ -441,10 +442,11 @@ const extractVersion = NameParserVersion + 2 // +1: a video file's name decides 
 // leaves every other field alone.
 var extractedFields = []string{"mimeType", "fileType", "titles/eng", "originalTitle", "movieYear", "season", "episode",
 	"episodeTitle", "videoType", "release", "episodes", "releasedate", "fileinfo",
-	"plot/" + NFOLanguage, "genre", "rating", "mpaa", "imdbid", "tmdbid", "tvdbid", "show"}
+	"plot/" + NFOLanguage, "genre", "rating", "mpaa", "imdbid", "tmdbid", "tvdbid", "show", "subtitles", "subtitleflags", "art"}
 
-// sidecarFields are what the name and NFO extractors write: what a change
-// of an NFO file re-extracts (relink), leaving the content's fields alone.
+// sidecarFields are what the name and NFO extractors and the sidecar links
+// write: what a change of a sidecar re-extracts (relink), leaving the
+// content's fields alone.
 var sidecarFields = slices.DeleteFunc(slices.Clone(extractedFields), func(f string) bool {
 	return f == "mimeType" || f == "fileType" || f == "fileinfo"
 })
@@ -455,7 +457,21 @@ func (in *Ingester) meta(ctx context.Context, path string, size int64, head []by
 	subj := &Subject{Path: path, Library: in.libraryOf(path), Size: size, Head: head}
 	fields := map[string]string{}
 	in.runExtractors(ctx, subj, in.cfg.Extractors, fields)
+	if fields["videoType"] != "" { // Filename writes it for every video
+		in.addLinks(ctx, path, fields)
+	}
 	return store.Meta{Version: extractVersion, Owned: extractedFields, Fields: fields}
+}
+
+// addLinks adds a video's sidecar links (sidecars.go) to its fields.
+func (in *Ingester) addLinks(ctx context.Context, path string, fields map[string]string) {
+	season := -1
+	if n, err := strconv.Atoi(fields["season"]); err == nil {
+		season = n
+	}
+	for k, v := range in.sidecarLinks(ctx, path, season) {
+		fields[k] = v
+	}
 }
 
 // runExtractors runs exs on subj in order into fields, a later one's
@@ -476,24 +492,47 @@ func (in *Ingester) runExtractors(ctx context.Context, subj *Subject, exs []Extr
 	}
 }
 
-// relink re-reads the names and NFO files of the videos the NFO file at
-// nfo describes, once it was added, changed, moved or removed: the videos
-// in its folder of the same name (<video name>.nfo), every video in its
-// folder (movie.nfo), every video in its folder and the two below
-// (tvshow.nfo). Only the name and NFO fields are written again
-// (sidecarFields): the videos are not read, nor hashed.
-func (in *Ingester) relink(ctx context.Context, nfo string) {
+// relink re-reads the names, NFO files and sidecar links of the videos
+// the sidecar at side (an NFO, a subtitle, an artwork image) belongs to,
+// once it was added, changed, moved or removed: the videos in its folder
+// of the same name (<video name>.nfo, <video name>.en.srt,
+// <video name>-poster.jpg), every video in its folder (movie.nfo), every
+// video in its folder and the two below (tvshow.nfo, a folder's artwork),
+// the videos a Subs folder belongs to. Only the name, NFO and link fields
+// are written again (sidecarFields): the videos are not read, nor hashed.
+func (in *Ingester) relink(ctx context.Context, side string) {
 	var exs []Extractor
 	for _, ex := range in.cfg.Extractors {
 		if ex.Name() == "filename" || ex.Name() == "nfo" {
 			exs = append(exs, ex)
 		}
 	}
-	if len(exs) == 0 {
-		return
+	dir, base := filepath.Dir(side), strings.ToLower(filepath.Base(side))
+	ext := filepath.Ext(base)
+	maxDepth, named := 0, "" // named: the video's name the sidecar's begins with
+	switch {
+	case base == "tvshow.nfo":
+		maxDepth = 2
+	case base == "movie.nfo":
+	case ext == ".nfo":
+		named = strings.TrimSuffix(base, ext)
+	case subtitleExts[ext]:
+		switch {
+		case slices.Contains(subsFolders, filepath.Base(dir)):
+			dir = filepath.Dir(dir) // Subs/English.srt
+		case slices.Contains(subsFolders, filepath.Base(filepath.Dir(dir))):
+			dir, named = filepath.Dir(filepath.Dir(dir)), strings.ToLower(filepath.Base(dir)) // Subs/<video name>/2_English.srt
+		default:
+			named = "*" // <video name>.<lang>.srt: a name the video's begins
+		}
+	default: // artwork
+		if prefix, _ := artName(strings.TrimSuffix(base, ext)); prefix != "" && !strings.HasPrefix(prefix, "season") {
+			named = prefix
+		} else {
+			maxDepth = 2
+		}
 	}
-	dir, base := filepath.Dir(nfo), strings.ToLower(filepath.Base(nfo))
-	paths, err := retryGet(ctx, in, "list the videos of an NFO file", func() ([]string, error) { return in.st.PathsUnder(ctx, dir) })
+	paths, err := retryGet(ctx, in, "list the videos of a sidecar", func() ([]string, error) { return in.st.PathsUnder(ctx, dir) })
 	if err != nil {
 		return
 	}
@@ -502,13 +541,13 @@ func (in *Ingester) relink(ctx context.Context, nfo string) {
 		rel, _ := filepath.Rel(dir, p)
 		depth := strings.Count(rel, string(filepath.Separator))
 		stem := strings.TrimSuffix(filepath.Base(p), filepath.Ext(p))
+		low := strings.ToLower(stem)
 		switch {
-		case videoByExtension[strings.ToLower(filepath.Ext(p))] == "":
+		case videoByExtension[strings.ToLower(filepath.Ext(p))] == "" || depth > maxDepth:
 			continue
-		case base == "tvshow.nfo" && depth <= 2:
-		case base == "movie.nfo" && depth == 0:
-		case depth == 0 && strings.EqualFold(stem+".nfo", base):
-		default:
+		case named == "*" && !strings.HasPrefix(base, low+"."):
+			continue
+		case named != "" && named != "*" && named != low:
 			continue
 		}
 		st, err := retryGet(ctx, in, "read path", func() (store.PathState, error) { return in.st.Path(ctx, p) })
@@ -517,6 +556,7 @@ func (in *Ingester) relink(ctx context.Context, nfo string) {
 		}
 		fields := map[string]string{}
 		in.runExtractors(ctx, &Subject{Path: p, Library: in.libraryOf(p), Size: st.Size, FileType: "video"}, exs, fields)
+		in.addLinks(ctx, p, fields)
 		meta := store.Meta{Version: extractVersion, Owned: sidecarFields, Fields: fields, Refresh: true}
 		if err := in.retry(ctx, "write metadata", func() error {
 			_, _, err := in.st.SetExtracted(ctx, p, meta)
@@ -526,7 +566,7 @@ func (in *Ingester) relink(ctx context.Context, nfo string) {
 		}
 	}
 	if n > 0 {
-		in.log.Info("re-read an NFO file", "path", nfo, "videos", n)
+		in.log.Info("re-read a sidecar", "path", side, "videos", n)
 	}
 }
 

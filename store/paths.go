@@ -96,6 +96,41 @@ func (s *Store) PathsUnder(ctx context.Context, dir string) ([]string, error) {
 	return v, nil
 }
 
+// PathsWithPrefixes lists, for each prefix, at most limit known local
+// paths that begin with it, in byte order: one pipeline, each in
+// O(log N + M) through the lexicographic path index. A video's sidecars
+// ("<dir>/<video name>.", "<dir>/poster") are found so, without listing
+// its folder.
+func (s *Store) PathsWithPrefixes(ctx context.Context, prefixes []string, limit int) ([][]string, error) {
+	if len(prefixes) == 0 {
+		return nil, nil
+	}
+	pipe := s.rdb.Pipeline()
+	cmds := make([]*redis.StringSliceCmd, len(prefixes))
+	for i, prefix := range prefixes {
+		// The first string after every one that begins with prefix: its
+		// last byte below 0xff raised by one.
+		end := []byte(prefix)
+		for len(end) > 0 && end[len(end)-1] == 0xff {
+			end = end[:len(end)-1]
+		}
+		max := "+"
+		if len(end) > 0 {
+			end[len(end)-1]++
+			max = "(" + string(end)
+		}
+		cmds[i] = pipe.ZRangeByLex(ctx, keyPaths, &redis.ZRangeBy{Min: "[" + prefix, Max: max, Count: int64(limit)})
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return nil, fmt.Errorf("store: %w", err)
+	}
+	out := make([][]string, len(prefixes))
+	for i, c := range cmds {
+		out[i] = c.Val()
+	}
+	return out, nil
+}
+
 func suppliedKey(r RootID) string { return "supplied:" + string(r) }
 func learnedKey(r RootID) string  { return "learned:" + string(r) }
 

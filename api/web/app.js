@@ -207,6 +207,31 @@ async function openRecord(cid) {
   if (typeof doc.filePath === "string") bits.push(doc.filePath);
   $("record-summary").textContent = bits.join(" · ");
 
+  // The poster (served by the node when it holds the image), the plot,
+  // the subtitles by language.
+  const poster = $("poster");
+  poster.replaceChildren();
+  const posterCID = doc.art && typeof doc.art.poster === "string" ? doc.art.poster : "";
+  if (posterCID && doc.source === "local" && !token) {
+    poster.append(el("img", { src: "/api/file/" + encodeURIComponent(posterCID), alt: "Poster of " + title, class: "poster" }));
+  }
+  const plot = doc.plot && typeof doc.plot === "object" ? (doc.plot.eng || Object.values(doc.plot)[0]) : "";
+  $("plot").textContent = typeof plot === "string" ? plot : "";
+  const subs = $("subtitles");
+  subs.replaceChildren();
+  const byLang = doc.subtitles && typeof doc.subtitles === "object" ? doc.subtitles : {};
+  const flags = doc.subtitleflags && typeof doc.subtitleflags === "object" ? doc.subtitleflags : {};
+  for (const lang of Object.keys(byLang).sort()) {
+    asList(byLang[lang]).forEach((c, i) => {
+      const fl = flags[lang]; // a list, or an object when only some have flags
+      const f = Array.isArray(fl) ? fl[i] : (fl && typeof fl === "object" ? fl[String(i)] : "");
+      const label = lang + (typeof f === "string" && f ? " (" + f + ")" : "");
+      subs.append(el("li", { "data-lang": lang }, doc.source === "local"
+        ? el("a", { href: "/api/file/" + encodeURIComponent(c) }, label) : label, " ", el("code", { class: "cid" }, c)));
+    });
+  }
+  $("subtitles-part").hidden = subs.children.length === 0;
+
   const href = "/api/file/" + encodeURIComponent(canonical);
   const dl = $("download");
   dl.href = href;
