@@ -41,6 +41,7 @@ bench: deps deps-bench
 	$(GO) test -run '^$$' -bench 'Footprint|Upgrade' -benchtime 1x -timeout 30m ./store
 	METAMESH_KUBO="$$(./scripts/kubo.sh || true)" $(GO) test -run '^$$' -bench 'Hasher|Scan' -benchtime 1x -timeout 30m ./ingest
 	$(GO) test -run '^$$' -bench 'ParseReleaseName' -timeout 10m ./ingest
+	$(GO) test -run '^$$' -bench 'SidecarLinks' -benchtime 1x -timeout 10m ./ingest
 	$(GO) test -run '^$$' -bench 'MetaThroughput|FileThroughput|SearchHTTP' -benchtime 1x -timeout 10m ./node
 	$(GO) test -run '^$$' -bench 'Federation' -benchtime 1x -timeout 30m ./testnet
 	$(GO) test -run '^$$' -bench 'SimNetwork' -benchtime 1x -timeout 90m ./testnet/sim
