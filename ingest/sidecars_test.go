@@ -92,3 +92,51 @@ func TestWatch_SidecarLinks(t *testing.T) {
 	}
 	mustCheck(t, s)
 }
+
+// Subtitle names as Jellyfin, Kodi and Plex document them: the language
+// (ISO 639-2/B, und when none) and flags between the video's name and
+// the extension, or in a Subs folder.
+func TestSubtitleName(t *testing.T) {
+	const stem = "Heat.1995"
+	for _, tt := range []struct {
+		path, lang string
+		flags      []string
+	}{
+		{"/m/Heat.1995.srt", "und", nil},
+		{"/m/Heat.1995.en.srt", "eng", nil},
+		{"/m/Heat.1995.eng.forced.srt", "eng", []string{"forced"}},
+		{"/m/Heat.1995.English.sdh.srt", "eng", []string{"sdh"}},
+		{"/m/Heat.1995.pt-BR.srt", "por", nil},
+		{"/m/Heat.1995.fr.default.forced.ass", "fre", []string{"default", "forced"}},
+		{"/m/Heat.1995.de.hi.vtt", "ger", []string{"sdh"}},
+		{"/m/Heat.1995.ja.cc.srt", "jpn", []string{"cc"}},
+		{"/m/Subs/Heat.1995/2_English.srt", "eng", nil},
+		{"/m/Subs/Spanish.srt", "spa", nil},
+		{"/m/Heat.1995.Commentary.srt", "und", nil},
+	} {
+		lang, flags := ingest.SubtitleName(tt.path, stem)
+		if lang != tt.lang || !reflect.DeepEqual(flags, tt.flags) {
+			t.Errorf("%s: %s %v, want %s %v", tt.path, lang, flags, tt.lang, tt.flags)
+		}
+	}
+}
+
+// Artwork names: the kind each fills and the name before it.
+func TestArtName(t *testing.T) {
+	for _, tt := range []struct{ name, prefix, kind string }{
+		{"poster", "", "poster"}, {"folder", "", "poster"}, {"cover", "", "poster"},
+		{"fanart", "", "fanart"}, {"backdrop", "", "fanart"}, {"clearlogo", "", "clearlogo"},
+		{"heat.1995-poster", "heat.1995", "poster"}, {"season02-poster", "season02", "poster"},
+		{"heat.1995-landscape", "heat.1995", "landscape"}, {"screenshot", "", ""}, {"posters", "", ""},
+	} {
+		if prefix, kind := ingest.ArtName(tt.name); prefix != tt.prefix || kind != tt.kind {
+			t.Errorf("%s: %q %q, want %q %q", tt.name, prefix, kind, tt.prefix, tt.kind)
+		}
+	}
+	for p, want := range map[string]bool{"/m/poster.jpg": true, "/m/a-fanart.webp": true, "/m/a.nfo": true, "/m/a.en.srt": true,
+		"/m/holiday.jpg": false, "/m/a.mkv": false, "/m/poster.gif": false} {
+		if got := ingest.IsSidecar(p); got != want {
+			t.Errorf("IsSidecar(%s) = %v", p, got)
+		}
+	}
+}

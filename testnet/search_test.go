@@ -232,3 +232,34 @@ func TestSearch_Versions(t *testing.T) {
 		}
 	}
 }
+
+// A household finds a peer's film by its IMDb ID (from the peer's NFO),
+// and reads the film's poster's record from the peer by the CID the
+// film's record links.
+func TestSidecars_PosterRecordFromPeer(t *testing.T) {
+	c := New(t, 2)
+	c.Connect(0, 1)
+	c.AddFile(1, "Movies/Heat (1995)/poster.jpg", randBytes(t, 6<<10))
+	c.AddFile(1, "Movies/Heat (1995)/Heat.1995.nfo", []byte(`<movie><title>Heat</title><uniqueid type="imdb">tt0113277</uniqueid></movie>`))
+	film := file(t, c, 1, "Movies/Heat (1995)/Heat.1995.mkv", 50<<10)
+	c.WaitFor("node 1 to link the poster and index the IMDb ID", 15*time.Second, func() bool {
+		_, m := c.Nodes[1].Get("/api/search?q=tt0113277")
+		art, _ := lookup(t, c, 1, film.SHA256)["art"].(map[string]any)
+		return len(hitsOf(m)) == 1 && art["poster"] != nil
+	})
+	_, m := c.Nodes[0].Get("/api/search?q=tt0113277&federated=1")
+	hs := hitsOf(m)
+	if len(hs) != 1 || hs[0]["source"] != c.Nodes[1].PeerID || hs[0]["imdbid"] != "tt0113277" {
+		t.Fatalf("federated search by IMDb ID = %v, want node 1's film", hs)
+	}
+	doc := lookup(t, c, 0, hs[0]["cid"].(string))
+	art, _ := doc["art"].(map[string]any)
+	poster, _ := art["poster"].(string)
+	if doc["source"] != c.Nodes[1].PeerID || poster == "" {
+		t.Fatalf("the film's record from node 1 = %v, want its poster's CID", doc)
+	}
+	pdoc := lookup(t, c, 0, poster)
+	if pdoc["source"] != c.Nodes[1].PeerID || pdoc["canonical_cid"] != poster {
+		t.Errorf("the poster's record = %v, want it from node 1", pdoc)
+	}
+}

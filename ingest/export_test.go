@@ -1,0 +1,8 @@
+package ingest
+
+// Test access to the sidecar name readers.
+var (
+	SubtitleName = subtitleName
+	ArtName      = artName
+	IsSidecar    = isSidecar
+)
