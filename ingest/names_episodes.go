@@ -9,7 +9,8 @@ import "strconv"
 const maxEpisodes = 8
 
 var (
-	seasonWords  = map[string]bool{"season": true, "saison": true, "staffel": true, "temporada": true, "stagione": true, "series": true, "seizoen": true}
+	seasonWords = map[string]bool{"season": true, "saison": true, "staffel": true, "temporada": true, "stagione": true, "series": true, "seizoen": true,
+		"livre": true, "temp": true}
 	episodeWords = map[string]bool{"episode": true, "ep": true, "e": true, "episodio": true, "folge": true, "eps": true}
 )
 
@@ -82,6 +83,12 @@ func (sc *nameScan) matchEpisode(i int) int {
 			return 0 // "Show Final Season - 16": the number is an episode
 		}
 		v, ok := number(sc.lowTok(i + 1))
+		if !ok {
+			// "Season IV", "Livre II": a Roman numeral, in capitals
+			if r := roman(sc.lowTok(i + 1)); r > 0 && sc.isCaps(i+1) {
+				v, ok = r, true
+			}
+		}
 		if !ok || v > 3000 {
 			return 0
 		}
@@ -112,9 +119,13 @@ func (sc *nameScan) matchEpisode(i int) int {
 		if v, m := sc.episodeWord(i + n); m > 0 {
 			eps, n = appendEp(eps, v), n+m
 		} else if k := i + n; k+1 < len(sc.toks) && string(sc.lowTok(k)) == "cap" {
-			// "Temporada 3 Cap.302": the season again, then the episode
-			if v, ok := number(sc.lowTok(k + 1)); ok && v/100 == season && v%100 > 0 {
+			// "Temporada 3 Cap.302": the season again, then the episode;
+			// "Temp 2 Cap 05": the episode alone
+			c := sc.lowTok(k + 1)
+			if v, ok := number(c); ok && len(c) >= 3 && v/100 == season && v%100 > 0 {
 				eps, n = appendEp(eps, v%100), n+2
+			} else if ok && len(c) <= 2 {
+				eps, n = appendEp(eps, v), n+2
 			}
 		} else if string(b) == "series" {
 			return 0 // "Series" is a season only before an episode

@@ -152,6 +152,11 @@ loop:
 	if r.Year > 0 && ctx.season < 0 && a+1 < te && sc.enumeration(a) {
 		a++ // "(1)Alien (1979)", "03-Aliens (1986)", "003. Blade Runner (1982)"
 	}
+	if lead && r.Episode < 0 && r.AirDate == "" && a+1 < te && toks[a].kind == tNumber && toks[a+1].kind == tWord &&
+		len(sc.lowTok(a)) >= 2 && len(sc.lowTok(a)) <= 3 && sc.lowTok(a)[0] == '0' {
+		r.Episode = toks[a].val // "[Group] 06 Title": the episode, then the title
+		a++
+	}
 	if film >= ts && film < te {
 		if film+1 < te {
 			a = film + 1 // "James_Bond-f21-Casino_Royale": the film's own title

@@ -268,6 +268,10 @@ func (sc *nameScan) matchMarker(i int, b []byte) int {
 	case string(b) == "part" || string(b) == "pt":
 		if i+1 < len(sc.toks) && sc.simpleSep(i+1) {
 			if v := partNumber(sc.lowTok(i + 1)); v > 0 {
+				// "Part.1.and.Part.2": both parts in one file, the first named
+				if i+4 < len(sc.toks) && string(sc.lowTok(i+2)) == "and" && string(sc.lowTok(i+3)) == string(b) && partNumber(sc.lowTok(i+4)) > v {
+					return sc.set(i, 5, tPart, "", false, v)
+				}
 				return sc.set(i, 2, tPart, "", false, v)
 			}
 		}
