@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -45,8 +46,8 @@ func sparseFile(t *testing.T, size int64) string {
 	return p
 }
 
-// TestHash_NotRegular: FIFOs, devices, sockets and directories are refused
-// at once, without being opened (opening a FIFO with no writer blocks).
+// TestHash_NotRegular: FIFOs, devices and sockets are refused at once,
+// without being opened (opening a FIFO with no writer blocks).
 func TestHash_NotRegular(t *testing.T) {
 	dir := t.TempDir()
 	fifo := filepath.Join(dir, "fifo")
@@ -71,7 +72,6 @@ func TestHash_NotRegular(t *testing.T) {
 		{"symlink to a fifo", link},
 		{"unix socket", sock},
 		{"character device", os.DevNull},
-		{"directory", dir},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -273,5 +273,54 @@ func TestHash_NonUTF8Name(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestHash_Directory: a directory is walked as the node walks a library,
+// one line per file in byte order; FIFOs and sockets in it are left out
+// without being opened.
+func TestHash_Directory(t *testing.T) {
+	dir := t.TempDir()
+	other := t.TempDir()
+	write := func(p, data string) {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(filepath.Join(dir, "b.mkv"), "bee")
+	write(filepath.Join(dir, "a", "c.srt"), "sea")
+	write(filepath.Join(dir, ".hidden"), "no")
+	write(filepath.Join(dir, "d.mkv.part"), "no")
+	write(filepath.Join(other, "outside.mkv"), "linked")
+	write(filepath.Join(other, "sub", "deep.mkv"), "not descended")
+	if err := os.Symlink(filepath.Join(other, "outside.mkv"), filepath.Join(dir, "link.mkv")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(other, "sub"), filepath.Join(dir, "linkdir")); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(dir, "fifo"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o, e, err := execute(t, context.Background(), "hash", dir)
+	if err != nil {
+		t.Fatalf("hash %s: %v (%s)", dir, err, e)
+	}
+	var got []string
+	for _, line := range strings.Split(strings.TrimSpace(o), "\n") {
+		var m struct {
+			Path string `json:"path"`
+			Size int64  `json:"size"`
+		}
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("line %q: %v", line, err)
+		}
+		got = append(got, strings.TrimPrefix(m.Path, dir+"/"))
+	}
+	if want := []string{"a/c.srt", "b.mkv", "link.mkv"}; !slices.Equal(got, want) {
+		t.Errorf("hashed %q, want %q", got, want)
 	}
 }

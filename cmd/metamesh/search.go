@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/url"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -16,16 +17,18 @@ import (
 
 func newSearchCmd() *cobra.Command {
 	c := &cobra.Command{
-		Use:   "search QUERY",
-		Short: "Find files by title, file name, year, season or episode, on this node and optionally its peers",
+		Use:   "search WORD...",
+		Short: "Find files by title, file name, year, season, episode or IMDb ID, on this node and optionally its peers",
 		Long: `Ask the running node's search index (GET /api/search). Words match
 without regard to case or accents ("amelie" finds "Amélie"); files holding
 every word come first. --federated also asks the connected peers and shows
 their hits after the local ones, with the peer as source. --json prints the
-node's JSON as it is (its "next" cursor pages on with the API).`,
-		Args: cobra.ExactArgs(1),
+node's JSON as it is (its "next" cursor pages on with the API). The words
+may be given apart or quoted together: "metamesh search doctor who" asks
+for "doctor who".`,
+		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			v := url.Values{"q": {args[0]}}
+			v := url.Values{"q": {strings.Join(args, " ")}}
 			if n, _ := cmd.Flags().GetInt("limit"); n != 0 {
 				v.Set("limit", strconv.Itoa(n))
 			}

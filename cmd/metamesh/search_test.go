@@ -57,6 +57,10 @@ func TestSearch_CLI(t *testing.T) {
 	if code != 0 || json.Unmarshal([]byte(o), &m) != nil || len(m.Hits) != 1 || m.Hits[0]["source"] != "local" || m.Peers == nil {
 		t.Errorf("--json: exit %d, %q", code, o)
 	}
+	// Words given apart are one query.
+	if o, _, code := metamesh(t, nil, "search", "--api", api, "amelie", "poulain"); code != 0 || !strings.Contains(o, "Poulain") {
+		t.Errorf("two words: exit %d, %q", code, o)
+	}
 	if o, _, _ := metamesh(t, nil, "search", "--api", api, "nothing-like-it"); !strings.Contains(o, "no match") {
 		t.Errorf("no match: %q", o)
 	}
