@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/ipfs/go-cid"
+	"github.com/multiformats/go-multibase"
 	"github.com/multiformats/go-multicodec"
 	"github.com/multiformats/go-multihash"
 )
@@ -195,6 +196,12 @@ type Info struct {
 	// Problem says why a CID whose codec or multihash the ladder knows
 	// still ranks 0 (a digest of the wrong length); empty otherwise.
 	Problem string `json:"problem,omitempty"`
+	// V0 is the CIDv0 form ("Qm…") where one exists (dag-pb over a
+	// 32-byte sha2-256); Base58btc ("z…") and Base36 ("k…", what
+	// subdomain gateways take) the CIDv1 in those bases.
+	V0        string `json:"v0,omitempty"`
+	Base58btc string `json:"base58btc"`
+	Base36    string `json:"base36"`
 }
 
 // Inspect decodes any valid CID text and describes it. Rank is the strict
@@ -220,7 +227,29 @@ func Inspect(s string) (Info, error) {
 		Rank:           Rank(s),
 		NormalizedRank: Rank(norm),
 		Problem:        lengthProblem(nc),
+		V0:             v0Of(nc),
+		Base58btc:      mustEncode(nc, multibase.Base58BTC),
+		Base36:         mustEncode(nc, multibase.Base36),
 	}, nil
+}
+
+// v0Of is c's CIDv0 text, "" when c has none.
+func v0Of(c cid.Cid) string {
+	p := c.Prefix()
+	if p.Codec != cid.DagProtobuf || p.MhType != multihash.SHA2_256 || p.MhLength != 32 {
+		return ""
+	}
+	return cid.NewCidV0(c.Hash()).String()
+}
+
+// mustEncode is the CIDv1 c in base b (every base go-multibase knows
+// encodes every CID).
+func mustEncode(c cid.Cid, b multibase.Encoding) string {
+	s, err := cid.NewCidV1(c.Type(), c.Hash()).StringOfBase(b)
+	if err != nil {
+		return ""
+	}
+	return s
 }
 
 var ownNames = map[uint64]string{

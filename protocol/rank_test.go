@@ -242,6 +242,18 @@ func TestInspect(t *testing.T) {
 	if got.Version != 0 || got.Codec != "dag-pb" || got.Multihash != "sha2-256" || got.Rank != 0 || got.NormalizedRank != 40 || got.Tier != "ipfs" {
 		t.Errorf("Inspect(v0) = %+v", got)
 	}
+	// Its other forms: each decodes to the same CID.
+	if got.V0 != v0 || got.Base58btc[0] != 'z' || got.Base36[0] != 'k' {
+		t.Errorf("forms of v0: %q %q %q", got.V0, got.Base58btc, got.Base36)
+	}
+	for _, f := range []string{got.Base58btc, got.Base36} {
+		if n, err := protocol.Normalize(f); err != nil || n != got.Normalized {
+			t.Errorf("Normalize(%s) = %s, %v; want %s", f, n, err, got.Normalized)
+		}
+	}
+	if mi, _ := protocol.Inspect(mid); mi.V0 != "" {
+		t.Errorf("a midhash has a CIDv0 form: %s", mi.V0)
+	}
 	if _, err := protocol.Inspect("nope"); err == nil {
 		t.Error("Inspect(garbage) succeeded")
 	}

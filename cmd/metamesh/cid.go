@@ -16,8 +16,10 @@ func newCIDCmd() *cobra.Command {
 	c := &cobra.Command{Use: "cid", Short: "Inspect and rank CIDs"}
 	inspect := &cobra.Command{
 		Use:   "inspect CID",
-		Short: "Print a CID's version, codec, multihash, digest length, tier and rank",
-		Long: `Print a CID's version, codec, multihash, digest length, tier and rank.
+		Short: "Print a CID's version, codec, multihash, digest length, tier, rank and other forms",
+		Long: `Print a CID's version, codec, multihash, digest length, tier and rank,
+and its other forms: the CIDv0 ("Qm…") where one exists, the CIDv1 in
+base58btc ("z…") and base36 ("k…", what subdomain gateways take).
 Any valid CID is accepted; "normalized" is its canonical form (CIDv1, base32).
 Rank is strict: only the canonical form ranks, so a CIDv0 text ranks 0 while
 its normalized form may rank 40. A known hash whose digest has the wrong length
@@ -58,6 +60,11 @@ on stdout.`,
 			if info.Problem != "" {
 				fmt.Fprintf(tw, "problem\t%s\n", info.Problem)
 			}
+			if info.V0 != "" {
+				fmt.Fprintf(tw, "v0\t%s\n", info.V0)
+			}
+			fmt.Fprintf(tw, "base58btc\t%s\n", info.Base58btc)
+			fmt.Fprintf(tw, "base36\t%s\n", info.Base36)
 			return tw.Flush()
 		},
 	}
