@@ -25,8 +25,12 @@ deps-bench:
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-s -w -X github.com/metamesh/node/node.Version=$(VERSION)" -o $(BIN) ./cmd/metamesh
 
+# Only the default library is created; any other LIBRARY goes to the
+# binary as it is, whose errors say what is wrong with it.
 run: deps build
-	@mkdir -p "$(LIBRARY)" "$(DATA)"
+	@if [ "$(LIBRARY)" = "./library" ]; then mkdir -p "$(LIBRARY)"; fi
+	@mkdir -p "$(DATA)"
+	@echo "metamesh runs in the foreground on $(LIBRARY); Ctrl-C stops it."
 	./$(BIN) run --library "$(LIBRARY)" --data "$(DATA)" --api "$(API)" $(if $(LISTEN),--listen "$(LISTEN)") $(if $(BOOTSTRAP),--bootstrap "$(BOOTSTRAP)")
 
 test: deps-test
