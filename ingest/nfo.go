@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/metamesh/node/protocol"
 )
 
 // NFO files: the Kodi format Jellyfin, Emby, tinyMediaManager, Radarr and
@@ -86,7 +88,6 @@ var (
 	imdbURL  = regexp.MustCompile(`imdb\.com/(?:[a-z]{2}/)?title/(tt[0-9]{7,10})`)
 	tmdbURL  = regexp.MustCompile(`themoviedb\.org/(?:movie|tv)/([0-9]{1,10})`)
 	tvdbURL  = regexp.MustCompile(`thetvdb\.com/.*?(?:series|id)[=/]([0-9]{1,10})`)
-	imdbID   = regexp.MustCompile(`^tt[0-9]{7,10}$`)
 	numberID = regexp.MustCompile(`^[0-9]{1,10}$`)
 	dateISO  = regexp.MustCompile(`^([0-9]{4})-([0-9]{2})-([0-9]{2})`)
 )
@@ -290,7 +291,7 @@ func (d *nfoDoc) fields(out map[string]string) {
 	setID(out, "imdbid", d.IMDbID)
 	setID(out, "tmdbid", d.TMDbID)
 	setID(out, "tvdbid", d.TVDbID)
-	if id := strings.TrimSpace(d.ID); imdbID.MatchString(id) {
+	if id := strings.TrimSpace(d.ID); protocol.ValidIMDbID(id) {
 		setID(out, "imdbid", id) // the older <id>, an IMDb ID
 	} else if d.XMLName.Local == "tvshow" {
 		setID(out, "tvdbid", id) // a show's <id> is its TVDB ID in Kodi's older scraper
@@ -313,7 +314,7 @@ func setID(out map[string]string, k, v string) {
 	if out[k] != "" || v == "" {
 		return
 	}
-	if k == "imdbid" && imdbID.MatchString(v) || k != "imdbid" && numberID.MatchString(v) {
+	if k == "imdbid" && protocol.ValidIMDbID(v) || k != "imdbid" && numberID.MatchString(v) {
 		out[k] = v
 	}
 }

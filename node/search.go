@@ -10,7 +10,6 @@ import (
 	"sort"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/libp2p/go-libp2p/core/crypto"
 	"github.com/libp2p/go-libp2p/core/host"
@@ -101,24 +100,14 @@ func (ss *searchService) sealed(ctx context.Context, version string, req protoco
 }
 
 // withDetails adds what 1.1.0 hits carry beyond 1.0.0's to ph, from the
-// index's hit h, leaving out what would not be valid (an out-of-range
-// number, an IMDb ID of another shape) rather than the hit.
+// index's hit h. When one of them is of a shape the protocol refuses (an
+// out-of-range number, an IMDb ID of another shape: an outside writer's
+// field), the hit goes without details rather than not at all.
 func withDetails(ph *protocol.SearchHit, h store.SearchHit) {
-	if h.Year >= 1 && h.Year <= 9999 {
-		ph.Year = h.Year
-	}
-	in := func(p *int) *int {
-		if p != nil && *p >= 0 && *p <= protocol.MaxHitNumber {
-			return p
-		}
-		return nil
-	}
-	ph.Season, ph.Episode = in(h.Season), in(h.EpNumber)
-	if len(h.Episode) <= protocol.MaxHitTitle && utf8.ValidString(h.Episode) {
-		ph.EpisodeTitle = h.Episode
-	}
-	if protocol.ValidIMDbID(h.IMDbID) {
-		ph.IMDbID = h.IMDbID
+	bare := *ph
+	ph.Year, ph.Season, ph.Episode, ph.EpisodeTitle, ph.IMDbID = h.Year, h.Season, h.EpNumber, h.Episode, h.IMDbID
+	if ph.Validate() != nil {
+		*ph = bare
 	}
 }
 

@@ -86,10 +86,7 @@ func (s *Store) PathsAfter(ctx context.Context, after string, limit int) ([]stri
 // PathsUnder lists the known local paths inside directory dir, in
 // O(log N + M) through the lexicographic path index.
 func (s *Store) PathsUnder(ctx context.Context, dir string) ([]string, error) {
-	prefix := strings.TrimSuffix(dir, "/") + "/"
-	// "0" is the byte after "/", so [prefix, prefix-with-"0") is the range.
-	upper := strings.TrimSuffix(prefix, "/") + "0"
-	v, err := s.rdb.ZRangeByLex(ctx, keyPaths, &redis.ZRangeBy{Min: "[" + prefix, Max: "(" + upper}).Result()
+	v, err := s.rdb.ZRangeByLex(ctx, keyPaths, prefixRange(strings.TrimSuffix(dir, "/")+"/", 0)).Result()
 	if err != nil {
 		return nil, fmt.Errorf("store: %w", err)
 	}
@@ -108,18 +105,7 @@ func (s *Store) PathsWithPrefixes(ctx context.Context, prefixes []string, limit 
 	pipe := s.rdb.Pipeline()
 	cmds := make([]*redis.StringSliceCmd, len(prefixes))
 	for i, prefix := range prefixes {
-		// The first string after every one that begins with prefix: its
-		// last byte below 0xff raised by one.
-		end := []byte(prefix)
-		for len(end) > 0 && end[len(end)-1] == 0xff {
-			end = end[:len(end)-1]
-		}
-		max := "+"
-		if len(end) > 0 {
-			end[len(end)-1]++
-			max = "(" + string(end)
-		}
-		cmds[i] = pipe.ZRangeByLex(ctx, keyPaths, &redis.ZRangeBy{Min: "[" + prefix, Max: max, Count: int64(limit)})
+		cmds[i] = pipe.ZRangeByLex(ctx, keyPaths, prefixRange(prefix, limit))
 	}
 	if _, err := pipe.Exec(ctx); err != nil {
 		return nil, fmt.Errorf("store: %w", err)
@@ -129,6 +115,23 @@ func (s *Store) PathsWithPrefixes(ctx context.Context, prefixes []string, limit 
 		out[i] = c.Val()
 	}
 	return out, nil
+}
+
+// prefixRange is the lexicographic range of the strings that begin with
+// prefix, at most limit of them (0 for all): from prefix to the first
+// string after all of them, prefix with its last byte below 0xff raised
+// by one.
+func prefixRange(prefix string, limit int) *redis.ZRangeBy {
+	end := []byte(prefix)
+	for len(end) > 0 && end[len(end)-1] == 0xff {
+		end = end[:len(end)-1]
+	}
+	max := "+"
+	if len(end) > 0 {
+		end[len(end)-1]++
+		max = "(" + string(end)
+	}
+	return &redis.ZRangeBy{Min: "[" + prefix, Max: max, Count: int64(limit)}
 }
 
 func suppliedKey(r RootID) string { return "supplied:" + string(r) }
