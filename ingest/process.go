@@ -302,6 +302,7 @@ func (in *Ingester) arrive(ctx context.Context, cur store.FileStat, quiet bool) 
 // sha2-256.
 func (in *Ingester) ingest(ctx context.Context, cur store.FileStat, h FileHashes, quiet bool) error {
 	meta := in.meta(ctx, cur.Path, cur.Size, nil)
+	defer in.recheckLinks(ctx, cur.Path, meta)
 	for attempt := 0; attempt < 3; attempt++ {
 		o, err := retryGet(ctx, in, "confirm", func() (store.Outcome, error) {
 			o, _, err := in.st.Ingest(ctx, cur, h.Store(), meta)
@@ -350,6 +351,7 @@ func (in *Ingester) confirmPrimary(ctx context.Context, root store.RootID, quiet
 		return in.fail(ctx, p, err, quiet)
 	}
 	meta := in.meta(ctx, p, cur.Size, nil)
+	defer in.recheckLinks(ctx, p, meta)
 	return in.retry(ctx, "confirm", func() error {
 		_, _, err := in.st.Ingest(ctx, cur, h.Store(), meta)
 		return err
@@ -426,6 +428,7 @@ func (in *Ingester) extract(ctx context.Context, st store.PathState, path string
 		return nil
 	}
 	meta := in.meta(ctx, path, size, nil)
+	defer in.recheckLinks(ctx, path, meta)
 	return in.retry(ctx, "write metadata", func() error {
 		_, _, err := in.st.SetExtracted(ctx, path, meta)
 		return err
@@ -501,12 +504,7 @@ func (in *Ingester) runExtractors(ctx context.Context, subj *Subject, exs []Extr
 // the videos a Subs folder belongs to. Only the name, NFO and link fields
 // are written again (sidecarFields): the videos are not read, nor hashed.
 func (in *Ingester) relink(ctx context.Context, side string) {
-	var exs []Extractor
-	for _, ex := range in.cfg.Extractors {
-		if ex.Name() == "filename" || ex.Name() == "nfo" {
-			exs = append(exs, ex)
-		}
-	}
+	exs := in.sidecarExtractors()
 	dir, base := filepath.Dir(side), strings.ToLower(filepath.Base(side))
 	ext := filepath.Ext(base)
 	maxDepth, named := 0, "" // named: the video's name the sidecar's begins with
@@ -550,24 +548,69 @@ func (in *Ingester) relink(ctx context.Context, side string) {
 		case named != "" && named != "*" && named != low:
 			continue
 		}
-		st, err := retryGet(ctx, in, "read path", func() (store.PathState, error) { return in.st.Path(ctx, p) })
-		if err != nil || !st.Primary || st.Extracted < extractVersion {
-			continue // an older extraction is done whole at the next scan, NFOs and all
-		}
-		fields := map[string]string{}
-		in.runExtractors(ctx, &Subject{Path: p, Library: in.libraryOf(p), Size: st.Size, FileType: "video"}, exs, fields)
-		in.addLinks(ctx, p, fields)
-		meta := store.Meta{Version: extractVersion, Owned: sidecarFields, Fields: fields, Refresh: true}
-		if err := in.retry(ctx, "write metadata", func() error {
-			_, _, err := in.st.SetExtracted(ctx, p, meta)
-			return err
-		}); err == nil {
+		if in.relinkOne(ctx, p, exs) {
 			n++
 		}
 	}
 	if n > 0 {
 		in.log.Info("re-read a sidecar", "path", side, "videos", n)
 	}
+}
+
+// relinkOne writes the name, NFO and link fields of the video at p again
+// (relink), when it is a primary already extracted by the current
+// extractors (a pending extraction reads them itself), and reports
+// whether it did.
+func (in *Ingester) relinkOne(ctx context.Context, p string, exs []Extractor) bool {
+	st, err := retryGet(ctx, in, "read path", func() (store.PathState, error) { return in.st.Path(ctx, p) })
+	if err != nil || !st.Primary || st.Extracted < extractVersion {
+		return false
+	}
+	fields := map[string]string{}
+	in.runExtractors(ctx, &Subject{Path: p, Library: in.libraryOf(p), Size: st.Size, FileType: "video"}, exs, fields)
+	in.addLinks(ctx, p, fields)
+	meta := store.Meta{Version: extractVersion, Owned: sidecarFields, Fields: fields, Refresh: true}
+	return in.retry(ctx, "write metadata", func() error {
+		_, _, err := in.st.SetExtracted(ctx, p, meta)
+		return err
+	}) == nil
+}
+
+// recheckLinks reads a video's links again once its extraction m is
+// written, and re-links it when they changed: a sidecar stored after the
+// extraction read them, but before the video counted as extracted, was
+// passed by by its own relink (relinkOne leaves a pending extraction
+// alone).
+func (in *Ingester) recheckLinks(ctx context.Context, path string, m store.Meta) {
+	if m.Fields["videoType"] == "" {
+		return
+	}
+	now := map[string]string{}
+	in.addLinks(ctx, path, now)
+	for k, v := range m.Fields {
+		if strings.HasPrefix(k, "subtitles/") || strings.HasPrefix(k, "subtitleflags/") || strings.HasPrefix(k, "art/") {
+			if now[k] != v {
+				in.relinkOne(ctx, path, in.sidecarExtractors())
+				return
+			}
+			delete(now, k)
+		}
+	}
+	if len(now) > 0 {
+		in.relinkOne(ctx, path, in.sidecarExtractors())
+	}
+}
+
+// sidecarExtractors are the configured extractors a relink runs: the
+// name's and the NFOs'.
+func (in *Ingester) sidecarExtractors() []Extractor {
+	var exs []Extractor
+	for _, ex := range in.cfg.Extractors {
+		if ex.Name() == "filename" || ex.Name() == "nfo" {
+			exs = append(exs, ex)
+		}
+	}
+	return exs
 }
 
 // retry runs fn until it succeeds, fails for good, or ctx ends. While
