@@ -3,7 +3,9 @@
 
 GO      ?= go
 LIBRARY ?= ./library
-DATA    ?= ./.metamesh
+# DATA empty: the binary's default data directory
+# ($HOME/.local/share/metamesh), the one every metamesh command uses.
+DATA    ?=
 API     ?= 127.0.0.1:4680
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 BIN     := bin/metamesh
@@ -29,9 +31,10 @@ build:
 # binary as it is, whose errors say what is wrong with it.
 run: deps build
 	@if [ "$(LIBRARY)" = "./library" ]; then mkdir -p "$(LIBRARY)"; fi
-	@mkdir -p "$(DATA)"
+	@if [ -z "$(DATA)" ] && [ -f ./.metamesh/identity.key ]; then \
+	  echo "note: ./.metamesh holds the data of a node make run started before; make run DATA=./.metamesh runs on it"; fi
 	@echo "metamesh runs in the foreground on $(LIBRARY); Ctrl-C stops it."
-	./$(BIN) run --library "$(LIBRARY)" --data "$(DATA)" --api "$(API)" $(if $(LISTEN),--listen "$(LISTEN)") $(if $(BOOTSTRAP),--bootstrap "$(BOOTSTRAP)")
+	./$(BIN) run --library "$(LIBRARY)" $(if $(DATA),--data "$(DATA)") --api "$(API)" $(if $(LISTEN),--listen "$(LISTEN)") $(if $(BOOTSTRAP),--bootstrap "$(BOOTSTRAP)")
 
 test: deps-test
 	$(GO) test -race -count=1 -timeout 15m ./...

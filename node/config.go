@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"math"
 	"net"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -31,7 +30,8 @@ type Config struct {
 	// METAMESH_LIBRARY). Required.
 	Libraries []string
 	// DataDir holds the managed Redis data (--data, METAMESH_DATA).
-	// Default $HOME/.local/share/metamesh.
+	// Default DefaultDataDir() ($XDG_DATA_HOME/metamesh, else
+	// $HOME/.local/share/metamesh), the default of every command.
 	DataDir string
 	// RedisURL of an external Redis (--redis-url, METAMESH_REDIS_URL).
 	// Empty: start and supervise a redis-server under DataDir/redis.
@@ -155,9 +155,7 @@ var DefaultListen = []string{"/ip4/0.0.0.0/tcp/4681", "/ip4/0.0.0.0/udp/4681/qui
 // SetDefaults fills zero fields.
 func (c *Config) SetDefaults() {
 	if c.DataDir == "" {
-		if home, err := os.UserHomeDir(); err == nil {
-			c.DataDir = filepath.Join(home, ".local", "share", "metamesh")
-		}
+		c.DataDir = DefaultDataDir()
 	}
 	if c.APIAddr == "" {
 		c.APIAddr = DefaultAPIAddr

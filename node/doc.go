@@ -7,6 +7,9 @@
 // # Files
 //
 //   - config.go: Config, defaults, Validate.
+//   - datadir.go: the data directory every command shares
+//     (DefaultDataDir, CheckDataDir) and DATA/api.url, where a running
+//     node tells the client commands its API.
 //   - node.go: New, Start, Close, Run.
 //   - p2p.go: identity (DATA/identity.key), the host (TCP and QUIC, Noise,
 //     Yamux, connection and resource managers, private network, allow-list

@@ -166,6 +166,9 @@ func (n *Node) Start(ctx context.Context) error {
 			n.log.Error("api server stopped", "err", err)
 		}
 	}()
+	if err := WriteAPIURL(n.cfg.DataDir, ClientURL(listenedAt(n.cfg.APIAddr, ln.Addr()))); err != nil {
+		n.log.Warn("the client commands will not find this node's API without --api", "err", err)
+	}
 	n.log.Info("node running", "api", "http://"+ln.Addr().String(), "peerId", p.host.ID().String(), "addrs", p.Addrs(),
 		"libraries", n.cfg.Libraries, "version", Version)
 	return nil

@@ -160,6 +160,25 @@ func lockDir(dir string, wait time.Duration, log *slog.Logger) (*os.File, error)
 	return f, nil
 }
 
+// RunningServer is the URL of the managed redis-server that another
+// process (a running node) serves for dataDir, and whether one answers on
+// its socket now. A socket left by a server that is gone does not answer.
+func RunningServer(ctx context.Context, dataDir string) (string, bool) {
+	sock, err := filepath.Abs(filepath.Join(dataDir, "redis", SocketName))
+	if err != nil {
+		return "", false
+	}
+	if fi, err := os.Stat(sock); err != nil || fi.Mode()&os.ModeSocket == 0 {
+		return "", false
+	}
+	c := redis.NewClient(&redis.Options{Network: "unix", Addr: sock, MaxRetries: -1, DialTimeout: time.Second, ReadTimeout: time.Second})
+	defer c.Close()
+	if c.Ping(ctx).Err() != nil {
+		return "", false
+	}
+	return (&url.URL{Scheme: "unix", Path: sock}).String(), true
+}
+
 // Addr is the absolute path of the server's unix socket (redis-cli -s).
 func (s *Server) Addr() string { return s.socket }
 

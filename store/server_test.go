@@ -225,3 +225,30 @@ func TestStartServer_OneServerPerDataDir(t *testing.T) {
 	again := must[*store.Server](t)(store.StartServer(ctx, store.ServerConfig{Dir: dir, Logger: storetest.Logger(t)}))
 	again.Close()
 }
+
+// TestRunningServer: another process's managed server is found by its
+// data directory while it answers, and not once it is gone (its socket
+// file may stay behind).
+func TestRunningServer(t *testing.T) {
+	data := storetest.Dir(t)
+	if u, ok := store.RunningServer(ctx, data); ok {
+		t.Fatalf("a server found in an empty data directory: %s", u)
+	}
+	s := must[*store.Store](t)(store.Open(ctx, store.Options{DataDir: data, Logger: storetest.Logger(t)}))
+	ingest(t, s, stat("/a", 1), content{1, 1})
+	u, ok := store.RunningServer(ctx, data)
+	if !ok || u != s.Server().URL() {
+		t.Fatalf("RunningServer = %q %v, want %q", u, ok, s.Server().URL())
+	}
+	other := must[*store.Store](t)(store.Open(ctx, store.Options{URL: u, Logger: storetest.Logger(t)}))
+	if n := must[int64](t)(other.Roots(ctx)); n != 1 {
+		t.Errorf("roots through the running server = %d, want 1", n)
+	}
+	other.Close()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if u, ok := store.RunningServer(ctx, data); ok {
+		t.Errorf("a stopped server still found: %s", u)
+	}
+}

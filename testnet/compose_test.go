@@ -100,7 +100,7 @@ func (c *composeNet) container(svc string) string {
 // peerID generates (once; it stays in the data volume) a service's identity.
 func (c *composeNet) peerID(svc string) string {
 	c.t.Helper()
-	out := c.must("run", "--rm", "--no-deps", "-T", "--entrypoint", "/usr/local/bin/metamesh", svc, "id", "--data", "/data")
+	out := c.must("run", "--rm", "--no-deps", "-T", "--entrypoint", "/usr/local/bin/metamesh", svc, "id", "--create", "--data", "/data")
 	lines := strings.Fields(strings.TrimSpace(out))
 	if len(lines) == 0 || !strings.HasPrefix(lines[len(lines)-1], "12D3KooW") {
 		c.t.Fatalf("%s: metamesh id printed %q", svc, out)

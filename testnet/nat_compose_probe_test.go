@@ -52,7 +52,7 @@ func natHouseholds() []*natHousehold {
 // (so the key belongs to the node's user, not root) and returns its ID.
 func natPeerID(c *composeNet, svc string) string {
 	c.t.Helper()
-	out := c.must("run", "--rm", "--no-deps", "-T", svc, "id", "--data", "/data")
+	out := c.must("run", "--rm", "--no-deps", "-T", svc, "id", "--create", "--data", "/data")
 	f := strings.Fields(strings.TrimSpace(out))
 	if len(f) == 0 || !strings.HasPrefix(f[len(f)-1], "12D3KooW") {
 		c.t.Fatalf("%s: metamesh id printed %q", svc, out)

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -30,16 +31,21 @@ import (
 func newIDCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "id",
-		Short: "Print the node's peer ID (12D3KooW…), creating its identity on first use",
-		Long: `Print the peer ID of the node whose data directory is --data. The Ed25519
-identity lives in DATA/identity.key (mode 0600); it is created when missing,
-so a node's ID can be known (and given to peers as --bootstrap) before it runs.`,
+		Short: "Print the node's peer ID (12D3KooW…)",
+		Long: `Print the peer ID of the node whose data directory is --data (by default the
+one metamesh run and make run use). The Ed25519 identity lives in
+DATA/identity.key (mode 0600). A data directory that holds no node is an
+error; --create makes the identity there when missing, so a node's ID can be
+known (and given to peers as --bootstrap) before it first runs.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg := node.Config{}
-			cfg.DataDir, _ = cmd.Flags().GetString("data")
-			cfg.SetDefaults()
-			k, err := node.LoadIdentity(cfg.DataDir)
+			dir := dataDir(cmd)
+			if create, _ := cmd.Flags().GetBool("create"); !create {
+				if err := node.CheckDataDir(dir); err != nil {
+					return err
+				}
+			}
+			k, err := node.LoadIdentity(dir)
 			if err != nil {
 				return err
 			}
@@ -51,25 +57,101 @@ so a node's ID can be known (and given to peers as --bootstrap) before it runs.`
 			return nil
 		},
 	}
-	c.Flags().String("data", "", "data directory (default $HOME/.local/share/metamesh; env METAMESH_DATA)")
+	dataFlag(c)
+	c.Flags().Bool("create", false, "create the identity when the data directory has none")
 	return c
 }
 
-// apiFlag adds --api (the node to talk to), --api-token-file and --json.
+// dataFlag adds --data, the data directory every command shares.
+func dataFlag(c *cobra.Command) {
+	c.Flags().String("data", "", "data directory (default "+defaultDataText()+"; env METAMESH_DATA)")
+}
+
+// defaultDataText is the default data directory as help shows it.
+func defaultDataText() string {
+	if os.Getenv("XDG_DATA_HOME") != "" {
+		return "$XDG_DATA_HOME/metamesh"
+	}
+	return "$HOME/.local/share/metamesh"
+}
+
+// dataDir is --data (or METAMESH_DATA), else the default.
+func dataDir(cmd *cobra.Command) string {
+	if d, _ := cmd.Flags().GetString("data"); d != "" {
+		return d
+	}
+	return node.DefaultDataDir()
+}
+
+// dataGiven reports whether the data directory was chosen (--data or
+// METAMESH_DATA) rather than defaulted.
+func dataGiven(cmd *cobra.Command) bool {
+	d, _ := cmd.Flags().GetString("data")
+	return d != ""
+}
+
+// apiFlag adds --api (the node to talk to), --data, --api-token-file and
+// --json.
 func apiFlag(c *cobra.Command) {
-	c.Flags().String("api-token-file", "", "file holding the node's API token, for a node that is not on loopback (env METAMESH_API_TOKEN_FILE)")
-	c.Flags().String("api", "http://"+node.DefaultAPIAddr, "the running node's API, URL or host:port (env METAMESH_API)")
+	c.Flags().String("api-token-file", "", "file holding the node's API token, for a node that is not on loopback (default DATA/api-token when the address is DATA's; env METAMESH_API_TOKEN_FILE)")
+	apiAddrFlag(c)
 	c.Flags().Bool("json", false, "print the node's JSON answer as it is")
+}
+
+// apiAddrFlag adds --api and --data, by which a client command finds its
+// node.
+func apiAddrFlag(c *cobra.Command) {
+	c.Flags().String("api", "", "the running node's API, URL or host:port (default: the address the node running on --data wrote to DATA/"+node.APIFile+", else http://"+node.DefaultAPIAddr+"; env METAMESH_API)")
+	dataFlag(c)
+}
+
+// nodeAPI is where a client command finds its node: --api (or
+// METAMESH_API) as given; else the URL the node running on the data
+// directory wrote there (with that directory's API token, when it has
+// one); else the default address. from says which, for error messages;
+// a data directory given with --data that holds no node is an error.
+func nodeAPI(cmd *cobra.Command) (base, tokenFile, from string, err error) {
+	if base, _ = cmd.Flags().GetString("api"); base != "" {
+		from = "--api"
+	} else {
+		dir := dataDir(cmd)
+		switch u, rerr := node.ReadAPIURL(dir); {
+		case rerr == nil:
+			base, from = u, filepath.Join(dir, node.APIFile)
+			if tf := filepath.Join(dir, "api-token"); fileExists(tf) {
+				tokenFile = tf
+			}
+		case dataGiven(cmd):
+			if err := node.CheckDataDir(dir); err != nil {
+				return "", "", "", err
+			}
+			return "", "", "", fmt.Errorf("no node has run on %s yet (no %s): start it with metamesh run --data %s, or give --api", dir, node.APIFile, dir)
+		default:
+			base, from = "http://"+node.DefaultAPIAddr, "the default address"
+		}
+	}
+	if !strings.Contains(base, "://") {
+		base = "http://" + base
+	}
+	if tf, _ := cmd.Flags().GetString("api-token-file"); tf != "" {
+		tokenFile = tf
+	}
+	return strings.TrimSuffix(base, "/"), tokenFile, from, nil
+}
+
+func fileExists(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.Mode().IsRegular()
 }
 
 // apiGet fetches path from the node and decodes its JSON answer; an error
 // answer becomes an error saying the status and the node's message.
 func apiGet(cmd *cobra.Command, path string, timeout time.Duration) (map[string]any, []byte, error) {
-	base, _ := cmd.Flags().GetString("api")
-	if !strings.Contains(base, "://") {
-		base = "http://" + base
+	base, tf, from, err := nodeAPI(cmd)
+	if err != nil {
+		return nil, nil, err
 	}
-	u, err := url.Parse(strings.TrimSuffix(base, "/") + path)
+	u, err := url.Parse(base + path)
 	if err != nil {
 		return nil, nil, fmt.Errorf("--api %q: %w", base, err)
 	}
@@ -77,7 +159,7 @@ func apiGet(cmd *cobra.Command, path string, timeout time.Duration) (map[string]
 	if err != nil {
 		return nil, nil, err
 	}
-	if tf, _ := cmd.Flags().GetString("api-token-file"); tf != "" {
+	if tf != "" {
 		tok, err := os.ReadFile(tf)
 		if err != nil {
 			return nil, nil, fmt.Errorf("--api-token-file: %w", err)
@@ -86,7 +168,7 @@ func apiGet(cmd *cobra.Command, path string, timeout time.Duration) (map[string]
 	}
 	resp, err := (&http.Client{Timeout: timeout}).Do(req)
 	if err != nil {
-		return nil, nil, fmt.Errorf("cannot reach the node at %s (is metamesh run going? --api): %w", base, err)
+		return nil, nil, fmt.Errorf("cannot reach the node at %s (%s; is metamesh run going? --api): %w", base, from, err)
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))

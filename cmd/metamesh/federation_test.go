@@ -39,7 +39,7 @@ func TestRun_ThreeProcessesInAChain(t *testing.T) {
 	for i := range procs {
 		p := &proc{data: storetest.Dir(t), api: freeAddr(t)}
 		p.lib, _ = filepath.EvalSymlinks(t.TempDir())
-		id, errOut, code := metamesh(t, nil, "id", "--data", p.data)
+		id, errOut, code := metamesh(t, nil, "id", "--create", "--data", p.data)
 		if code != 0 || !strings.HasPrefix(id, "12D3KooW") {
 			t.Fatalf("metamesh id: %d %q %s", code, id, errOut)
 		}

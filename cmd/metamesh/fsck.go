@@ -21,8 +21,10 @@ themselves: fields other programs wrote under file:<root>/ while no node ran
 are listed, listed fields whose key is gone are dropped, file:<root>/cids/<cid>
 keys join the key-set with their alias, every path is back in the path index,
 and keys of roots that no longer exist are deleted. Uses --redis-url, or the
-managed redis-server of --data when no URL is given (stop the node first: one
-managed server per data directory). Prints the store's layout version first; a
+managed redis-server of --data when no URL is given: the one of the node
+running on it (then a violation is reported only when a second check a second
+later finds it too, and --repair is refused: stop the node first), else one it
+starts. A data directory that holds no node is an error; nothing is created. Prints the store's layout version first; a
 store of an older layout is upgraded in place before it is checked.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -43,7 +45,7 @@ store of an older layout is upgraded in place before it is checked.`,
 				if v == nil {
 					v = []store.Violation{} // an empty list, not null
 				}
-				out := map[string]any{"violations": v, "ok": len(v) == 0, "layout": res.Layout}
+				out := map[string]any{"violations": v, "ok": len(v) == 0, "layout": res.Layout, "live": res.Live}
 				if rep != nil {
 					out["repaired"] = rep
 				}
@@ -51,6 +53,9 @@ store of an older layout is upgraded in place before it is checked.`,
 					return err
 				}
 			} else {
+				if res.Live {
+					fmt.Fprintf(cmd.OutOrStdout(), "checking the store of the node running on %s\n", dataDir(cmd))
+				}
 				fmt.Fprintf(cmd.OutOrStdout(), "store layout %d\n", res.Layout)
 				if rep != nil {
 					fmt.Fprintf(cmd.OutOrStdout(), "repaired: %d fields listed, %d unlisted, %d keys of deleted roots removed, %d paths re-indexed, %d invalid key-set members left\n",
@@ -78,5 +83,5 @@ store of an older layout is upgraded in place before it is checked.`,
 // storeFlags adds --redis-url and --data.
 func storeFlags(c *cobra.Command) {
 	c.Flags().String("redis-url", "", "Redis URL; empty starts a managed redis-server under --data (env METAMESH_REDIS_URL)")
-	c.Flags().String("data", "", "data directory (default $HOME/.local/share/metamesh; env METAMESH_DATA)")
+	dataFlag(c)
 }

@@ -4,12 +4,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
-
-	"github.com/metamesh/node/node"
 )
 
 // newHealthCmd is the container health check: a scratch image has no curl,
@@ -23,14 +20,14 @@ scan is done, 1 otherwise (not ready, not reachable). Meant for a container
 HEALTHCHECK; /ready needs no token, so no --api-token-file is needed.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			base, _ := cmd.Flags().GetString("api")
-			timeout, _ := cmd.Flags().GetDuration("timeout")
-			if !strings.Contains(base, "://") {
-				base = "http://" + base
-			}
-			resp, err := (&http.Client{Timeout: timeout}).Get(strings.TrimSuffix(base, "/") + "/ready")
+			base, _, from, err := nodeAPI(cmd)
 			if err != nil {
-				return &exitError{code: 1, err: fmt.Errorf("cannot reach the node at %s: %w", base, err)}
+				return &exitError{code: 1, err: err}
+			}
+			timeout, _ := cmd.Flags().GetDuration("timeout")
+			resp, err := (&http.Client{Timeout: timeout}).Get(base + "/ready")
+			if err != nil {
+				return &exitError{code: 1, err: fmt.Errorf("cannot reach the node at %s (%s): %w", base, from, err)}
 			}
 			defer resp.Body.Close()
 			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
@@ -41,7 +38,7 @@ HEALTHCHECK; /ready needs no token, so no --api-token-file is needed.`,
 			return nil
 		},
 	}
-	c.Flags().String("api", "http://"+node.DefaultAPIAddr, "the running node's API, URL or host:port (env METAMESH_API)")
+	apiAddrFlag(c)
 	c.Flags().Duration("timeout", 3*time.Second, "how long to wait for the answer")
 	return c
 }

@@ -29,6 +29,11 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	binary = filepath.Join(dir, "metamesh")
+	// The default data directory of every command run here is a fresh
+	// one, never the data of a node the machine's user runs.
+	if err := os.Setenv("XDG_DATA_HOME", filepath.Join(dir, "xdg")); err != nil {
+		panic(err)
+	}
 	out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "build: %v\n%s", err, out)

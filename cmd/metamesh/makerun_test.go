@@ -1,17 +1,23 @@
 package main
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
+
+	"github.com/metamesh/node/store/storetest"
 )
 
-// TestMakeRun_BadLibrary: make run creates only its default library; a
-// LIBRARY that is missing or a file reaches the binary, whose error names
-// it, and nothing is created in its place.
-func TestMakeRun_BadLibrary(t *testing.T) {
+// makeRoot is the repository's root and the suite's binary relative to
+// it, which stands in for make's own build (GO=true BIN=…).
+func makeRoot(t *testing.T) (root, bin string) {
+	t.Helper()
 	if _, err := exec.LookPath("make"); err != nil {
 		t.Fatalf("make is not installed: %v", err)
 	}
@@ -19,11 +25,17 @@ func TestMakeRun_BadLibrary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The binary the suite built stands in for make's own build.
-	bin, err := filepath.Rel(root, binary)
-	if err != nil {
+	if bin, err = filepath.Rel(root, binary); err != nil {
 		t.Fatal(err)
 	}
+	return root, bin
+}
+
+// TestMakeRun_BadLibrary: make run creates only its default library; a
+// LIBRARY that is missing or a file reaches the binary, whose error names
+// it, and nothing is created in its place.
+func TestMakeRun_BadLibrary(t *testing.T) {
+	root, bin := makeRoot(t)
 	dir := t.TempDir()
 	file := filepath.Join(dir, "a-file")
 	if err := os.WriteFile(file, []byte("x"), 0o644); err != nil {
@@ -48,5 +60,93 @@ func TestMakeRun_BadLibrary(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "libary-typo")); !os.IsNotExist(err) {
 		t.Errorf("the mistyped library was created (%v)", err)
+	}
+}
+
+// TestMakeRun_CLIDefaults: right after `make run` on a library (with its
+// default data directory and an API address of its own), every client
+// command without a flag finds that node: `id` prints its peer ID, `fsck`
+// checks its Redis while it runs, `status`, `lookup`, `search`, `peers`,
+// `providers` and `health` reach its API; a --data that holds no node
+// says so and creates nothing.
+func TestMakeRun_CLIDefaults(t *testing.T) {
+	root, bin := makeRoot(t)
+	lib := t.TempDir()
+	if err := os.WriteFile(filepath.Join(lib, "Blade.Runner.1982.mkv"), []byte("not really a film, but bytes to hash"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"XDG_DATA_HOME=" + storetest.Dir(t)}
+	api := freeAddr(t)
+	mk := exec.Command("make", "-s", "-C", root, "run", "GO=true", "BIN="+bin, "LIBRARY="+lib, "API="+api,
+		fmt.Sprintf("LISTEN=/ip4/127.0.0.1/tcp/%d", freePort(t)))
+	mk.Env = append(os.Environ(), env...)
+	mk.Stderr = os.Stderr
+	mk.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // make and the node it starts
+	if err := mk.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		// make exits at once; the node it started shuts down in its own
+		// time, which the data directory's removal must wait for.
+		syscall.Kill(-mk.Process.Pid, syscall.SIGTERM)
+		mk.Wait()
+		for end := time.Now().Add(30 * time.Second); syscall.Kill(-mk.Process.Pid, 0) == nil && time.Now().Before(end); {
+			time.Sleep(50 * time.Millisecond)
+		}
+	})
+
+	var st struct {
+		PeerID string `json:"peerId"`
+		Roots  int64  `json:"roots"`
+	}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		out, _, code := metamesh(t, env, "status", "--json")
+		if code == 0 && json.Unmarshal([]byte(out), &st) == nil && st.Roots == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("metamesh status without flags never saw the node's file: exit %d\n%s", code, out)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	hashOut, _, _ := metamesh(t, nil, "hash", filepath.Join(lib, "Blade.Runner.1982.mkv"))
+	var h struct {
+		CID string `json:"canonical"`
+	}
+	if err := json.Unmarshal([]byte(hashOut), &h); err != nil || h.CID == "" {
+		t.Fatalf("hash: %q %v", hashOut, err)
+	}
+
+	for _, tt := range []struct {
+		args     []string
+		wantCode int
+		says     string
+	}{
+		{[]string{"id"}, 0, st.PeerID},
+		{[]string{"fsck"}, 0, "checking the store of the node running on"},
+		{[]string{"fsck", "--repair"}, 1, "stop it to --repair"},
+		{[]string{"lookup", "--local", h.CID}, 0, "Blade.Runner.1982.mkv"},
+		{[]string{"search", "blade", "runner"}, 0, h.CID},
+		{[]string{"providers", h.CID}, 0, "no providers found"}, // a node alone
+		{[]string{"peers"}, 0, ""},
+		{[]string{"health"}, 0, "ready"},
+		{[]string{"status", "--api", "127.0.0.1:1"}, 1, "cannot reach the node at http://127.0.0.1:1 (--api"},
+	} {
+		out, errOut, code := metamesh(t, env, tt.args...)
+		if code != tt.wantCode || !strings.Contains(out+errOut, tt.says) {
+			t.Errorf("metamesh %s: exit %d, want %d saying %q\nstdout: %s\nstderr: %s", strings.Join(tt.args, " "), code, tt.wantCode, tt.says, out, errOut)
+		}
+	}
+
+	missing := filepath.Join(t.TempDir(), "no-such-data")
+	for _, args := range [][]string{{"id"}, {"fsck"}, {"status"}, {"search", "x"}} {
+		_, errOut, code := metamesh(t, env, append(args, "--data", missing)...)
+		if code == 0 || !strings.Contains(errOut, "does not exist") {
+			t.Errorf("metamesh %s --data <missing>: exit %d: %s", args[0], code, errOut)
+		}
+	}
+	if _, err := os.Stat(missing); !os.IsNotExist(err) {
+		t.Errorf("a command created the missing data directory (%v)", err)
 	}
 }

@@ -46,7 +46,7 @@ func startRun(t *testing.T, data, api string, args ...string) {
 // nodeID is the peer ID of a fresh data directory, known before it runs.
 func nodeID(t *testing.T, data string) string {
 	t.Helper()
-	out, errOut, code := metamesh(t, nil, "id", "--data", data)
+	out, errOut, code := metamesh(t, nil, "id", "--create", "--data", data)
 	if code != 0 {
 		t.Fatalf("metamesh id: %d %s", code, errOut)
 	}

@@ -24,7 +24,8 @@ func TestSearch_CLI(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(lib, "Amélie.Poulain.2001.mkv"), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(binary, "run", "--library", lib, "--data", data, "--api", api, "--settle", "100ms", "--log-level", "warn")
+	cmd := exec.Command(binary, "run", "--library", lib, "--data", data, "--api", api, "--listen", "/ip4/127.0.0.1/tcp/0",
+		"--settle", "100ms", "--log-level", "warn")
 	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

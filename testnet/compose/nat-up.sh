@@ -22,7 +22,7 @@ fi
 households="public cone1 cone2 sym"
 for h in $households; do
   # Through the image's entrypoint, so the identity belongs to the node's user.
-  id=$(compose run --rm --no-deps -T "$h" id --data /data 2>/dev/null | tr -d '\r' | tail -n1)
+  id=$(compose run --rm --no-deps -T "$h" id --create --data /data 2>/dev/null | tr -d '\r' | tail -n1)
   case "$id" in 12D3KooW*) ;; *) echo "$h: no peer ID from metamesh id ($id)" >&2; exit 1 ;; esac
   eval "peer_$h=$id"
 done

@@ -12,7 +12,7 @@ export LIBS=${LIBS:-$PWD/testnet/compose/libs}
 ./testnet/compose/libs.sh "$LIBS"
 
 for h in 1 2 3; do
-  id=$($COMPOSE run --rm --no-deps -T --entrypoint /usr/local/bin/metamesh "household$h" id --data /data 2>/dev/null | tr -d '\r' | tail -n1)
+  id=$($COMPOSE run --rm --no-deps -T --entrypoint /usr/local/bin/metamesh "household$h" id --create --data /data 2>/dev/null | tr -d '\r' | tail -n1)
   case "$id" in 12D3KooW*) ;; *) echo "household$h: no peer ID from metamesh id ($id)" >&2; exit 1 ;; esac
   export "H${h}_PEER=$id"
 done
