@@ -384,7 +384,7 @@ func projectName(suffix string) string {
 }
 
 // TestCompose runs the three-household testnet of docker-compose.yml and
-// its fault scenarios, printing the figures README reports.
+// its fault scenarios, printing the figures docs/testnet.md reports.
 func TestCompose(t *testing.T) {
 	composeGate(t)
 	c := newComposeNet(t, projectName(""), "docker-compose.yml")

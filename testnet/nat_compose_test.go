@@ -41,7 +41,8 @@ func (r *natRun) figure(t *testing.T, format string, args ...any) {
 }
 
 // TestComposeNAT brings the NAT testnet up, checks the routers, then the
-// scenarios of README "Testnet", printing the figures README reports.
+// scenarios of docs/testnet.md "The NAT testnet", printing the figures it
+// reports.
 func TestComposeNAT(t *testing.T) {
 	composeGate(t)
 	r := &natRun{c: newComposeNet(t, projectName("nat"), "testnet/compose/nat.yml"), hs: natHouseholds()}

@@ -14,7 +14,7 @@
 # router has no default route: the internet is the internet subnet,
 # nothing beyond it. nat.yml runs it with net.ipv4.ip_forward=1 and
 # conntrack's strict TCP window check (nf_conntrack_tcp_be_liberal=0, the
-# Linux default; README "Testnet").
+# Linux default; docs/testnet.md "The NAT testnet").
 set -eu
 : "${WAN:?WAN: the router's internet address}" "${LAN:?LAN: the router's LAN address}"
 NAT=${NAT:-cone}
