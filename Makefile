@@ -11,7 +11,7 @@ VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 BIN     := bin/metamesh
 FUZZTIME ?= 10s
 
-.PHONY: all build run test bench fuzz lint deps deps-test deps-bench clean
+.PHONY: all build run sample test bench fuzz lint deps deps-test deps-bench clean
 
 all: build
 
@@ -35,6 +35,11 @@ run: deps build
 	  echo "note: ./.metamesh holds the data of a node make run started before; make run DATA=./.metamesh runs on it"; fi
 	@echo "metamesh runs in the foreground on $(LIBRARY); Ctrl-C stops it."
 	./$(BIN) run --library "$(LIBRARY)" $(if $(DATA),--data "$(DATA)") --api "$(API)" $(if $(LISTEN),--listen "$(LISTEN)") $(if $(BOOTSTRAP),--bootstrap "$(BOOTSTRAP)")
+
+# A few small videos (ffmpeg), an NFO, a poster and a subtitle in
+# LIBRARY, to look at: files already there are kept.
+sample: deps
+	@./scripts/sample.sh "$(LIBRARY)"
 
 test: deps-test
 	$(GO) test -race -count=1 -timeout 15m ./...

@@ -3,9 +3,11 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"syscall"
 	"testing"
@@ -149,4 +151,116 @@ func TestMakeRun_CLIDefaults(t *testing.T) {
 	if _, err := os.Stat(missing); !os.IsNotExist(err) {
 		t.Errorf("a command created the missing data directory (%v)", err)
 	}
+}
+
+// TestMakeSample: make sample writes a library the node reads as the
+// layouts it names: a film with its NFO, poster and subtitle, a film
+// named by its release, a show's two seasons; a second run keeps what is
+// there.
+func TestMakeSample(t *testing.T) {
+	root, _ := makeRoot(t)
+	lib := filepath.Join(t.TempDir(), "library")
+	sample := func() string {
+		t.Helper()
+		out, err := exec.Command("make", "-s", "-C", root, "sample", "LIBRARY="+lib).CombinedOutput()
+		if err != nil {
+			t.Fatalf("make sample: %v\n%s", err, out)
+		}
+		return string(out)
+	}
+	if out := sample(); !strings.Contains(out, "10 new files") {
+		t.Errorf("make sample said %q, want 10 new files", out)
+	}
+	if out := sample(); !strings.Contains(out, "0 new files") {
+		t.Errorf("make sample again said %q, want 0 new files", out)
+	}
+
+	api := freeAddr(t)
+	startRun(t, storetest.Dir(t), api, "--library", lib, "--listen", "/ip4/127.0.0.1/tcp/0")
+	type hit struct {
+		CID      string `json:"cid"`
+		Title    string `json:"title"`
+		Year     int    `json:"year"`
+		Season   int    `json:"season"`
+		Episode  int    `json:"episode"`
+		EpTitle  string `json:"episodeTitle"`
+		FileType string `json:"fileType"`
+	}
+	search := func(q string) ([]hit, error) {
+		var page struct{ Hits []hit }
+		err := tryJSON("http://"+api+"/api/search?q="+q, &page)
+		return page.Hits, err
+	}
+	var eps []hit
+	deadline := time.Now().Add(time.Minute)
+	for {
+		eps, _ = search("lighthouse+keepers")
+		if len(eps) == 3 && eps[0].EpTitle != "" && eps[2].EpTitle != "" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the sample show never showed its three episodes: %+v", eps)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	sort.Slice(eps, func(i, j int) bool { return eps[i].Season*100+eps[i].Episode < eps[j].Season*100+eps[j].Episode })
+	want := []hit{{Title: "Lighthouse Keepers", Year: 2020, Season: 1, Episode: 1, EpTitle: "The Lamp", FileType: "video"},
+		{Title: "Lighthouse Keepers", Year: 2020, Season: 1, Episode: 2, EpTitle: "The Storm", FileType: "video"},
+		{Title: "Lighthouse Keepers", Year: 2020, Season: 2, Episode: 1, EpTitle: "The Return", FileType: "video"}}
+	for i := range want {
+		if got := eps[i]; got.Title != want[i].Title || got.Year != want[i].Year || got.Season != want[i].Season ||
+			got.Episode != want[i].Episode || got.EpTitle != want[i].EpTitle || got.FileType != want[i].FileType {
+			t.Errorf("episode %d: %+v, want %+v", i, got, want[i])
+		}
+	}
+	if h, _ := search("quiet+harbour"); len(h) != 1 || h[0].Title != "The Quiet Harbour" || h[0].Year != 2021 {
+		t.Errorf("the film named by its release: %+v", h)
+	}
+	films, _ := search("nachtzug") // the NFO's original title
+	if len(films) != 1 || films[0].Title != "Night Train" {
+		t.Fatalf("the film with an NFO: %+v", films)
+	}
+	var doc struct {
+		Plot      map[string]string   `json:"plot"`
+		Genre     []string            `json:"genre"`
+		Art       map[string]string   `json:"art"`
+		Subtitles map[string][]string `json:"subtitles"`
+		Fileinfo  struct {
+			Duration float64 `json:"duration"`
+		} `json:"fileinfo"`
+	}
+	for end := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		getJSON(t, "http://"+api+"/api/meta/"+films[0].CID, &doc)
+		if doc.Art["poster"] != "" && len(doc.Subtitles["eng"]) == 1 || time.Now().After(end) {
+			break
+		}
+	}
+	if !strings.Contains(doc.Plot["eng"], "night train") || len(doc.Genre) != 2 || doc.Art["poster"] == "" ||
+		len(doc.Subtitles["eng"]) != 1 || doc.Fileinfo.Duration < 5 {
+		t.Errorf("Night Train's record: %+v", doc)
+	}
+}
+
+// getJSON decodes the 200 answer of GET u into v.
+func getJSON(t *testing.T, u string, v any) {
+	t.Helper()
+	if err := tryJSON(u, v); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// tryJSON decodes the 200 answer of GET u into v.
+func tryJSON(u string, v any) error {
+	resp, err := http.Get(u)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET %s: %s", u, resp.Status)
+	}
+	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
+		return fmt.Errorf("GET %s: %w", u, err)
+	}
+	return nil
 }
