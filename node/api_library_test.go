@@ -11,9 +11,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/libp2p/go-libp2p/core/crypto"
-	"github.com/libp2p/go-libp2p/core/peer"
-
 	"github.com/metamesh/node/api"
 	"github.com/metamesh/node/node"
 )
@@ -29,19 +26,9 @@ func writeLibrary(t *testing.T, lib string, names ...string) {
 	}
 }
 
-// newPeerID is a peer ID of a fresh key.
-func newPeerID(t *testing.T) string {
-	t.Helper()
-	k, _, err := crypto.GenerateEd25519Key(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	id, err := peer.IDFromPrivateKey(k)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return id.String()
-}
+// farPeer is a peer ID in the shape of libp2p's, of the peer whose
+// records the tests merge.
+const farPeer = "12D3KooWFarPeerFarPeerFarPeerFarPeerFarPeerFarPeer"
 
 // library answers GET /api/library?query on n.
 func library(t *testing.T, n *node.Node, query string) api.LibraryPage {
@@ -147,7 +134,7 @@ func TestAPI_Library(t *testing.T) {
 	}
 
 	// A file known only from a peer, a file added and one deleted.
-	peerID := newPeerID(t)
+	peerID := farPeer
 	far := "bafkreihdwdcefgh4dqkjv67uzcmw7ojee6xedzdetojuzjevtenxquvyku"
 	if _, err := n.Store().MergeRecord(context.Background(), peerID, []string{far},
 		map[string]string{"titles/eng": "Far Away", "movieYear": "2001", "fileType": "video", "sizeByte": "7"}); err != nil {

@@ -46,22 +46,28 @@ func (c *catalog) update(ctx context.Context, st *store.Store, roots []store.Roo
 	defer c.mu.Unlock()
 	if sweep {
 		clear(c.entries)
-		c.loaded = true
+		c.local, c.loaded = 0, true
 	}
 	for _, r := range roots {
-		delete(c.entries, r)
+		c.drop(r)
 	}
-	for _, e := range es {
+	for _, e := range es { // a root named twice is read twice
+		c.drop(e.Root)
 		c.entries[e.Root] = e
-	}
-	c.local = 0
-	for _, e := range c.entries {
 		if e.Local() {
 			c.local++
 		}
 	}
 	c.views = nil
 	return nil
+}
+
+// drop removes root's entry; c.mu is held.
+func (c *catalog) drop(r store.RootID) {
+	if e, ok := c.entries[r]; ok && e.Local() {
+		c.local--
+	}
+	delete(c.entries, r)
 }
 
 // counts counts the library's files.

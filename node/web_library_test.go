@@ -285,7 +285,7 @@ func TestWeb_PeerOnlyRecord(t *testing.T) {
 	lib := t.TempDir()
 	writeLibrary(t, lib, "Heat.1995.mkv")
 	n := startNodeWith(t, lib, nil)
-	peerID := newPeerID(t)
+	peerID := farPeer
 	far := "bafkreihdwdcefgh4dqkjv67uzcmw7ojee6xedzdetojuzjevtenxquvyku"
 	if _, err := n.Store().MergeRecord(context.Background(), peerID, []string{far}, map[string]string{
 		"titles/eng": "Far Away", "movieYear": "2001", "fileType": "video", "mimeType": "video/mp4", "sizeByte": "7340032"}); err != nil {

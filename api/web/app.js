@@ -203,21 +203,29 @@ function go(s) {
 
 window.addEventListener("popstate", () => render(stateFromURL()));
 
+// plainClick reports a click the page follows itself: the main button,
+// no modifier (those open a new tab or window, as the link says).
+function plainClick(ev) {
+  return ev.button === 0 && !ev.metaKey && !ev.ctrlKey && !ev.shiftKey && !ev.altKey;
+}
+
 // link is an <a> to state s: a plain link (a new tab, a copied address),
-// followed in the page on a plain click.
+// followed in the page on a plain click; s may be a function, called on
+// the click, returning the state.
 function link(s, attrs, ...children) {
-  const a = el("a", { ...attrs, href: urlOf(s) }, ...children);
+  const a = el("a", { ...attrs, href: urlOf(typeof s === "function" ? s() : s) }, ...children);
   a.addEventListener("click", (ev) => {
-    if (ev.button !== 0 || ev.metaKey || ev.ctrlKey || ev.shiftKey || ev.altKey) return;
+    if (!plainClick(ev)) return;
     ev.preventDefault();
-    go(s);
+    go(typeof s === "function" ? s() : s);
   });
   return a;
 }
 
-// recordLink opens the record of cid over what the page shows.
+// recordLink opens the record of cid over what the page shows when it
+// is clicked.
 function recordLink(cid, attrs, ...children) {
-  return link({ ...state, cid }, { ...attrs, "data-cid": cid }, ...children);
+  return link(() => ({ ...state, cid }), { ...attrs, "data-cid": cid }, ...children);
 }
 
 // What is on screen, so a render only loads what changed.
@@ -231,6 +239,7 @@ function render(s) {
   $("library").hidden = searching;
   $("search-back").hidden = !searching;
   if (searching) {
+    shown.list = null; // files may come and go meanwhile: back, it loads again
     const key = s.q + "\n" + s.federated;
     if (shown.search !== key) { shown.search = key; search(s.q, s.federated); }
   } else if (shown.search !== null) {
@@ -255,7 +264,7 @@ function render(s) {
 
 for (const a of $("views").querySelectorAll("a[data-view]")) {
   a.addEventListener("click", (ev) => {
-    if (ev.button !== 0 || ev.metaKey || ev.ctrlKey || ev.shiftKey || ev.altKey) return;
+    if (!plainClick(ev)) return;
     ev.preventDefault();
     go({ view: a.dataset.view });
   });
@@ -345,7 +354,7 @@ function renderList(s, page) {
     a.hidden = !ok;
     a.setAttribute("href", urlOf({ ...s, page: n, cid: "" }));
     a.onclick = (ev) => {
-      if (ev.button !== 0 || ev.metaKey || ev.ctrlKey || ev.shiftKey || ev.altKey) return;
+      if (!plainClick(ev)) return;
       ev.preventDefault();
       go({ ...s, page: n, cid: "" });
     };
