@@ -71,17 +71,24 @@ type Peer struct {
 
 // Status is the JSON shape of GET /api/status.
 type Status struct {
-	Version      string      `json:"version"`
-	PeerID       string      `json:"peerId"`
-	Addrs        []string    `json:"addrs"`
-	Libraries    []string    `json:"libraries"`
-	Roots        int64       `json:"roots"`
-	Scan         any         `json:"scan"`
-	Peers        int         `json:"peers"`
-	ProvideQueue int         `json:"provideQueue"`
-	Provide      any         `json:"provide,omitempty"`
-	HashQueue    int         `json:"hashQueue"`
-	Redis        RedisStatus `json:"redis"`
+	Version string   `json:"version"`
+	PeerID  string   `json:"peerId"`
+	Addrs   []string `json:"addrs"`
+	// Libraries are the library folders (absolute paths): copy files into
+	// one and the node ingests them.
+	Libraries []string `json:"libraries"`
+	// Roots counts every file of the store: local files, their sidecars
+	// and files known only from peers. Files splits them.
+	Roots int64 `json:"roots"`
+	// Files counts the local files and those known only from peers, as
+	// the node's catalog holds them (GET /api/library).
+	Files        LibraryCounts `json:"files"`
+	Scan         any           `json:"scan"`
+	Peers        int           `json:"peers"`
+	ProvideQueue int           `json:"provideQueue"`
+	Provide      any           `json:"provide,omitempty"`
+	HashQueue    int           `json:"hashQueue"`
+	Redis        RedisStatus   `json:"redis"`
 	// Reachability is "public", "private" or "unknown" (AutoNAT v2).
 	Reachability string `json:"reachability"`
 	// ReachableAddrs are the addresses AutoNAT v2 confirmed that others
@@ -177,6 +184,7 @@ func New(b Backend, log *slog.Logger, opts Options) *Server {
 	s.mux.HandleFunc("GET /api/status", s.status)
 	s.mux.HandleFunc("GET /api/peers", s.peers)
 	s.routeSearch()
+	s.routeLibrary()
 	s.routeWeb()
 	s.mux.HandleFunc("GET /api/events", s.events)
 	s.routeCID("/api/meta", s.meta)

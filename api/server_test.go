@@ -37,6 +37,7 @@ type fakeBackend struct {
 	fileErr   error
 	events    func(after string) (api.EventStream, error)
 	search    func(q string, limit int, cursor string, federated bool) (api.SearchResult, error)
+	library   func(api.LibraryQuery) (api.LibraryPage, error)
 
 	mu    sync.Mutex
 	asked []string
@@ -108,6 +109,14 @@ func (b *fakeBackend) Search(_ context.Context, q string, limit int, cursor stri
 		return api.SearchResult{}, nil
 	}
 	return b.search(q, limit, cursor, federated)
+}
+
+func (b *fakeBackend) Library(_ context.Context, q api.LibraryQuery) (api.LibraryPage, error) {
+	b.record("library view=%s show=%q season=%d page=%d limit=%d", q.View, q.Show, q.Season, q.Page, q.Limit)
+	if b.library == nil {
+		return api.LibraryPage{View: q.View, Page: q.Page, Limit: q.Limit}, nil
+	}
+	return b.library(q)
 }
 
 type nopCloser struct{ io.ReadSeeker }

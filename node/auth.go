@@ -38,7 +38,7 @@ func (n *Node) access() (api.Access, error) {
 	a.Token = tok
 	open := "/health, /ready, /metrics"
 	if a.PublicRead {
-		open += ", GET /api/meta, /api/search, /api/file (--public-read)"
+		open += ", GET /api/meta, /api/search, /api/library, /api/file (--public-read)"
 		fed := "none (--stranger-rate 0)"
 		if r := n.cfg.StrangerRate; r > 0 {
 			fed = fmt.Sprintf("%g per second, %d at once, per IPv4 address or IPv6 /64", r, n.cfg.StrangerBurst)

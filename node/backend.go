@@ -132,6 +132,7 @@ func (b *backend) Status(ctx context.Context) (api.Status, error) {
 		Provide:      ps,
 		HashQueue:    n.ing.QueueLen(),
 		Redis:        api.RedisStatus{OK: true, Managed: n.st.Server() != nil},
+		Files:        n.cat.counts(),
 		RelayService: n.p2p.relay != nil,
 		Relays:       []api.Relay{},
 	}
@@ -381,4 +382,10 @@ func exactBytes(p string) []byte {
 // (search.go).
 func (b *backend) Search(ctx context.Context, q string, limit int, cursor string, federated bool, from api.Caller) (api.SearchResult, error) {
 	return b.n.srch.search(ctx, q, limit, cursor, federated, from)
+}
+
+// Library answers GET /api/library from the catalog (catalog.go): no
+// Redis read.
+func (b *backend) Library(_ context.Context, q api.LibraryQuery) (api.LibraryPage, error) {
+	return b.n.cat.page(q)
 }

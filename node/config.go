@@ -118,8 +118,9 @@ type Config struct {
 	// non-loopback APIAddr (--api-token-file, METAMESH_API_TOKEN_FILE).
 	// Default DataDir/api-token, generated (mode 0600) when missing.
 	APITokenFile string
-	// PublicRead opens GET /api/meta, /api/search and /api/file without
-	// the token on a non-loopback APIAddr (--public-read).
+	// PublicRead opens GET /api/meta, /api/search, /api/library and
+	// /api/file without the token on a non-loopback APIAddr
+	// (--public-read).
 	PublicRead bool
 	// APIHosts are more Host header names the API answers on loopback
 	// (--api-host), besides localhost, 127.0.0.1 and [::1].

@@ -38,7 +38,11 @@
 //     a store.Document in one place (known fields typed, exact bytes of
 //     paths that are not UTF-8).
 //   - indexer.go: the search indexer (feed + field writes →
-//     store.IndexRoot).
+//     store.IndexRoot, and the catalog).
+//   - catalog.go: the catalog, the library's lists in memory (recent,
+//     movies, shows → seasons → episodes) that GET /api/library pages
+//     through; loaded by the indexer's sweep, kept by its feed and field
+//     writes (store.CatalogEntries).
 //   - search.go: /metamesh/search/1.1.0 and 1.0.0 (answered with local files only,
 //     signed), the federated fan-out (at most 32 connected peers, 8 at
 //     once, 3 s) and GET /api/search.
@@ -56,7 +60,8 @@
 // Start runs: the HTTP server; store.Follow (outside writers' fields);
 // the announcer (a feed reader, a reprovide ticker and 4 provide workers);
 // the search indexer (a feed reader, a field-write subscriber and one
-// worker that alone calls IndexRoot);
+// worker that alone calls IndexRoot and writes the catalog, which API
+// handlers read under its lock);
 // a watcher that reprovides when the routing table goes from empty to not
 // empty, or the node gets its first relay reservation; the bootstrap loop
 // (when --bootstrap or --relay is set); reach's AutoNAT subscriber and

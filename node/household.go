@@ -98,7 +98,7 @@ func StartHousehold(ctx context.Context, cfg HouseholdConfig) (*Household, error
 	}()
 	go func() {
 		defer hh.wg.Done()
-		newSearchIndexer(cfg.Store, log).run(bg)
+		newSearchIndexer(cfg.Store, nil, log).run(bg)
 	}()
 	return hh, nil
 }

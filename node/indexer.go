@@ -8,15 +8,18 @@ import (
 	"github.com/metamesh/node/store"
 )
 
-// searchIndexer keeps the store's search index in step: every root the
-// change feed names (key-set changes, mints, merges, deletes) and every
-// root whose searchable fields were written (store.WatchSearchFields:
-// extraction, re-extraction, renames, peers' merges, outside writers) is
+// searchIndexer keeps the store's search index and the node's catalog
+// (catalog.go) in step: every root the change feed names (key-set
+// changes, mints, merges, deletes) and every root whose searchable fields
+// were written (store.WatchSearchFields: extraction, re-extraction,
+// renames, peers' merges, outside writers) is read into the catalog and
 // re-indexed by one worker goroutine, so IndexRoot never runs twice at
-// once for a root. A sweep of every root runs at start, after the feed
-// was trimmed past it and after the field subscription was lost.
+// once for a root. A sweep of every root runs at start (it loads the
+// catalog), after the feed was trimmed past it and after the field
+// subscription was lost.
 type searchIndexer struct {
 	st  *store.Store
+	cat *catalog // nil: no catalog (a Household serves no API)
 	log *slog.Logger
 
 	mu      sync.Mutex
@@ -25,8 +28,8 @@ type searchIndexer struct {
 	wake    chan struct{}
 }
 
-func newSearchIndexer(st *store.Store, log *slog.Logger) *searchIndexer {
-	return &searchIndexer{st: st, log: log.With("component", "search"), pending: map[store.RootID]bool{}, wake: make(chan struct{}, 1)}
+func newSearchIndexer(st *store.Store, cat *catalog, log *slog.Logger) *searchIndexer {
+	return &searchIndexer{st: st, cat: cat, log: log.With("component", "search"), pending: map[store.RootID]bool{}, wake: make(chan struct{}, 1)}
 }
 
 // run indexes until ctx ends.
@@ -105,7 +108,8 @@ func (x *searchIndexer) watch(ctx context.Context) {
 	}
 }
 
-// work indexes the queued roots, and sweeps when asked.
+// work reads the queued roots into the catalog and indexes them, and
+// sweeps when asked.
 func (x *searchIndexer) work(ctx context.Context) {
 	for {
 		select {
@@ -133,6 +137,19 @@ func (x *searchIndexer) work(ctx context.Context) {
 				continue
 			}
 			roots = append(roots, all...)
+		}
+		if x.cat != nil {
+			if err := x.cat.update(ctx, x.st, roots, sweep); err != nil {
+				if ctx.Err() != nil {
+					return
+				}
+				x.add(roots...)
+				if sweep {
+					x.requestSweep()
+				}
+				pause(ctx, x.log, "read roots into the catalog", err)
+				continue
+			}
 		}
 		for i, r := range roots {
 			if err := x.st.IndexRoot(ctx, r); err != nil {

@@ -41,6 +41,7 @@ type Node struct {
 	// newMetrics registers it.
 	hashDuration prometheus.Histogram
 	srch         *searchService
+	cat          *catalog           // the library's lists (GET /api/library)
 	stop         context.CancelFunc // ends Follow and the announcer
 	// closing is closed when the API starts shutting down: event streams,
 	// which never go idle, end on it.
@@ -115,10 +116,11 @@ func (n *Node) Start(ctx context.Context) error {
 	// Search: the index follows the feed and field writes; peers ask on
 	// /metamesh/search/1.1.0 (or 1.0.0).
 	n.srch = newSearchService(p.host, st, key, n.log)
+	n.cat = newCatalog()
 	n.wg.Add(1)
 	go func() {
 		defer n.wg.Done()
-		newSearchIndexer(st, n.log).run(bg)
+		newSearchIndexer(st, n.cat, n.log).run(bg)
 	}()
 	n.wg.Add(1)
 	go func() {

@@ -34,8 +34,15 @@ func chromiumPath(t *testing.T) string {
 }
 
 // browser starts headless Chromium for the test and collects the page's
-// console errors, uncaught exceptions and browser log errors.
+// console errors, uncaught exceptions and browser log errors; the test's
+// browsing ends after 20 s.
 func browser(t *testing.T) (context.Context, func() []string) {
+	t.Helper()
+	return browserFor(t, 20*time.Second)
+}
+
+// browserFor is browser for a test that browses for up to d.
+func browserFor(t *testing.T, d time.Duration) (context.Context, func() []string) {
 	t.Helper()
 	opts := append(slices.Clone(chromedp.DefaultExecAllocatorOptions[:]),
 		chromedp.ExecPath(chromiumPath(t)),
@@ -43,7 +50,7 @@ func browser(t *testing.T) (context.Context, func() []string) {
 		chromedp.WindowSize(1200, 900))
 	actx, acancel := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel := chromedp.NewContext(actx, chromedp.WithLogf(t.Logf))
-	ctx, tcancel := context.WithTimeout(ctx, 20*time.Second)
+	ctx, tcancel := context.WithTimeout(ctx, d)
 	t.Cleanup(func() { tcancel(); cancel(); acancel() })
 
 	var mu sync.Mutex
@@ -163,9 +170,9 @@ func TestWeb_SearchRecordLive(t *testing.T) {
 
 	must(t, ctx, "type a title", ce, chromedp.SendKeys(chromedp.CSS("#q"), "zebra crossing"))
 	must(t, ctx, "search", ce, chromedp.Click(chromedp.CSS(`#search-form button[type=submit]`)))
-	must(t, ctx, "wait for a result", ce, chromedp.WaitVisible(chromedp.CSS(`#results button[data-cid]`)))
-	hit := must(t, ctx, "read the result", ce, chromedp.AttributeValue(chromedp.CSS(`#results button[data-cid]`), "data-cid"))
-	must(t, ctx, "open the record", ce, chromedp.Click(chromedp.CSS(`#results button[data-cid]`)))
+	must(t, ctx, "wait for a result", ce, chromedp.WaitVisible(chromedp.CSS(`#results a[data-cid]`)))
+	hit := must(t, ctx, "read the result", ce, chromedp.AttributeValue(chromedp.CSS(`#results a[data-cid]`), "data-cid"))
+	must(t, ctx, "open the record", ce, chromedp.Click(chromedp.CSS(`#results a[data-cid]`)))
 	must(t, ctx, "wait for the CIDs", ce, chromedp.WaitVisible(chromedp.CSS(`#cids tr.canonical`)))
 	canonRow := must(t, ctx, "read the canonical row", ce, chromedp.AttributeValue(chromedp.CSS(`#cids tr.canonical`), "data-cid"))
 	rows := must(t, ctx, "read the CID rows", ce, chromedp.Evaluate[[][]string](
@@ -271,8 +278,8 @@ func TestWeb_Token(t *testing.T) {
 
 	must(t, ctx, "type a title", ce, chromedp.SendKeys(chromedp.CSS("#q"), "quiet harbour"))
 	must(t, ctx, "search", ce, chromedp.Click(chromedp.CSS(`#search-form button[type=submit]`)))
-	must(t, ctx, "wait for a result", ce, chromedp.WaitVisible(chromedp.CSS(`#results button[data-cid]`)))
-	must(t, ctx, "open the record", ce, chromedp.Click(chromedp.CSS(`#results button[data-cid]`)))
+	must(t, ctx, "wait for a result", ce, chromedp.WaitVisible(chromedp.CSS(`#results a[data-cid]`)))
+	must(t, ctx, "open the record", ce, chromedp.Click(chromedp.CSS(`#results a[data-cid]`)))
 	must(t, ctx, "wait for the CIDs", ce, chromedp.WaitVisible(chromedp.CSS(`#cids tr.canonical`)))
 
 	// A reload keeps the token: the page asks nothing and answers.
@@ -366,7 +373,7 @@ const readNode = `(() => {
 // transport, B's reachability as /api/status says it, its reachable
 // addresses, the relay with the reservation's expiry and the circuit
 // addresses, and the relay service off; the summary counts in words
-// ("1 file", "2 peers"). Then the page's renderers, fed a public
+// ("1 local file", "2 peers"). Then the page's renderers, fed a public
 // relay's status and a lone peer, show what loopback nodes cannot be:
 // confirmed addresses, a refused reservation and its error, the relay
 // service on, "1 peer".
@@ -438,8 +445,8 @@ func TestWeb_PeersAndReachability(t *testing.T) {
 	if got.RelayService != "off" {
 		t.Errorf("relay service shown %q, want off", got.RelayService)
 	}
-	if !strings.Contains(got.Summary, " 1 file · 2 peers") {
-		t.Errorf("summary %q, want 1 file and 2 peers", got.Summary)
+	if !strings.Contains(got.Summary, " 1 local file · 0 known from peers · 2 peers") {
+		t.Errorf("summary %q, want 1 local file and 2 peers", got.Summary)
 	}
 
 	// What loopback cannot show, through the page's own renderers.
@@ -461,8 +468,8 @@ func TestWeb_PeersAndReachability(t *testing.T) {
 	if len(got.Peers) != 1 || got.Peers[0].Transport != "quic-v1" || got.Peers[0].How != "direct · quic-v1 · 1.5 ms" || got.Peers[0].Addrs != "1 address" {
 		t.Errorf("lone peer shown as %+v", got.Peers)
 	}
-	if !strings.Contains(got.Summary, " 1 file · 1 peer") || strings.Contains(got.Summary, "1 peers") {
-		t.Errorf("summary %q, want 1 file and 1 peer", got.Summary)
+	if !strings.Contains(got.Summary, " 1 local file · 0 known from peers · 1 peer") || strings.Contains(got.Summary, "1 peers") {
+		t.Errorf("summary %q, want 1 local file and 1 peer", got.Summary)
 	}
 	shot := must(t, ctx, "take a screenshot", ce, chromedp.FullScreenshot(100))
 	p := filepath.Join(t.TempDir(), "web-peers.png")

@@ -204,6 +204,11 @@
 //     and what drops its entries.
 //   - canonical.go: CanonicalCIDs, in one round trip the canonical CID
 //     of each of some roots and of the local file each of some CIDs names.
+//   - catalog.go: CatalogEntries, what a list of the library shows of
+//     some roots (title, year, season, episode, size, type, canonical CID,
+//     source), read in batches of 256 roots per script from the few
+//     fields a list needs, never a whole document; the node's catalog
+//     loads and follows it.
 //
 // # Layouts and upgrades
 //

@@ -107,37 +107,320 @@ function hitLine(h) {
 }
 
 async function search(q, federated) {
+  const seq = ++searchSeq;
   const status = $("search-status");
   const list = $("results");
   status.textContent = "Searching…";
   list.replaceChildren();
   try {
     const res = await api("/api/search?q=" + encodeURIComponent(q) + (federated ? "&federated=1" : ""));
+    if (seq !== searchSeq) return;
     const hits = res.hits || [];
-    status.textContent = hits.length === 0 ? "Nothing found." :
-      plural(hits.length, "result") + (federated ? " (asked " + plural((res.peers || []).length, "peer") + ")" : "");
+    status.textContent = (hits.length === 0 ? "Nothing found for “" + q + "”" : plural(hits.length, "result") + " for “" + q + "”") +
+      (federated ? " (asked " + plural((res.peers || []).length, "peer") + ")" : "") + ".";
     for (const h of hits) {
-      list.append(el("li", { class: "hit" },
-        el("button", { type: "button", class: "link title", "data-cid": h.cid, onclick: () => openRecord(h.cid) },
-          h.title || "(untitled)"),
+      list.append(el("li", { class: "hit", "data-source": h.source === "local" ? "local" : "peer" },
+        recordLink(h.cid, { class: "title" }, h.title || "(untitled)"),
         el("div", { class: "muted" }, hitLine(h)),
         el("div", {}, el("code", { class: "cid", title: "canonical CID" }, h.cid)),
-        el("div", { class: "muted" }, "from ", h.source === "local" ? "this node" : el("code", {}, h.source))));
+        sourceLine(h.source)));
     }
   } catch (e) {
-    status.textContent = "Search failed: " + e.message;
+    if (seq === searchSeq) status.textContent = "Search failed: " + e.message;
   }
+}
+
+let searchSeq = 0;
+
+// sourceLine says where a file is: on this node, or known only from a
+// peer (which).
+function sourceLine(source) {
+  if (source === "local") return el("div", { class: "muted source" }, "on this node");
+  return el("div", { class: "muted source peer" }, el("span", { class: "badge peer" }, "known from a peer"), " ",
+    el("code", {}, source || "unknown peer"));
 }
 
 $("search-form").addEventListener("submit", (ev) => {
   ev.preventDefault();
-  search($("q").value.trim(), $("federated").checked);
+  const q = $("q").value.trim();
+  if (q) go({ q, federated: $("federated").checked });
 });
 
 $("cid-form").addEventListener("submit", (ev) => {
   ev.preventDefault();
-  openRecord($("cid").value.trim());
+  const cid = $("cid").value.trim();
+  if (cid) go({ ...state, cid });
 });
+
+// ---- where the page is: the URL ----
+
+// The page's state is its URL: ?q= (a search, with federated=1), or a
+// list of the library (view=recent|movies|shows, show=<key> and season=N
+// for a show's seasons or a season's episodes, page=N, limit=N), and
+// cid=<cid> for the open record. Links carry it, reload keeps it, back
+// and forward walk it (pushState, popstate).
+let state = {};
+
+function stateFromURL() {
+  const p = new URLSearchParams(location.search);
+  const page = parseInt(p.get("page") || "1", 10);
+  const s = {
+    q: (p.get("q") || "").trim(), federated: p.get("federated") === "1",
+    view: p.get("view") || "", show: p.get("show") || "", season: p.get("season") || "",
+    page: page > 1 ? page : 1, limit: p.get("limit") || "", cid: p.get("cid") || "",
+  };
+  const m = location.hash.match(/^#cid=(.+)$/); // links of older pages
+  if (m && !s.cid) s.cid = decodeURIComponent(m[1]);
+  return s;
+}
+
+// urlOf is the page's URL for state s.
+function urlOf(s) {
+  const p = new URLSearchParams();
+  if (s.q) {
+    p.set("q", s.q);
+    if (s.federated) p.set("federated", "1");
+  } else {
+    if (s.show) {
+      p.set("show", s.show);
+      if (s.season !== "" && s.season !== undefined) p.set("season", s.season);
+    } else if (s.view && s.view !== "recent") {
+      p.set("view", s.view);
+    }
+    if (s.page > 1) p.set("page", String(s.page));
+    if (s.limit) p.set("limit", s.limit);
+  }
+  if (s.cid) p.set("cid", s.cid);
+  const qs = p.toString();
+  return "/" + (qs ? "?" + qs : "");
+}
+
+// go moves the page to state s: a new history entry, then rendered.
+function go(s) {
+  history.pushState(null, "", urlOf(s));
+  render(stateFromURL());
+}
+
+window.addEventListener("popstate", () => render(stateFromURL()));
+
+// plainClick reports a click the page follows itself: the main button,
+// no modifier (those open a new tab or window, as the link says).
+function plainClick(ev) {
+  return ev.button === 0 && !ev.metaKey && !ev.ctrlKey && !ev.shiftKey && !ev.altKey;
+}
+
+// link is an <a> to state s: a plain link (a new tab, a copied address),
+// followed in the page on a plain click; s may be a function, called on
+// the click, returning the state.
+function link(s, attrs, ...children) {
+  const a = el("a", { ...attrs, href: urlOf(typeof s === "function" ? s() : s) }, ...children);
+  a.addEventListener("click", (ev) => {
+    if (!plainClick(ev)) return;
+    ev.preventDefault();
+    go(typeof s === "function" ? s() : s);
+  });
+  return a;
+}
+
+// recordLink opens the record of cid over what the page shows when it
+// is clicked.
+function recordLink(cid, attrs, ...children) {
+  return link(() => ({ ...state, cid }), { ...attrs, "data-cid": cid }, ...children);
+}
+
+// What is on screen, so a render only loads what changed.
+const shown = { search: null, list: null, cid: null };
+
+function render(s) {
+  state = s;
+  $("q").value = s.q;
+  $("federated").checked = s.federated;
+  const searching = s.q !== "";
+  $("library").hidden = searching;
+  $("search-back").hidden = !searching;
+  if (searching) {
+    shown.list = null; // files may come and go meanwhile: back, it loads again
+    const key = s.q + "\n" + s.federated;
+    if (shown.search !== key) { shown.search = key; search(s.q, s.federated); }
+  } else if (shown.search !== null) {
+    shown.search = null;
+    searchSeq++;
+    $("results").replaceChildren();
+    $("search-status").textContent = "";
+  }
+  if (!searching) {
+    const key = listKey(s);
+    if (shown.list !== key) { shown.list = key; loadList(s); }
+  }
+  if (s.cid && shown.cid !== s.cid) {
+    shown.cid = s.cid;
+    openRecord(s.cid);
+  } else if (!s.cid && shown.cid !== null) {
+    shown.cid = null;
+    recordSeq++;
+    $("record").hidden = true;
+  }
+}
+
+for (const a of $("views").querySelectorAll("a[data-view]")) {
+  a.addEventListener("click", (ev) => {
+    if (!plainClick(ev)) return;
+    ev.preventDefault();
+    go({ view: a.dataset.view });
+  });
+}
+
+$("back-to-library").addEventListener("click", (ev) => {
+  ev.preventDefault();
+  go({});
+});
+$("close-record").addEventListener("click", (ev) => {
+  ev.preventDefault();
+  go({ ...state, cid: "" });
+});
+
+// ---- library ----
+
+const VIEWS = { recent: "Recently added", movies: "Movies", shows: "Shows" };
+let listSeq = 0;
+let lastPage = null; // the list shown: its answer
+
+function listKey(s) { return [s.view || "recent", s.show, s.season, s.page, s.limit].join("\n"); }
+
+function seasonName(n) { return n === 0 ? "Specials" : "Season " + n; }
+
+// loadList shows the list s names.
+async function loadList(s) {
+  const seq = ++listSeq;
+  const p = new URLSearchParams();
+  if (s.show) {
+    p.set("show", s.show);
+    if (s.season !== "") p.set("season", s.season);
+  } else {
+    p.set("view", VIEWS[s.view] ? s.view : "recent");
+  }
+  if (s.page > 1) p.set("page", String(s.page));
+  if (s.limit) p.set("limit", s.limit);
+  const current = s.show ? "shows" : (VIEWS[s.view] ? s.view : "recent");
+  for (const a of $("views").querySelectorAll("a[data-view]")) {
+    a.setAttribute("href", urlOf({ view: a.dataset.view }));
+    if (a.dataset.view === current) a.setAttribute("aria-current", "page"); else a.removeAttribute("aria-current");
+  }
+  $("library-status").textContent = "Loading…";
+  $("library").setAttribute("aria-busy", "true");
+  let page;
+  try {
+    page = await api("/api/library?" + p.toString());
+  } catch (e) {
+    if (seq !== listSeq) return;
+    $("library").removeAttribute("aria-busy");
+    lastPage = null;
+    $("entries").replaceChildren();
+    $("pager").hidden = true;
+    $("crumbs").hidden = true;
+    $("library-status").textContent = "Could not load the list: " + e.message;
+    return;
+  }
+  if (seq !== listSeq) return;
+  $("library").removeAttribute("aria-busy");
+  lastPage = page;
+  renderList(s, page);
+}
+
+// LIST_NOUNS name what each list counts.
+const LIST_NOUNS = {
+  recent: ["file", "files"], movies: ["movie", "movies"], shows: ["show", "shows"],
+  seasons: ["season", "seasons"], episodes: ["episode", "episodes"],
+};
+
+function renderList(s, page) {
+  renderCrumbs(s, page);
+  const noun = LIST_NOUNS[page.view] || ["entry", "entries"];
+  const entries = page.entries || [];
+  const st = $("library-status");
+  if (page.total === 0) {
+    st.textContent = libraryEmpty() ? "" : "No " + noun[1] + " yet.";
+  } else if (entries.length === 0) {
+    st.textContent = "Page " + page.page + " is past the last (" + plural(page.pages, "page") + ", " + plural(page.total, noun[0], noun[1]) + ").";
+  } else {
+    st.textContent = plural(page.total, noun[0], noun[1]) + (page.pages > 1 ? " · page " + page.page + " of " + page.pages : "");
+  }
+  $("entries").replaceChildren(...entries.map((e) => entryItem(s, page, e)));
+  const pager = $("pager");
+  pager.hidden = page.pages <= 1;
+  const turn = (id, n) => {
+    const a = $(id);
+    const ok = n >= 1 && n <= page.pages;
+    a.hidden = !ok;
+    a.setAttribute("href", urlOf({ ...s, page: n, cid: "" }));
+    a.onclick = (ev) => {
+      if (!plainClick(ev)) return;
+      ev.preventDefault();
+      go({ ...s, page: n, cid: "" });
+    };
+  };
+  turn("prev", page.page - 1);
+  turn("next", page.page + 1);
+  $("page-of").textContent = "Page " + page.page + " of " + Math.max(page.pages, 1);
+}
+
+// renderCrumbs shows where a show's list is: Shows › the show › a season.
+function renderCrumbs(s, page) {
+  const nav = $("crumbs");
+  if (!s.show) { nav.hidden = true; nav.replaceChildren(); return; }
+  const title = page.showTitle || s.show;
+  const parts = [link({ view: "shows" }, {}, "Shows"), " › "];
+  if (page.view === "episodes") {
+    parts.push(link({ show: s.show }, { "data-show": s.show }, title), " › ", el("span", { "aria-current": "page" }, seasonName(page.season)));
+  } else {
+    parts.push(el("span", { "aria-current": "page" }, title));
+  }
+  nav.replaceChildren(...parts);
+  nav.hidden = false;
+}
+
+function entryItem(s, page, e) {
+  if (e.kind === "show") {
+    const counts = [plural(e.seasons, "season"), plural(e.episodes, "episode")];
+    if (e.fromPeers) counts.push(e.fromPeers + " known from peers");
+    return el("li", { class: "entry show", "data-show": e.show },
+      link({ show: e.show }, { class: "title", "data-show": e.show }, e.title || e.show),
+      el("div", { class: "muted" }, counts.join(" · ")));
+  }
+  if (e.kind === "season") {
+    const counts = [plural(e.episodes, "episode")];
+    if (e.fromPeers) counts.push(e.fromPeers + " known from peers");
+    return el("li", { class: "entry season", "data-season": String(e.season) },
+      link({ show: e.show, season: String(e.season) }, { class: "title", "data-season": String(e.season) }, seasonName(e.season)),
+      el("div", { class: "muted" }, counts.join(" · ")));
+  }
+  const title = page.view === "episodes"
+    ? (e.episode !== undefined ? "Episode " + e.episode : "") + (e.episodeTitle ? (e.episode !== undefined ? ": " : "") + e.episodeTitle : "")
+    : e.title;
+  return el("li", { class: "entry file", "data-cid": e.cid, "data-source": e.source === "local" ? "local" : "peer" },
+    recordLink(e.cid, { class: "title" }, title || e.title || "(untitled)"),
+    el("div", { class: "muted" }, hitLine(page.view === "episodes" ? { ...e, episodeTitle: "" } : e)),
+    sourceLine(e.source));
+}
+
+// libraryEmpty reports whether the node's status says the library holds
+// no file at all (nor any known from peers).
+function libraryEmpty() {
+  const f = lastStatus && lastStatus.files;
+  return !!(f && f.loaded && f.local === 0 && f.fromPeers === 0);
+}
+
+// renderEmptyHint says how to add files while the library has none.
+function renderEmptyHint(st) {
+  const empty = libraryEmpty();
+  $("empty-hint").hidden = !empty;
+  if (!empty) return;
+  const libs = st.libraries || [];
+  $("empty-copy").firstChild.textContent = libs.length === 1 ? "Copy videos into the library folder below and they appear here as soon as they are hashed, for example " :
+    "Copy videos into one of the library folders below and they appear here as soon as they are hashed, for example ";
+  codeList("empty-folders", libs, "no library folder is configured (--library)");
+  if (lastPage && lastPage.total === 0) $("library-status").textContent = "";
+}
 
 // ---- record ----
 
@@ -182,7 +465,8 @@ async function openRecord(cid) {
   $("record-title").textContent = "Record";
   $("record-status").textContent = "Loading " + cid + "…";
   $("record-body").hidden = true;
-  if (location.hash !== "#cid=" + cid) history.replaceState(null, "", "#cid=" + encodeURIComponent(cid));
+  $("close-record").setAttribute("href", urlOf({ ...state, cid: "" }));
+  sec.scrollIntoView({ block: "start" });
   let doc;
   try {
     doc = await api("/api/meta/" + encodeURIComponent(cid));
@@ -203,7 +487,10 @@ async function openRecord(cid) {
   const bits = [];
   if (doc.mimeType) bits.push(doc.mimeType);
   if (typeof doc.sizeByte === "number") bits.push(fmtBytes(doc.sizeByte));
-  if (doc.source) bits.push(doc.source === "local" ? "on this node" : "from peer " + doc.source);
+  // A file known only from peers has no bytes here: no download, no
+  // player (GET /api/file answers 404), but the peers that hold it.
+  const local = doc.source === "local";
+  if (doc.source) bits.push(local ? "on this node" : "known only from peer " + doc.source);
   if (typeof doc.filePath === "string") bits.push(doc.filePath);
   $("record-summary").textContent = bits.join(" · ");
 
@@ -232,6 +519,8 @@ async function openRecord(cid) {
   }
   $("subtitles-part").hidden = subs.children.length === 0;
 
+  $("peer-only").hidden = local;
+  $("download-part").hidden = !local;
   const href = "/api/file/" + encodeURIComponent(canonical);
   const dl = $("download");
   dl.href = href;
@@ -240,7 +529,7 @@ async function openRecord(cid) {
 
   const player = $("player");
   player.replaceChildren();
-  const kind = playable(doc.mimeType);
+  const kind = local ? playable(doc.mimeType) : "";
   if (kind && !token) {
     player.append(el(kind, { controls: true, preload: "none", src: href, "aria-label": "Play " + title }));
   } else if (kind) {
@@ -272,6 +561,8 @@ async function openRecord(cid) {
     for (const it of items) ul.append(el("li", {}, el("code", {}, it)));
   };
   listInto("providers", asList(doc.providers), "none known");
+  $("providers-status").textContent = "";
+  if (!local) findProviders(canonical, asList(doc.providers), seq);
   const dups = asList(doc.duplicates);
   listInto("duplicates", dups, "none");
   if (typeof doc.duplicateCount === "number" && doc.duplicateCount > dups.length) {
@@ -279,6 +570,25 @@ async function openRecord(cid) {
   }
   $("tree").replaceChildren(tree(doc));
   $("record-body").hidden = false;
+}
+
+// findProviders asks the DHT (GET /api/providers) who has a file known
+// only from peers, and adds who it names to the peers that sent it.
+async function findProviders(cid, known, seq) {
+  $("providers-status").textContent = "Asking the DHT who has it…";
+  let res;
+  try {
+    res = await api("/api/providers/" + encodeURIComponent(cid));
+  } catch (e) {
+    if (seq === recordSeq) $("providers-status").textContent = "The DHT lookup failed: " + e.message;
+    return;
+  }
+  if (seq !== recordSeq) return;
+  const found = asList(res.providers);
+  const all = [...new Set([...known, ...found])];
+  const ul = $("providers");
+  if (all.length > 0) ul.replaceChildren(...all.map((p) => el("li", {}, el("code", {}, p))));
+  $("providers-status").textContent = "The DHT names " + plural(found.length, "provider") + ".";
 }
 
 async function fetchBlob(href) {
@@ -316,8 +626,21 @@ let pollTimer = 0;
 let refreshTimer = 0;
 let peersTimer = 0;   // with events: peers and reachability change without one
 
+let lastStatus = null;
+
+// filesText counts the files as the catalog holds them: local ones and
+// those known only from peers, apart.
+function filesText(st) {
+  const f = st.files || {};
+  if (!f.loaded) return plural(st.roots ?? 0, "file") + " (counting…)";
+  return plural(f.local, "local file") + " · " + f.fromPeers + " known from peers";
+}
+
 function renderStatus(st) {
+  const wasEmpty = libraryEmpty();
+  lastStatus = st;
   $("peer-id").textContent = st.peerId || "";
+  $("files").textContent = filesText(st);
   codeList("addrs", st.addrs || [], "none");
   $("roots").textContent = String(st.roots ?? "");
   $("provide-queue").textContent = String(st.provideQueue ?? "");
@@ -329,12 +652,21 @@ function renderStatus(st) {
   const p = $("scan-progress");
   p.max = total > 0 ? total : 1;
   p.value = total > 0 ? Math.min(done, total) : (sc.state === "watching" || sc.state === "polling" || sc.state === "idle" ? 1 : 0);
-  $("scan-text").textContent = (sc.filesDone ?? 0) + " / " + plural(sc.filesTotal ?? 0, "file") + ", " +
+  $("scan-text").textContent = (sc.filesDone ?? 0) + " / " + plural(sc.filesTotal ?? 0, "file") + " scanned, " +
     fmtBytes(Math.min(done, total || done)) + " / " + fmtBytes(total) +
     (sc.errors ? ", " + plural(sc.errors, "error") : "");
-  $("summary").textContent = "Version " + (st.version || "?") + " · " + plural(st.roots ?? 0, "file") + " · " +
+  $("summary").textContent = "Version " + (st.version || "?") + " · " + filesText(st) + " · " +
     plural(st.peers ?? 0, "peer") + (st.redis && !st.redis.ok ? " · Redis is down" : "");
   renderReachability(st);
+  renderEmptyHint(st);
+  if (wasEmpty && !libraryEmpty() && lastPage && lastPage.total === 0) renderList(state, lastPage);
+}
+
+// reloadList loads the list on screen again (files came or went).
+function reloadList() {
+  if (state.q) return;
+  shown.list = listKey(state);
+  loadList(state);
 }
 
 // What each reachability (AutoNAT v2) means for the household's peers.
@@ -418,8 +750,10 @@ function scheduleRefresh() {
     refreshTimer = 0;
     try {
       const st = await refreshNode();
+      reloadList();
       const busy = st.scan && !["watching", "polling", "idle"].includes(st.scan.state);
-      if (busy && live === "events") scheduleRefresh(); // bytes move between events
+      const counting = !(st.files && st.files.loaded);
+      if ((busy || counting) && live === "events") scheduleRefresh(); // bytes move between events
     } catch (e) { /* shown on the next poll */ }
   }, 300);
 }
@@ -429,14 +763,22 @@ function startPolling(why) {
   if (peersTimer) { clearInterval(peersTimer); peersTimer = 0; }
   $("live-mode").textContent = "polling every 3 s (" + why + ")";
   if (pollTimer) return;
-  pollTimer = setInterval(() => { refreshNode().catch((e) => { $("live-mode").textContent = "polling: " + e.message; }); }, 3000);
+  pollTimer = setInterval(async () => {
+    const before = filesText(lastStatus || {});
+    try {
+      const st = await refreshNode();
+      if (filesText(st) !== before) reloadList(); // files came or went
+    } catch (e) {
+      $("live-mode").textContent = "polling: " + e.message;
+    }
+  }, 3000);
 }
 
 function addEvent(e) {
   const list = $("events");
   const what = e.path || e.cid || e.into || "";
   const item = el("li", { "data-type": e.type || "" }, el("span", { class: "badge" }, e.type || "event"), " ", what);
-  if (e.cid) item.append(" ", el("button", { type: "button", class: "link", onclick: () => openRecord(e.cid) }, "open"));
+  if (e.cid) item.append(" ", recordLink(e.cid, { class: "open" }, "open"));
   list.prepend(item);
   while (list.children.length > 20) list.lastChild.remove();
 }
@@ -461,6 +803,9 @@ function startEvents() {
 }
 
 async function init() {
+  const s = stateFromURL();
+  history.replaceState(null, "", urlOf(s)); // an old #cid= link becomes ?cid=
+  render(s);
   let st = null;
   try {
     st = await refreshNode();
@@ -470,9 +815,7 @@ async function init() {
   // EventSource cannot send a token: with one, poll instead.
   if (st && !token) startEvents();
   else startPolling(token ? "the API needs a token" : "the node did not answer");
-  if (st && st.scan && !["watching", "polling", "idle"].includes(st.scan.state)) scheduleRefresh();
-  const m = location.hash.match(/^#cid=(.+)$/);
-  if (m) openRecord(decodeURIComponent(m[1]));
+  if (st && ((st.scan && !["watching", "polling", "idle"].includes(st.scan.state)) || !(st.files && st.files.loaded))) scheduleRefresh();
 }
 
 init();

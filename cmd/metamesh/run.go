@@ -73,7 +73,7 @@ comma-separated.`,
 	f.Int("meta-cache", 10_000, "documents GET /api/meta keeps in memory, with their encoded answers (about 1.4 KB each); 0 means the default, -1 keeps none (env METAMESH_META_CACHE)")
 	f.Duration("peer-record-ttl", time.Hour, "how old what peers said of a file may get before a lookup asks them again (negative: never; env METAMESH_PEER_RECORD_TTL)")
 	f.String("api-token-file", "", "bearer token file the API requires off loopback; generated (mode 0600) when missing (default DATA/api-token; env METAMESH_API_TOKEN_FILE)")
-	f.Bool("public-read", false, "off loopback, serve GET /api/meta, /api/search and /api/file without the token (env METAMESH_PUBLIC_READ)")
+	f.Bool("public-read", false, "off loopback, serve GET /api/meta, /api/search, /api/library and /api/file without the token (env METAMESH_PUBLIC_READ)")
 	f.Float64("stranger-rate", 2, "off loopback, how many federated lookups and searches per second a client on another machine without the token (one per IPv4 address or IPv6 /64) may make the node start; past it 429 with Retry-After; 0: none (env METAMESH_STRANGER_RATE)")
 	f.Int("stranger-burst", 10, "how many of those such a client may start at once; 0 means the default (10) (env METAMESH_STRANGER_BURST)")
 	f.StringArray("api-host", nil, "another Host header name the API answers on loopback, besides localhost, 127.0.0.1 and [::1]; repeat for more (env METAMESH_API_HOST)")

@@ -1,0 +1,215 @@
+package api
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"unicode/utf8"
+)
+
+// Limits of GET /api/library.
+const (
+	MaxLibraryLimit     = 200
+	DefaultLibraryLimit = 50
+	// MaxLibraryPage bounds page= (a list of MaxLibraryPage pages of one
+	// entry is far beyond any household's library).
+	MaxLibraryPage = 1 << 20
+	// MaxSeason bounds season=, as the NFO reader bounds season numbers.
+	MaxSeason = 99999
+	// maxShowKey bounds show=, in bytes.
+	maxShowKey = 1024
+)
+
+// The views of GET /api/library.
+const (
+	ViewRecent = "recent" // every video and audio file, newest first
+	ViewMovies = "movies" // videos that are no episode, by title then year
+	ViewShows  = "shows"  // shows by title; with show= its seasons, with season= too its episodes
+)
+
+// Librarian is the part of a Backend that answers GET /api/library; a
+// Backend without it answers 404 there.
+type Librarian interface {
+	// Library answers one page of a list of the library. q is valid
+	// (libraryParams checked it). Errors wrap ErrNotFound (a show or a
+	// season the library does not hold).
+	Library(ctx context.Context, q LibraryQuery) (LibraryPage, error)
+}
+
+// LibraryQuery is one request of GET /api/library.
+type LibraryQuery struct {
+	// View is ViewRecent, ViewMovies or ViewShows.
+	View string
+	// Show, with ViewShows, is the key of one show (LibraryEntry.Show):
+	// its seasons are listed, or with Season its episodes.
+	Show string
+	// Season is a season of Show, -1 for none.
+	Season int
+	// Page is 1-based; Limit is 1..MaxLibraryLimit.
+	Page, Limit int
+}
+
+// LibraryPage is the JSON shape of GET /api/library.
+type LibraryPage struct {
+	// View is "recent", "movies", "shows", "seasons" (of one show) or
+	// "episodes" (of one season of one show).
+	View string `json:"view"`
+	// Show is the show of a "seasons" or "episodes" list: its key, its
+	// title.
+	Show      string `json:"show,omitempty"`
+	ShowTitle string `json:"showTitle,omitempty"`
+	// Season is the season of an "episodes" list.
+	Season *int `json:"season,omitempty"`
+	// Entries are the page's entries (never null).
+	Entries []LibraryEntry `json:"entries"`
+	// Page is this page (1-based), Pages how many there are (0 for an
+	// empty list), Limit the entries per page and Total the entries of
+	// the whole list. A page past the last is empty.
+	Page  int `json:"page"`
+	Pages int `json:"pages"`
+	Limit int `json:"limit"`
+	Total int `json:"total"`
+	// Files counts the whole library.
+	Files LibraryCounts `json:"files"`
+}
+
+// LibraryEntry is one entry of a list: a file (Kind "file"), a show
+// ("show") or a season of a show ("season").
+type LibraryEntry struct {
+	Kind string `json:"kind"`
+	// CID is a file's canonical CID: GET /api/meta/<cid> is its record.
+	CID string `json:"cid,omitempty"`
+	// Show is the key a show is asked for with (show=): set on shows,
+	// seasons and episodes.
+	Show string `json:"show,omitempty"`
+	// Title is a file's title (an episode's is its show's), a show's, or
+	// a season's show's.
+	Title        string `json:"title"`
+	Year         int    `json:"year,omitempty"`
+	Season       *int   `json:"season,omitempty"`
+	Episode      *int   `json:"episode,omitempty"`
+	EpisodeTitle string `json:"episodeTitle,omitempty"`
+	Size         int64  `json:"size,omitempty"`
+	FileType     string `json:"fileType,omitempty"`
+	// Source is a file's: "local" when this node holds it, else the peer
+	// it is known from.
+	Source string `json:"source,omitempty"`
+	// Seasons is how many seasons a show has; Episodes how many episodes
+	// a show or a season has, FromPeers how many of those this node knows
+	// only from peers.
+	Seasons   int `json:"seasons,omitempty"`
+	Episodes  int `json:"episodes,omitempty"`
+	FromPeers int `json:"fromPeers,omitempty"`
+}
+
+// LibraryCounts counts the files of the library (every root: sidecars
+// and files known only from peers included, as Status.Roots does).
+type LibraryCounts struct {
+	// Local are the files this node holds; FromPeers those it knows only
+	// from peers' records.
+	Local     int `json:"local"`
+	FromPeers int `json:"fromPeers"`
+	// Loaded is false until the node has read its whole library once
+	// since it started: until then the counts and lists may be short.
+	Loaded bool `json:"loaded"`
+}
+
+// routeLibrary registers GET /api/library.
+func (s *Server) routeLibrary() {
+	s.mux.HandleFunc("GET /api/library", s.library)
+}
+
+func (s *Server) library(w http.ResponseWriter, r *http.Request) {
+	lb, ok := s.b.(Librarian)
+	if !ok {
+		writeErrorCode(w, http.StatusNotFound, "this node does not list its library")
+		return
+	}
+	q, err := libraryParams(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	page, err := lb.Library(r.Context(), q)
+	if err != nil {
+		if status(err) >= 500 {
+			s.log.Error("library", "view", q.View, "err", err)
+		}
+		writeError(w, err)
+		return
+	}
+	if page.Entries == nil {
+		page.Entries = []LibraryEntry{}
+	}
+	writeJSON(w, http.StatusOK, page)
+}
+
+// libraryParams reads view (recent, movies or shows; shows when show is
+// given, else recent by default), show (a show's key, 1..1024 bytes of
+// UTF-8), season (0..MaxSeason, only with show), page (1..MaxLibraryPage,
+// default 1) and limit (1..MaxLibraryLimit, default
+// DefaultLibraryLimit); any other parameter, or one given twice, is an
+// error naming it.
+func libraryParams(r *http.Request) (LibraryQuery, error) {
+	v := r.URL.Query()
+	for k, vals := range v {
+		switch k {
+		case "view", "show", "season", "page", "limit":
+			if len(vals) > 1 {
+				return LibraryQuery{}, badRequest("%s given %d times", k, len(vals))
+			}
+		default:
+			return LibraryQuery{}, badRequest("unknown parameter %q (want view, show, season, page, limit)", k)
+		}
+	}
+	q := LibraryQuery{View: v.Get("view"), Show: v.Get("show"), Season: -1, Page: 1, Limit: DefaultLibraryLimit}
+	if v.Has("show") {
+		switch {
+		case q.Show == "":
+			return LibraryQuery{}, badRequest("show is empty: give a show's key, as the shows list names it")
+		case len(q.Show) > maxShowKey:
+			return LibraryQuery{}, badRequest("show of %d bytes, at most %d", len(q.Show), maxShowKey)
+		case !utf8.ValidString(q.Show):
+			return LibraryQuery{}, badRequest("show is not UTF-8")
+		}
+	}
+	switch {
+	case !v.Has("view") && v.Has("show"):
+		q.View = ViewShows
+	case !v.Has("view"):
+		q.View = ViewRecent
+	case q.View != ViewRecent && q.View != ViewMovies && q.View != ViewShows:
+		return LibraryQuery{}, badRequest("view %q: want recent, movies or shows", q.View)
+	case v.Has("show") && q.View != ViewShows:
+		return LibraryQuery{}, badRequest("show is given with view %q: a show's seasons are in view shows", q.View)
+	}
+	if v.Has("season") {
+		if !v.Has("show") {
+			return LibraryQuery{}, badRequest("season is given without show: say whose season with show=<key>")
+		}
+	}
+	var err error
+	if q.Season, err = intParam(v.Get("season"), v.Has("season"), "season", 0, MaxSeason, -1); err != nil {
+		return LibraryQuery{}, err
+	}
+	if q.Page, err = intParam(v.Get("page"), v.Has("page"), "page", 1, MaxLibraryPage, 1); err != nil {
+		return LibraryQuery{}, err
+	}
+	if q.Limit, err = intParam(v.Get("limit"), v.Has("limit"), "limit", 1, MaxLibraryLimit, DefaultLibraryLimit); err != nil {
+		return LibraryQuery{}, err
+	}
+	return q, nil
+}
+
+// intParam reads a whole number parameter name of lo..hi, def when it is
+// not given.
+func intParam(s string, given bool, name string, lo, hi, def int) (int, error) {
+	if !given {
+		return def, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < lo || n > hi || s[0] == '+' {
+		return 0, badRequest("%s %q: want a number from %d to %d", name, s, lo, hi)
+	}
+	return n, nil
+}

@@ -1,0 +1,131 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"sort"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// CatalogEntry is what a list of the library shows of one root: the
+// fields a search hit shows (hitOf), read without the root's document.
+type CatalogEntry struct {
+	Root RootID
+	// CID is the canonical CID (Document.CanonicalCID).
+	CID   string
+	Title string
+	Year  int // 0 when unknown
+	// Season and Episode are -1 when the root has none.
+	Season, Episode int
+	EpisodeTitle    string
+	Size            int64
+	FileType        string
+	// Source is "local" for a local file, else the first peer (by ID)
+	// that supplied the root.
+	Source string
+}
+
+// Local reports whether the entry is a local file's.
+func (e CatalogEntry) Local() bool { return e.Source == "local" }
+
+// catalogBatch is how many roots one catalog script reads: a batch is
+// one round trip, and Redis serves other clients between batches.
+const catalogBatch = 256
+
+// catalogFields are the fields hitOf reads (a name ending in "/" for
+// every field under it); every one is a SearchField, so a write to any of
+// them reaches the node's indexer, which reads the entry again.
+var catalogFields = []string{"title", "titles/", "originalTitle", "filePath", "fileName", "movieYear", "year",
+	"season", "episode", "episodeTitle", "sizeByte", "fileType"}
+
+// CatalogEntries reads the catalog entries of roots, catalogBatch roots
+// per script (one round trip each), reading only catalogFields of each
+// (and their peers' claims), the key-set, the learned members and the
+// peers: never a whole document. Roots that do not exist are left out.
+// The answer follows the order of roots.
+func (s *Store) CatalogEntries(ctx context.Context, roots []RootID) ([]CatalogEntry, error) {
+	out := make([]CatalogEntry, 0, len(roots))
+	for i := 0; i < len(roots); i += catalogBatch {
+		docs, err := luaCatalog.run(ctx, s, catalogArgs{roots: roots[i:min(i+catalogBatch, len(roots))]})
+		if err != nil {
+			return nil, err
+		}
+		for _, d := range docs {
+			out = append(out, catalogEntryOf(d))
+		}
+	}
+	return out, nil
+}
+
+// catalogEntryOf is the entry of d, a document holding catalogFields.
+func catalogEntryOf(d Document) CatalogEntry {
+	h := hitOf(d)
+	e := CatalogEntry{Root: d.Root, CID: h.CID, Title: h.Title, Year: h.Year, Season: -1, Episode: -1,
+		EpisodeTitle: h.Episode, Size: h.Size, FileType: h.FileType, Source: h.Source}
+	if h.Season != nil {
+		e.Season = *h.Season
+	}
+	if h.EpNumber != nil {
+		e.Episode = *h.EpNumber
+	}
+	return e
+}
+
+type catalogArgs struct{ roots []RootID }
+
+func (a catalogArgs) argv() []any {
+	v := make([]any, 0, 1+len(a.roots)+len(catalogFields))
+	v = append(v, len(a.roots))
+	for _, r := range a.roots {
+		v = append(v, string(r))
+	}
+	for _, f := range catalogFields {
+		v = append(v, f)
+	}
+	return v
+}
+
+// decodeCatalog reads catalog.lua's reply as partial documents (the
+// roots that exist, in order).
+func decodeCatalog(c *redis.Cmd) ([]Document, error) {
+	v, err := c.Slice()
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return nil, err
+	}
+	strs := func(x any) []string {
+		xs, _ := x.([]any)
+		out := make([]string, 0, len(xs))
+		for _, e := range xs {
+			if s, ok := e.(string); ok {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	out := make([]Document, 0, len(v))
+	for _, x := range v {
+		t, ok := x.([]any)
+		if !ok || len(t) < 5 {
+			continue
+		}
+		r, _ := t[0].(string)
+		d := Document{Root: RootID(r), CIDs: strs(t[1]), Peers: strs(t[3]), Fields: map[string]string{}}
+		for _, m := range strs(t[2]) {
+			if d.Learned == nil {
+				d.Learned = map[string][]string{}
+			}
+			d.Learned[m] = nil
+		}
+		kv := strs(t[4])
+		for i := 0; i+1 < len(kv); i += 2 {
+			d.Fields[kv[i]] = kv[i+1]
+		}
+		sort.Strings(d.CIDs)
+		sort.Strings(d.Peers)
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+var luaCatalog = newScript[catalogArgs](luaRead, "catalog.lua", "read catalog", decodeCatalog)
