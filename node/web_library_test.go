@@ -143,7 +143,7 @@ func TestWeb_LibraryBrowse(t *testing.T) {
 
 	p.navigate("/")
 	l := p.waitList("the recently added files", `l.entries.length === 6`)
-	if l.View != "recent" || l.URL != "" || l.Status != "6 files" || l.Pager != "" || l.Record != "" {
+	if l.View != "recent" || l.URL != "" || l.Status != "6 media files" || l.Pager != "" || l.Record != "" {
 		t.Errorf("recent: %+v", l)
 	}
 	p.screenshot("recent")

@@ -329,7 +329,7 @@ async function loadList(s) {
 
 // LIST_NOUNS name what each list counts.
 const LIST_NOUNS = {
-  recent: ["file", "files"], movies: ["movie", "movies"], shows: ["show", "shows"],
+  recent: ["media file", "media files"], movies: ["movie", "movies"], shows: ["show", "shows"],
   seasons: ["season", "seasons"], episodes: ["episode", "episodes"],
 };
 
