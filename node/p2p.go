@@ -428,7 +428,7 @@ func (p *p2p) bootstrapLoop(ctx context.Context) {
 				b := max(backoff[ai.ID]*2, time.Second)
 				backoff[ai.ID] = min(b, time.Minute)
 				next[ai.ID] = time.Now().Add(backoff[ai.ID])
-				args := []any{"peer", ai.ID, "addrs", ai.Addrs, "retry in", backoff[ai.ID], "err", err}
+				args := []any{"peer", ai.ID, "addrs", ai.Addrs, "retry in", backoff[ai.ID], "err", dialReason(err)}
 				if p.private {
 					args = append(args, "hint", "with --swarm-key, a peer with another key or none cannot connect")
 				}

@@ -1,0 +1,162 @@
+package node
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"log/slog"
+	"net"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/libp2p/go-libp2p"
+	"github.com/libp2p/go-libp2p/core/crypto"
+	"github.com/libp2p/go-libp2p/core/peer"
+
+	"github.com/metamesh/node/store/storetest"
+)
+
+// logLines are the lines of logs at level or above (level=WARN…).
+func logLines(logs *storetest.Buffer, levels ...string) []string {
+	var out []string
+	for _, line := range strings.Split(logs.String(), "\n") {
+		for _, l := range levels {
+			if strings.Contains(line, " level="+l+" ") {
+				out = append(out, line)
+			}
+		}
+	}
+	return out
+}
+
+// waitLog waits until logs hold a line with every one of parts (a wait,
+// not a timing assertion).
+func waitLog(t *testing.T, logs *storetest.Buffer, parts ...string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		for _, line := range strings.Split(logs.String(), "\n") {
+			all := true
+			for _, p := range parts {
+				all = all && strings.Contains(line, p)
+			}
+			if all {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no line with %q in:\n%s", parts, logs.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// closedPort is a loopback TCP port nothing listens on.
+func closedPort(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, port, _ := net.SplitHostPort(l.Addr().String())
+	l.Close()
+	return port
+}
+
+// A --bootstrap peer that cannot be dialled is one line, the node's,
+// naming the peer, its address and the reason; kad-dht's own "failed to
+// bootstrap" for it goes to debug.
+func TestLogs_BootstrapDialFailureIsOneLine(t *testing.T) {
+	_, pub, err := crypto.GenerateEd25519Key(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, _ := peer.IDFromPublicKey(pub)
+	addr := "/ip4/127.0.0.1/tcp/" + closedPort(t)
+	logs := &storetest.Buffer{}
+	srv := storetest.Server(t)
+	n, err := New(Config{
+		Libraries: []string{t.TempDir()}, RedisURL: srv.URL(), APIAddr: "127.0.0.1:0", DataDir: storetest.Dir(t),
+		Listen: []string{"/ip4/127.0.0.1/tcp/0"}, Bootstrap: []string{addr + "/p2p/" + id.String()},
+		Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := n.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { n.Close() })
+	waitLog(t, logs, "level=WARN", "cannot reach bootstrap peer")
+	waitLog(t, logs, "level=DEBUG", `msg="failed to bootstrap"`, id.String())
+
+	var got []string
+	for _, line := range logLines(logs, "INFO", "WARN", "ERROR") {
+		if strings.Contains(line, id.String()) {
+			got = append(got, line)
+		}
+	}
+	want := `addrs=[` + addr + `] "retry in"=1s err="connection refused"`
+	if len(got) != 1 || !strings.Contains(got[0], "peer="+id.String()) || !strings.Contains(got[0], want) {
+		t.Errorf("lines naming the peer = %q, want one with peer=%s and %s", got, id, want)
+	}
+}
+
+// A UDP listen port in use is refused before libp2p starts, with the
+// address and the reason, as a TCP one is.
+func TestLogs_ListenPortTakenIsOneError(t *testing.T) {
+	c, err := net.ListenPacket("udp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_, port, _ := net.SplitHostPort(c.LocalAddr().String())
+	addr := "/ip4/127.0.0.1/udp/" + port + "/quic-v1"
+	logs := &storetest.Buffer{}
+	srv := storetest.Server(t)
+	n, err := New(Config{
+		Libraries: []string{t.TempDir()}, RedisURL: srv.URL(), APIAddr: "127.0.0.1:0", DataDir: storetest.Dir(t),
+		Listen: []string{addr}, Logger: slog.New(slog.NewTextHandler(logs, nil)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = n.Start(context.Background())
+	if err == nil {
+		n.Close()
+		t.Fatalf("the node started on %s, a port in use", addr)
+	}
+	if want := "p2p: cannot listen on " + addr + " (--listen): address already in use"; err.Error() != want || !errors.Is(err, syscall.EADDRINUSE) {
+		t.Errorf("error = %q, want %q (EADDRINUSE)", err, want)
+	}
+	if got := logLines(logs, "WARN", "ERROR"); len(got) > 0 {
+		t.Errorf("warnings and errors logged besides the error returned: %q", got)
+	}
+}
+
+// When libp2p.New fails, fx's lines about it ("OnStart hook failed",
+// "start failed") go to debug: the error libp2p.New returns is the one
+// the node tells.
+func TestLogs_FxStartFailureIsQuiet(t *testing.T) {
+	c, err := net.ListenPacket("udp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_, port, _ := net.SplitHostPort(c.LocalAddr().String())
+	logs := &storetest.Buffer{}
+	routeLibp2pLogs(slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})), slog.LevelDebug)
+	h, err := libp2p.New(libp2p.ListenAddrStrings("/ip4/127.0.0.1/udp/" + port + "/quic-v1"))
+	if err == nil {
+		h.Close()
+		t.Fatal("libp2p.New listened on a UDP port in use")
+	}
+	waitLog(t, logs, "level=DEBUG", `msg="OnStart hook failed"`, "logger=p2p-config", "system=fx")
+	for _, line := range logLines(logs, "INFO", "WARN", "ERROR") {
+		if strings.Contains(line, "system=fx") {
+			t.Errorf("fx line above debug: %s", line)
+		}
+	}
+}
