@@ -3,18 +3,25 @@ package node
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"errors"
+	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/libp2p/go-libp2p"
 	"github.com/libp2p/go-libp2p/core/crypto"
+	"github.com/libp2p/go-libp2p/core/network"
 	"github.com/libp2p/go-libp2p/core/peer"
+	libp2pproto "github.com/libp2p/go-libp2p/core/protocol"
 
+	"github.com/metamesh/node/protocol"
 	"github.com/metamesh/node/store/storetest"
 )
 
@@ -158,5 +165,75 @@ func TestLogs_FxStartFailureIsQuiet(t *testing.T) {
 		if strings.Contains(line, "system=fx") {
 			t.Errorf("fx line above debug: %s", line)
 		}
+	}
+}
+
+// logNode starts a node on loopback (the API on apiAddr) whose log lines
+// go to logs, at debug.
+func logNode(t *testing.T, apiAddr string, logs *storetest.Buffer) *Node {
+	t.Helper()
+	srv := storetest.Server(t)
+	n, err := New(Config{
+		Libraries: []string{t.TempDir()}, RedisURL: srv.URL(), APIAddr: apiAddr, DataDir: storetest.Dir(t),
+		Listen: []string{"/ip4/127.0.0.1/tcp/0"}, Settle: 30 * time.Millisecond,
+		Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := n.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { n.Close() })
+	return n
+}
+
+// A federated lookup the HTTP client gave up on is logged at debug as
+// abandoned, not as an error of the node's.
+func TestLogs_AbandonedLookupIsNotAnError(t *testing.T) {
+	logs := &storetest.Buffer{}
+	n := logNode(t, "127.0.0.1:0", logs)
+	// A peer that takes the record request and never answers.
+	h, err := libp2p.New(libp2p.ListenAddrStrings("/ip4/127.0.0.1/tcp/0"), libp2p.DisableRelay())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close() })
+	asked := make(chan struct{})
+	var once sync.Once
+	h.SetStreamHandler(libp2pproto.ID(protocol.RecordProtocolID), func(s network.Stream) {
+		once.Do(func() { close(asked) })
+		io.Copy(io.Discard, s) // until the node resets the stream
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := n.Connect(ctx, peer.AddrInfo{ID: h.ID(), Addrs: h.Addrs()}); err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256([]byte("a file nobody has"))
+	c, err := protocol.SHA256CID(sum[:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	rctx, rcancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(rctx, "GET", "http://"+n.APIAddr()+"/api/meta/"+c.String(), nil)
+	done := make(chan error, 1)
+	go func() {
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		done <- err
+	}()
+	select {
+	case <-asked:
+	case err := <-done:
+		t.Fatalf("the lookup ended before the peer was asked: %v", err)
+	}
+	rcancel()
+	<-done
+	waitLog(t, logs, "level=DEBUG", `msg="meta lookup abandoned: the client went away"`, "cid="+c.String())
+	if got := logLines(logs, "ERROR"); len(got) > 0 {
+		t.Errorf("errors logged for a lookup the client abandoned: %q", got)
 	}
 }
