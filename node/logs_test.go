@@ -188,6 +188,19 @@ func logNode(t *testing.T, apiAddr string, logs *storetest.Buffer) *Node {
 	return n
 }
 
+// An API address written 0.0.0.0 is logged as written, not as the
+// listener's [::], with the port the system picked for 0.
+func TestLogs_APIAddressAsWritten(t *testing.T) {
+	logs := &storetest.Buffer{}
+	n := logNode(t, "0.0.0.0:0", logs)
+	_, port, _ := net.SplitHostPort(n.APIAddr())
+	waitLog(t, logs, `msg="node running"`, "api=http://0.0.0.0:"+port+" ")
+	waitLog(t, logs, "level=WARN", `msg="api on a non-loopback address`, "addr=0.0.0.0:"+port+" ")
+	if strings.Contains(logs.String(), "[::]") {
+		t.Errorf("the log names [::]:\n%s", logs)
+	}
+}
+
 // A federated lookup the HTTP client gave up on is logged at debug as
 // abandoned, not as an error of the node's.
 func TestLogs_AbandonedLookupIsNotAnError(t *testing.T) {

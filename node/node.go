@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strconv"
 	"sync"
 	"time"
 
@@ -45,6 +46,8 @@ type Node struct {
 	// closing is closed when the API starts shutting down: event streams,
 	// which never go idle, end on it.
 	closing chan struct{}
+	// apiAddr is the API's address as logged (shownAddr).
+	apiAddr string
 
 	wg       sync.WaitGroup
 	once     sync.Once
@@ -76,6 +79,7 @@ func (n *Node) Start(ctx context.Context) error {
 		return fmt.Errorf("api: listen on %s: %w", n.cfg.APIAddr, err)
 	}
 	n.ln = ln
+	n.apiAddr = shownAddr(n.cfg.APIAddr, ln.Addr())
 	st, err := store.Open(ctx, store.Options{URL: n.cfg.RedisURL, DataDir: n.cfg.DataDir, Logger: n.log, PeerRootsMax: int64(n.cfg.PeerRootsMax),
 		DocCache: max(n.cfg.MetaCache, 0)})
 	if err != nil {
@@ -166,9 +170,23 @@ func (n *Node) Start(ctx context.Context) error {
 			n.log.Error("api server stopped", "err", err)
 		}
 	}()
-	n.log.Info("node running", "api", "http://"+ln.Addr().String(), "peerId", p.host.ID().String(), "addrs", p.Addrs(),
+	n.log.Info("node running", "api", "http://"+n.apiAddr, "peerId", p.host.ID().String(), "addrs", p.Addrs(),
 		"libraries", n.cfg.Libraries, "version", Version)
 	return nil
+}
+
+// shownAddr is a listen address as the user wrote it, with the port the
+// system picked when the one written is 0: "0.0.0.0:4680" stays that,
+// where the listener says "[::]:4680" (Go listens on both stacks).
+func shownAddr(written string, bound net.Addr) string {
+	host, port, err := net.SplitHostPort(written)
+	if err != nil {
+		return bound.String()
+	}
+	if tcp, ok := bound.(*net.TCPAddr); ok && (port == "0" || port == "") {
+		port = strconv.Itoa(tcp.Port)
+	}
+	return net.JoinHostPort(host, port)
 }
 
 // reprovideOnFirstPeer provides everything again whenever the routing
