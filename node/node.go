@@ -286,7 +286,8 @@ func (n *Node) Close() error {
 	return n.closeErr
 }
 
-// Run starts a node and serves until ctx is cancelled, then closes it.
+// Run starts a node and serves until ctx is cancelled, then closes it and
+// logs, as its last line, that it stopped.
 func Run(ctx context.Context, cfg Config) error {
 	n, err := New(cfg)
 	if err != nil {
@@ -297,7 +298,13 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	<-ctx.Done()
 	n.log.Info("shutting down")
-	return n.Close()
+	if err := n.Close(); err != nil {
+		return err
+	}
+	// The last line: everything, the managed redis-server included, is
+	// stopped.
+	n.log.Info("metamesh stopped")
+	return nil
 }
 
 // Connect dials a peer (after Start).
