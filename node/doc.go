@@ -93,5 +93,7 @@
 // New starts nothing; Start opens the store, the host and the DHT, then
 // ingest, the announcer and the HTTP server; Close is idempotent and stops
 // in reverse order (api → announcer, record protocol, DHT, host → ingest →
-// store), returning errors.Join of what failed.
+// store), returning errors.Join of what failed. Run logs "shutting down"
+// when its context ends and, once Close returned without error, "metamesh
+// stopped" as its last line.
 package node

@@ -60,6 +60,18 @@ func waitLog(t *testing.T, logs *storetest.Buffer, parts ...string) {
 	}
 }
 
+// takenUDPPort is a loopback UDP port the test holds until it ends.
+func takenUDPPort(t *testing.T) string {
+	t.Helper()
+	c, err := net.ListenPacket("udp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	_, port, _ := net.SplitHostPort(c.LocalAddr().String())
+	return port
+}
+
 // closedPort is a loopback TCP port nothing listens on.
 func closedPort(t *testing.T) string {
 	t.Helper()
@@ -83,19 +95,7 @@ func TestLogs_BootstrapDialFailureIsOneLine(t *testing.T) {
 	id, _ := peer.IDFromPublicKey(pub)
 	addr := "/ip4/127.0.0.1/tcp/" + closedPort(t)
 	logs := &storetest.Buffer{}
-	srv := storetest.Server(t)
-	n, err := New(Config{
-		Libraries: []string{t.TempDir()}, RedisURL: srv.URL(), APIAddr: "127.0.0.1:0", DataDir: storetest.Dir(t),
-		Listen: []string{"/ip4/127.0.0.1/tcp/0"}, Bootstrap: []string{addr + "/p2p/" + id.String()},
-		Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := n.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { n.Close() })
+	logNode(t, logs, func(c *Config) { c.Bootstrap = []string{addr + "/p2p/" + id.String()} })
 	waitLog(t, logs, "level=WARN", "cannot reach bootstrap peer")
 	waitLog(t, logs, "level=DEBUG", `msg="failed to bootstrap"`, id.String())
 
@@ -114,19 +114,11 @@ func TestLogs_BootstrapDialFailureIsOneLine(t *testing.T) {
 // A UDP listen port in use is refused before libp2p starts, with the
 // address and the reason, as a TCP one is.
 func TestLogs_ListenPortTakenIsOneError(t *testing.T) {
-	c, err := net.ListenPacket("udp4", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	_, port, _ := net.SplitHostPort(c.LocalAddr().String())
-	addr := "/ip4/127.0.0.1/udp/" + port + "/quic-v1"
+	addr := "/ip4/127.0.0.1/udp/" + takenUDPPort(t) + "/quic-v1"
 	logs := &storetest.Buffer{}
-	srv := storetest.Server(t)
-	n, err := New(Config{
-		Libraries: []string{t.TempDir()}, RedisURL: srv.URL(), APIAddr: "127.0.0.1:0", DataDir: storetest.Dir(t),
-		Listen: []string{addr}, Logger: slog.New(slog.NewTextHandler(logs, nil)),
-	})
+	cfg := logConfig(t, logs)
+	cfg.Listen = []string{addr}
+	n, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,12 +139,7 @@ func TestLogs_ListenPortTakenIsOneError(t *testing.T) {
 // "start failed") go to debug: the error libp2p.New returns is the one
 // the node tells.
 func TestLogs_FxStartFailureIsQuiet(t *testing.T) {
-	c, err := net.ListenPacket("udp4", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	_, port, _ := net.SplitHostPort(c.LocalAddr().String())
+	port := takenUDPPort(t)
 	logs := &storetest.Buffer{}
 	routeLibp2pLogs(slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})), slog.LevelDebug)
 	h, err := libp2p.New(libp2p.ListenAddrStrings("/ip4/127.0.0.1/udp/" + port + "/quic-v1"))
@@ -168,16 +155,25 @@ func TestLogs_FxStartFailureIsQuiet(t *testing.T) {
 	}
 }
 
-// logNode starts a node on loopback (the API on apiAddr) whose log lines
-// go to logs, at debug.
-func logNode(t *testing.T, apiAddr string, logs *storetest.Buffer) *Node {
+// logConfig is a node on loopback, with its own redis-server, whose log
+// lines go to logs, at debug.
+func logConfig(t *testing.T, logs *storetest.Buffer) Config {
 	t.Helper()
-	srv := storetest.Server(t)
-	n, err := New(Config{
-		Libraries: []string{t.TempDir()}, RedisURL: srv.URL(), APIAddr: apiAddr, DataDir: storetest.Dir(t),
+	return Config{
+		Libraries: []string{t.TempDir()}, RedisURL: storetest.Server(t).URL(), APIAddr: "127.0.0.1:0", DataDir: storetest.Dir(t),
 		Listen: []string{"/ip4/127.0.0.1/tcp/0"}, Settle: 30 * time.Millisecond,
 		Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
-	})
+	}
+}
+
+// logNode starts the node of logConfig, changed by edit (when set).
+func logNode(t *testing.T, logs *storetest.Buffer, edit func(*Config)) *Node {
+	t.Helper()
+	cfg := logConfig(t, logs)
+	if edit != nil {
+		edit(&cfg)
+	}
+	n, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,7 +188,7 @@ func logNode(t *testing.T, apiAddr string, logs *storetest.Buffer) *Node {
 // listener's [::], with the port the system picked for 0.
 func TestLogs_APIAddressAsWritten(t *testing.T) {
 	logs := &storetest.Buffer{}
-	n := logNode(t, "0.0.0.0:0", logs)
+	n := logNode(t, logs, func(c *Config) { c.APIAddr = "0.0.0.0:0" })
 	_, port, _ := net.SplitHostPort(n.APIAddr())
 	waitLog(t, logs, `msg="node running"`, "api=http://0.0.0.0:"+port+" ")
 	waitLog(t, logs, "level=WARN", `msg="api on a non-loopback address`, "addr=0.0.0.0:"+port+" ")
@@ -205,7 +201,7 @@ func TestLogs_APIAddressAsWritten(t *testing.T) {
 // abandoned, not as an error of the node's.
 func TestLogs_AbandonedLookupIsNotAnError(t *testing.T) {
 	logs := &storetest.Buffer{}
-	n := logNode(t, "127.0.0.1:0", logs)
+	n := logNode(t, logs, nil)
 	// A peer that takes the record request and never answers.
 	h, err := libp2p.New(libp2p.ListenAddrStrings("/ip4/127.0.0.1/tcp/0"), libp2p.DisableRelay())
 	if err != nil {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"net"
-	"net/http"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -37,21 +36,7 @@ func TestRun_LastLineSaysStopped(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
-	deadline := time.Now().Add(30 * time.Second) // a hang detector
-	for {
-		resp, err := http.Get("http://" + api + "/ready")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				break
-			}
-		}
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			t.Fatalf("the node never became ready:\n%s", logs.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitReady(t, cmd, api)
 	cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case err := <-done:
