@@ -183,3 +183,17 @@ func writeBody(w http.ResponseWriter, code int, body []byte) {
 	w.WriteHeader(code)
 	_, _ = w.Write(body)
 }
+
+// logFailure logs what a request's backend call failed with: nothing for
+// an answer to the client (a 4xx), Error for a failure of the node's (a
+// 5xx), and Debug when the client went away first: the request's context
+// ended (a federated lookup abandoned half way), nothing failed.
+func (s *Server) logFailure(r *http.Request, what string, err error, args ...any) {
+	args = append(args, "err", err)
+	switch {
+	case r.Context().Err() != nil:
+		s.log.Debug(what+" abandoned: the client went away", args...)
+	case status(err) >= 500:
+		s.log.Error(what, args...)
+	}
+}

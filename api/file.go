@@ -42,9 +42,7 @@ func (s *Server) file(w http.ResponseWriter, r *http.Request) {
 	}
 	f, err := s.b.File(r.Context(), c)
 	if err != nil {
-		if status(err) >= 500 {
-			s.log.Error("open file", "cid", c, "err", err)
-		}
+		s.logFailure(r, "open file", err, "cid", c)
 		writeError(w, err)
 		return
 	}

@@ -130,9 +130,7 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request) {
 	}
 	res, err := sb.Search(r.Context(), q, limit, cursor, fed, s.caller(r))
 	if err != nil {
-		if status(err) >= 500 {
-			s.log.Error("search", "q", q, "err", err)
-		}
+		s.logFailure(r, "search", err, "q", q)
 		if errors.Is(err, ErrBadRequest) {
 			// The parameters were checked above: what the backend refuses
 			// is the cursor, and its words are the store's, not the user's.

@@ -391,9 +391,7 @@ func (s *Server) meta(w http.ResponseWriter, r *http.Request) {
 	}
 	doc, err := s.b.Meta(r.Context(), c, local, s.caller(r))
 	if err != nil {
-		if status(err) >= 500 {
-			s.log.Error("meta lookup", "cid", c, "err", err)
-		}
+		s.logFailure(r, "meta lookup", err, "cid", c)
 		writeError(w, err)
 		return
 	}

@@ -112,7 +112,7 @@ func (in *Ingester) batch(ctx context.Context, items []job) (retry []string) {
 			switch {
 			case r.Err == nil && (r.Kind == store.KindConfirmed || r.Kind == store.KindMerged || r.Kind == store.KindSplit):
 				in.errs.clear(p)
-				in.note(true, "ingested", "path", p, "result", r.Kind)
+				in.note("ingested", "path", p, "result", r.Kind)
 				in.recheckLinks(ctx, p, c.items[i].Meta)
 			default: // a duplicate of an unconfirmed primary, a race: one by one
 				later(p, func() error { return in.file(ctx, p, true) })

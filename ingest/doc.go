@@ -27,6 +27,9 @@
 //     season markers), names_parse.go (where the title ends, which year
 //     and marker count), names_title.go (titles as shown),
 //     names_folders.go (season and title from parent folders).
+//   - changes.go: the changes applied while watching, told at Info
+//     whenever the loop goes idle ("added Films/a.mkv", "renamed a → b",
+//     "added 240 files: a, b, c, …"), paths relative to their library.
 //   - touch.go: Touch, a caller's request to look at a path again.
 //   - queue.go, progress.go, errset.go, skip.go, config.go, errors.go,
 //     util.go (small number helpers).

@@ -28,8 +28,8 @@ type Ingester struct {
 	queue *queue
 	prog  progress
 	errs  errSet
-	// activity counts changes applied while watching (summed up in logs).
-	activity activity
+	// changes collects the changes applied while watching, for the log.
+	changes changeLog
 
 	watcher  *fsnotify.Watcher
 	addWatch func(string) error // fsnotify Add; replaceable in tests
@@ -209,7 +209,8 @@ func Scan(ctx context.Context, st *store.Store, cfg Config, interval time.Durati
 }
 
 // reportProgress logs scan progress every ProgressInterval while scanning
-// or hashing, and the summary of the changes applied while watching.
+// or hashing, and the changes applied while watching during a long burst
+// (the loop writes them whenever it goes idle).
 func (in *Ingester) reportProgress(ctx context.Context) {
 	defer in.wg.Done()
 	t := time.NewTicker(in.cfg.ProgressInterval)
@@ -217,10 +218,10 @@ func (in *Ingester) reportProgress(ctx context.Context) {
 	for {
 		select {
 		case <-ctx.Done():
-			in.logActivity()
+			in.logChanges()
 			return
 		case <-t.C:
-			in.logActivity()
+			in.logChanges()
 			p := in.Progress()
 			if p.State != StateScanning && p.State != StateHashing {
 				continue

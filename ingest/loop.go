@@ -145,7 +145,13 @@ func (in *Ingester) loop(ctx context.Context, ls *loopState, watching bool) {
 					"errors", p.Errors, "took", p.FinishedAt.Sub(p.StartedAt).Round(time.Millisecond), "state", p.State)
 			}
 		}
-		if len(ls.idleWait) > 0 && !ls.scanning && len(ls.pending) == 0 && len(ls.inflight) == 0 && len(in.rescan) == 0 {
+		if ls.scanning || len(ls.pending) > 0 || len(ls.inflight) > 0 || len(in.rescan) > 0 {
+			continue
+		}
+		// Idle: the changes the workers applied are told (before WaitIdle
+		// returns, so a caller reads them).
+		in.logChanges()
+		if len(ls.idleWait) > 0 {
 			for _, ch := range ls.idleWait {
 				ch <- nil
 			}

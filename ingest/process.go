@@ -10,10 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/metamesh/node/store"
@@ -188,7 +186,8 @@ func (in *Ingester) sameInode(ctx context.Context, p string) []string {
 func (in *Ingester) rename(ctx context.Context, oldPath, newPath string) error {
 	o, err := retryGet(ctx, in, "rename", func() (store.Outcome, error) { return in.st.Replace(ctx, oldPath, newPath) })
 	if err == nil && o.Kind == store.KindRenamed {
-		in.note(false, "renamed", "path", newPath, "from", oldPath)
+		in.note("renamed", "path", newPath, "from", oldPath)
+		in.applied(false, changeRenamed, newPath, oldPath)
 		// The new name may carry different metadata (a release name).
 		return in.file(ctx, newPath, false)
 	}
@@ -233,7 +232,7 @@ func (in *Ingester) known(ctx context.Context, cur store.FileStat, st store.Path
 			return in.fail(ctx, cur.Path, err, quiet)
 		}
 		if h.Midhash == st.Midhash {
-			return in.ingest(ctx, cur, h, quiet)
+			return in.ingest(ctx, cur, h, quiet, changeAdded)
 		}
 		return in.change(ctx, cur, h, quiet)
 	}
@@ -250,9 +249,12 @@ func (in *Ingester) change(ctx context.Context, cur store.FileStat, h FileHashes
 	if err != nil {
 		return err
 	}
-	in.note(quiet, "changed", "path", cur.Path, "result", o.Kind, "cid", h.Canonical)
+	in.note("changed", "path", cur.Path, "result", o.Kind, "cid", h.Canonical)
 	if o.Kind == store.KindUnknown || o.Kind == store.KindStale {
-		return in.ingest(ctx, cur, h, quiet)
+		return in.ingest(ctx, cur, h, quiet, changeChanged)
+	}
+	if o.Kind != store.KindSame {
+		in.applied(quiet, changeChanged, cur.Path, "")
 	}
 	st, err := retryGet(ctx, in, "read path", func() (store.PathState, error) { return in.st.Path(ctx, cur.Path) })
 	if errors.Is(err, store.ErrNotFound) {
@@ -293,14 +295,15 @@ func (in *Ingester) arrive(ctx context.Context, cur store.FileStat, quiet bool) 
 		return in.fail(ctx, path, ErrChangedWhileHashing, quiet)
 	}
 	in.log.Debug("arrived", "path", path, "result", o.Kind, "midhash256", mid)
-	return in.ingest(ctx, cur, h, quiet)
+	return in.ingest(ctx, cur, h, quiet, changeAdded)
 }
 
 // ingest applies the full pass together with the extracted metadata. A
 // duplicate whose root's primary has not been confirmed yet has the
 // primary hashed first, so duplicates are always judged against a known
-// sha2-256.
-func (in *Ingester) ingest(ctx context.Context, cur store.FileStat, h FileHashes, quiet bool) error {
+// sha2-256. kind is what the change did to the path once it is applied
+// (added, or changed).
+func (in *Ingester) ingest(ctx context.Context, cur store.FileStat, h FileHashes, quiet bool, kind string) error {
 	meta := in.meta(ctx, cur.Path, cur.Size, nil)
 	defer in.recheckLinks(ctx, cur.Path, meta)
 	for attempt := 0; attempt < 3; attempt++ {
@@ -322,7 +325,8 @@ func (in *Ingester) ingest(ctx context.Context, cur store.FileStat, h FileHashes
 			}
 			continue
 		}
-		in.note(quiet, "ingested", "path", cur.Path, "result", o.Kind, "cid", h.Canonical)
+		in.note("ingested", "path", cur.Path, "result", o.Kind, "cid", h.Canonical)
+		in.applied(quiet, kind, cur.Path, "")
 		return nil
 	}
 	return fmt.Errorf("confirm %s: the root's primary could not be confirmed", cur.Path)
@@ -416,7 +420,8 @@ func (in *Ingester) remove(ctx context.Context, path string, quiet bool) error {
 		return err
 	}
 	if o.Kind != store.KindGone {
-		in.note(quiet, "removed", "path", path, "result", o.Kind)
+		in.note("removed", "path", path, "result", o.Kind)
+		in.applied(quiet, changeDeleted, path, "")
 	}
 	return nil
 }
@@ -650,65 +655,8 @@ func retryGet[T any](ctx context.Context, in *Ingester, what string, fn func() (
 	return v, err
 }
 
-// note logs a per-file line at Debug. Changes seen while watching
-// (quiet false) are also counted, and reportProgress sums them up at Info
-// every ProgressInterval, so a burst of 40,000 new files is a few lines,
-// not 40,000; a single change is logged with its path.
-func (in *Ingester) note(quiet bool, msg string, args ...any) {
+// note logs a per-file line at Debug, with what the store did
+// (result); applied records the change for the lines at Info.
+func (in *Ingester) note(msg string, args ...any) {
 	in.log.Log(context.Background(), slog.LevelDebug, msg, args...)
-	if !quiet {
-		path, _ := args[1].(string)
-		in.activity.add(msg, path)
-	}
-}
-
-// activity counts the changes applied while watching, by kind.
-type activity struct {
-	mu     sync.Mutex
-	counts map[string]int
-	last   string // the path of the last change
-}
-
-func (a *activity) add(kind, path string) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.counts == nil {
-		a.counts = map[string]int{}
-	}
-	a.counts[kind]++
-	a.last = path
-}
-
-// take returns and resets the counts.
-func (a *activity) take() (map[string]int, string) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	c, last := a.counts, a.last
-	a.counts, a.last = nil, ""
-	return c, last
-}
-
-// logActivity writes the summary of the changes applied since the last
-// one, if any.
-func (in *Ingester) logActivity() {
-	counts, last := in.activity.take()
-	total := 0
-	kinds := make([]string, 0, len(counts))
-	for k, n := range counts {
-		total += n
-		kinds = append(kinds, k)
-	}
-	if total == 0 {
-		return
-	}
-	if total == 1 {
-		in.log.Info("library changed: "+kinds[0], "path", last)
-		return
-	}
-	sort.Strings(kinds)
-	args := []any{"files", total}
-	for _, k := range kinds {
-		args = append(args, k, counts[k])
-	}
-	in.log.Info("library changed", args...)
 }

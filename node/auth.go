@@ -24,7 +24,7 @@ func (n *Node) access() (api.Access, error) {
 	a := api.Access{Loopback: api.IsLoopback(n.cfg.APIAddr), PublicRead: n.cfg.PublicRead, Hosts: n.cfg.APIHosts}
 	if a.Loopback {
 		n.log.Info("api on loopback: no token needed; only Host headers naming this machine are served",
-			"addr", n.cfg.APIAddr, "hosts", append([]string{"localhost", "127.0.0.1", "[::1]"}, n.cfg.APIHosts...))
+			"addr", n.apiAddr, "hosts", append([]string{"localhost", "127.0.0.1", "[::1]"}, n.cfg.APIHosts...))
 		return a, nil
 	}
 	path := n.cfg.APITokenFile
@@ -46,7 +46,7 @@ func (n *Node) access() (api.Access, error) {
 		open += "; federated lookups and searches from other machines: " + fed
 	}
 	n.log.Warn("api on a non-loopback address: every other endpoint needs Authorization: Bearer <token>",
-		"addr", n.cfg.APIAddr, "tokenFile", path, "generated", created, "openWithoutToken", open)
+		"addr", n.apiAddr, "tokenFile", path, "generated", created, "openWithoutToken", open)
 	return a, nil
 }
 

@@ -86,17 +86,6 @@ func ClientURL(addr string) string {
 	return "http://" + net.JoinHostPort(host, port)
 }
 
-// listenedAt is addr as the user wrote it with the port the listener got
-// (which differs when addr asked for port 0).
-func listenedAt(addr string, got net.Addr) string {
-	host, _, err := net.SplitHostPort(addr)
-	ta, ok := got.(*net.TCPAddr)
-	if err != nil || !ok {
-		return got.String()
-	}
-	return net.JoinHostPort(host, fmt.Sprint(ta.Port))
-}
-
 // WriteAPIURL records url in dir/APIFile (replaced whole, never seen half
 // written).
 func WriteAPIURL(dir, url string) error {

@@ -21,8 +21,12 @@
 //   - observed.go: the addresses peers report seeing the node at (named
 //     peers believed at once) and which of its addresses it tells peers.
 //   - relay.go: the relay service (--relay-service, its limits and ACL),
-//     and the free-port check that stands in for no SO_REUSEPORT.
-//   - logs.go: libp2p's and kad-dht's log lines routed into the node's.
+//     and the free-port check (TCP, which stands in for no SO_REUSEPORT,
+//     and QUIC's UDP) that refuses a port in use with one clear error.
+//   - logs.go: go-libp2p's (slog) and kad-dht's (go-log) log lines routed
+//     into the node's, one level down, the ones that repeat the node's
+//     own at debug (fx's start-up failures, kad-dht's failed bootstrap
+//     dials); a failed dial's reason on one line.
 //   - feed.go: feedFollower, the change-feed loop the announcer and the
 //     search indexer share (sweep at start and after a trim, pause and
 //     retry on Redis errors).
@@ -97,5 +101,7 @@
 // New starts nothing; Start opens the store, the host and the DHT, then
 // ingest, the announcer and the HTTP server; Close is idempotent and stops
 // in reverse order (api → announcer, record protocol, DHT, host → ingest →
-// store), returning errors.Join of what failed.
+// store), returning errors.Join of what failed. Run logs "shutting down"
+// when its context ends and, once Close returned without error, "metamesh
+// stopped" as its last line.
 package node

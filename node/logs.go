@@ -2,27 +2,37 @@ package node
 
 import (
 	"context"
+	"errors"
 	"log/slog"
+	"maps"
+	"os"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"syscall"
 
 	golog "github.com/ipfs/go-log/v2"
+	"github.com/libp2p/go-libp2p/gologshim"
+	"github.com/libp2p/go-libp2p/p2p/net/swarm"
 	"go.uber.org/zap/zapcore"
 )
 
-// libp2p and kad-dht log through go-log (zap). routeLibp2pLogs sends
-// their lines into the node's slog handler, one level down: their errors
-// (a peer that hung up, a failed dial) are warnings here, their warnings
-// info, and their info and debug lines (per stream, per query) debug. A
-// routing table refresh that fails only because there are no peers yet is
-// debug too, and a multi-line message or error is joined into one line. At
-// the node's info level go-log is set to warn, so the chatter below that
-// is not even produced. go-log is process-wide: the last node started
-// gets the lines.
+// go-libp2p logs through slog (its gologshim package), kad-dht through
+// go-log (zap). routeLibp2pLogs sends the lines of both into the node's
+// slog handler, one level down: their errors (a peer that hung up, a
+// failed dial) are warnings here, their warnings info, and their info and
+// debug lines (per stream, per query) debug. Some lines only repeat what
+// the node says itself, and are debug too (quieted). A multi-line message
+// or error is joined into one line. At the node's info level go-log is
+// set to warn, so the chatter below that is not even produced. The
+// routing is process-wide: the last node started gets the lines.
 func routeLibp2pLogs(log *slog.Logger, nodeLevel slog.Level) {
 	routeMu.Lock()
 	defer routeMu.Unlock()
-	golog.SetPrimaryCore(&slogCore{log: log.With("component", "libp2p")})
+	l := log.With("component", "libp2p")
+	routed.Store(l)
+	golog.SetPrimaryCore(&slogCore{log: l})
 	lvl := golog.LevelWarn
 	if nodeLevel <= slog.LevelDebug {
 		lvl = golog.LevelInfo
@@ -30,7 +40,71 @@ func routeLibp2pLogs(log *slog.Logger, nodeLevel slog.Level) {
 	golog.SetAllLoggers(lvl)
 }
 
-var routeMu sync.Mutex
+var (
+	routeMu sync.Mutex
+	// routed is the logger go-libp2p's slog lines go to; nil until a node
+	// starts (they go to slog's default logger until then).
+	routed atomic.Pointer[slog.Logger]
+)
+
+// go-libp2p's loggers take their handler when they first log: it must be
+// the node's router from the start, before any libp2p code runs.
+func init() { gologshim.SetDefaultHandler(libp2pHandler{}) }
+
+// libp2pHandler is the slog.Handler of go-libp2p's loggers: it hands
+// their records to libp2pLine, for the routed logger.
+type libp2pHandler struct {
+	attrs []slog.Attr // "logger" (the subsystem) and what With added
+}
+
+func (libp2pHandler) Enabled(ctx context.Context, lvl slog.Level) bool {
+	return routedLogger().Enabled(ctx, down(lvl))
+}
+
+func (h libp2pHandler) Handle(_ context.Context, r slog.Record) error {
+	fields := make(map[string]any, len(h.attrs)+r.NumAttrs())
+	add := func(a slog.Attr) bool {
+		v := a.Value.Resolve().Any()
+		if err, ok := v.(error); ok {
+			v = err.Error()
+		}
+		fields[a.Key] = v
+		return true
+	}
+	for _, a := range h.attrs {
+		add(a)
+	}
+	r.Attrs(add)
+	name, _ := fields["logger"].(string)
+	delete(fields, "logger")
+	libp2pLine(routedLogger(), down(r.Level), name, r.Message, fields)
+	return nil
+}
+
+func (h libp2pHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return libp2pHandler{attrs: append(slices.Clone(h.attrs), attrs...)}
+}
+
+// WithGroup flattens: libp2p's records stay one level of key=value.
+func (h libp2pHandler) WithGroup(string) slog.Handler { return h }
+
+func routedLogger() *slog.Logger {
+	if l := routed.Load(); l != nil {
+		return l
+	}
+	return slog.Default()
+}
+
+// down is a libp2p slog level one level down, as the node logs it.
+func down(lvl slog.Level) slog.Level {
+	switch {
+	case lvl >= slog.LevelError:
+		return slog.LevelWarn
+	case lvl >= slog.LevelWarn:
+		return slog.LevelInfo
+	}
+	return slog.LevelDebug
+}
 
 // slogCore is a zapcore.Core writing to a slog.Logger.
 type slogCore struct {
@@ -63,31 +137,59 @@ func (c *slogCore) Write(e zapcore.Entry, fields []zapcore.Field) error {
 	for _, f := range append(append([]zapcore.Field{}, c.fields...), fields...) {
 		f.AddTo(enc)
 	}
-	msg := e.Message
+	libp2pLine(c.log, lvl, e.LoggerName, e.Message, enc.Fields)
+	return nil
+}
+
+// libp2pLine writes one line of libp2p's or kad-dht's (logger is the
+// subsystem) to log at lvl, or at debug when the line is quieted. Fields
+// are written in key order.
+func libp2pLine(log *slog.Logger, lvl slog.Level, logger, msg string, fields map[string]any) {
 	// kad-dht logs a failed refresh once with the error glued to the
 	// message (Warn(msg, err)), then with an error field; give both the
 	// same shape.
 	if rest, ok := strings.CutPrefix(msg, refreshFailed); ok && rest != "" {
-		if _, has := enc.Fields["error"]; !has {
-			msg, enc.Fields["error"] = refreshFailed, rest
+		if _, has := fields["error"]; !has {
+			msg, fields["error"] = refreshFailed, rest
 		}
 	}
-	if msg == refreshFailed && strings.HasPrefix(e.LoggerName, "dht") && lonely(enc.Fields["error"]) {
+	if quieted(logger, msg, fields) {
 		lvl = slog.LevelDebug
-		if !c.log.Enabled(context.Background(), lvl) {
-			return nil
-		}
 	}
-	args := make([]any, 0, 2+2*len(enc.Fields))
-	args = append(args, "logger", e.LoggerName)
-	for k, v := range enc.Fields {
+	if !log.Enabled(context.Background(), lvl) {
+		return
+	}
+	args := make([]any, 0, 2+2*len(fields))
+	args = append(args, "logger", logger)
+	for _, k := range slices.Sorted(maps.Keys(fields)) {
+		v := fields[k]
 		if s, ok := v.(string); ok {
 			v = oneLine(s)
 		}
 		args = append(args, k, v)
 	}
-	c.log.Log(context.Background(), lvl, oneLine(msg), args...)
-	return nil
+	log.Log(context.Background(), lvl, oneLine(msg), args...)
+}
+
+// quieted reports whether a libp2p line only repeats what the node says
+// itself, or is no news, and goes to debug:
+//   - fx's lines (system=fx: "OnStart hook failed", "start failed"):
+//     libp2p.New returns the same error, and the node's start-up error
+//     names it;
+//   - kad-dht's "failed to bootstrap" a peer: the node dials its
+//     --bootstrap peers itself and tells a failure once per outage;
+//   - a routing table refresh that failed only because there are no peers
+//     yet (lonely).
+func quieted(logger, msg string, fields map[string]any) bool {
+	switch {
+	case fields["system"] == "fx":
+		return true
+	case strings.HasPrefix(logger, "dht") && msg == "failed to bootstrap":
+		return true
+	case strings.HasPrefix(logger, "dht") && msg == refreshFailed:
+		return lonely(fields["error"])
+	}
+	return false
 }
 
 // refreshFailed is what kad-dht logs when a routing table refresh fails.
@@ -127,3 +229,42 @@ func oneLine(s string) string {
 }
 
 func (c *slogCore) Sync() error { return nil }
+
+// dialReason is why a dial failed, on one line: the cause alone when one
+// address was tried ("connection refused"), "address: cause" for each
+// when several were, instead of the swarm's "failed to dial: failed to
+// dial <peer>: all dials failed" and a line per address.
+func dialReason(err error) string {
+	var de *swarm.DialError
+	if !errors.As(err, &de) {
+		return oneLine(err.Error())
+	}
+	switch len(de.DialErrors) {
+	case 0:
+		if de.Cause != nil {
+			return dialCause(de.Cause)
+		}
+		return oneLine(err.Error())
+	case 1:
+		return dialCause(de.DialErrors[0].Cause)
+	}
+	parts := make([]string, 0, len(de.DialErrors))
+	for _, te := range de.DialErrors {
+		parts = append(parts, te.Address.String()+": "+dialCause(te.Cause))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// dialCause is one address's dial error without the net package's
+// layers ("dial tcp4 127.0.0.1:4681: connect: connection refused" is
+// "connection refused").
+func dialCause(err error) string {
+	var errno syscall.Errno
+	switch {
+	case errors.As(err, &errno):
+		return errno.Error()
+	case errors.Is(err, context.DeadlineExceeded), os.IsTimeout(err):
+		return "timed out"
+	}
+	return oneLine(err.Error())
+}

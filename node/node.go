@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strconv"
 	"sync"
 	"time"
 
@@ -46,6 +47,8 @@ type Node struct {
 	// closing is closed when the API starts shutting down: event streams,
 	// which never go idle, end on it.
 	closing chan struct{}
+	// apiAddr is the API's address as logged (shownAddr).
+	apiAddr string
 
 	wg       sync.WaitGroup
 	once     sync.Once
@@ -77,6 +80,7 @@ func (n *Node) Start(ctx context.Context) error {
 		return fmt.Errorf("api: listen on %s: %w", n.cfg.APIAddr, err)
 	}
 	n.ln = ln
+	n.apiAddr = shownAddr(n.cfg.APIAddr, ln.Addr())
 	st, err := store.Open(ctx, store.Options{URL: n.cfg.RedisURL, DataDir: n.cfg.DataDir, Logger: n.log, PeerRootsMax: int64(n.cfg.PeerRootsMax),
 		DocCache: max(n.cfg.MetaCache, 0)})
 	if err != nil {
@@ -168,12 +172,26 @@ func (n *Node) Start(ctx context.Context) error {
 			n.log.Error("api server stopped", "err", err)
 		}
 	}()
-	if err := WriteAPIURL(n.cfg.DataDir, ClientURL(listenedAt(n.cfg.APIAddr, ln.Addr()))); err != nil {
+	if err := WriteAPIURL(n.cfg.DataDir, ClientURL(n.apiAddr)); err != nil {
 		n.log.Warn("the client commands will not find this node's API without --api", "err", err)
 	}
-	n.log.Info("node running", "api", "http://"+ln.Addr().String(), "peerId", p.host.ID().String(), "addrs", p.Addrs(),
+	n.log.Info("node running", "api", "http://"+n.apiAddr, "peerId", p.host.ID().String(), "addrs", p.Addrs(),
 		"libraries", n.cfg.Libraries, "version", Version)
 	return nil
+}
+
+// shownAddr is a listen address as the user wrote it, with the port the
+// system picked when the one written is 0: "0.0.0.0:4680" stays that,
+// where the listener says "[::]:4680" (Go listens on both stacks).
+func shownAddr(written string, bound net.Addr) string {
+	host, port, err := net.SplitHostPort(written)
+	if err != nil {
+		return bound.String()
+	}
+	if tcp, ok := bound.(*net.TCPAddr); ok && (port == "0" || port == "") {
+		port = strconv.Itoa(tcp.Port)
+	}
+	return net.JoinHostPort(host, port)
 }
 
 // reprovideOnFirstPeer provides everything again whenever the routing
@@ -273,7 +291,8 @@ func (n *Node) Close() error {
 	return n.closeErr
 }
 
-// Run starts a node and serves until ctx is cancelled, then closes it.
+// Run starts a node and serves until ctx is cancelled, then closes it and
+// logs, as its last line, that it stopped.
 func Run(ctx context.Context, cfg Config) error {
 	n, err := New(cfg)
 	if err != nil {
@@ -284,7 +303,13 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	<-ctx.Done()
 	n.log.Info("shutting down")
-	return n.Close()
+	if err := n.Close(); err != nil {
+		return err
+	}
+	// The last line: everything, the managed redis-server included, is
+	// stopped.
+	n.log.Info("metamesh stopped")
+	return nil
 }
 
 // Connect dials a peer (after Start).

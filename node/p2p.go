@@ -30,6 +30,7 @@ import (
 	rcmgr "github.com/libp2p/go-libp2p/p2p/host/resource-manager"
 	yamux "github.com/libp2p/go-libp2p/p2p/muxer/yamux"
 	bconnmgr "github.com/libp2p/go-libp2p/p2p/net/connmgr"
+	"github.com/libp2p/go-libp2p/p2p/net/swarm"
 	relayv2 "github.com/libp2p/go-libp2p/p2p/protocol/circuitv2/relay"
 	"github.com/libp2p/go-libp2p/p2p/protocol/holepunch"
 	noise "github.com/libp2p/go-libp2p/p2p/security/noise"
@@ -421,14 +422,12 @@ func (p *p2p) bootstrapLoop(ctx context.Context) {
 			if now.Before(next[ai.ID]) {
 				continue
 			}
-			dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-			err := p.host.Connect(dctx, ai)
-			cancel()
+			err := p.redial(ctx, ai)
 			if err != nil {
 				b := max(backoff[ai.ID]*2, time.Second)
 				backoff[ai.ID] = min(b, time.Minute)
 				next[ai.ID] = time.Now().Add(backoff[ai.ID])
-				args := []any{"peer", ai.ID, "addrs", ai.Addrs, "retry in", backoff[ai.ID], "err", err}
+				args := []any{"peer", ai.ID, "addrs", ai.Addrs, "retry in", backoff[ai.ID], "err", dialReason(err)}
 				if p.private {
 					args = append(args, "hint", "with --swarm-key, a peer with another key or none cannot connect")
 				}
@@ -454,6 +453,28 @@ func (p *p2p) bootstrapLoop(ctx context.Context) {
 		case <-tick.C:
 		}
 	}
+}
+
+// redial dials a peer the bootstrap loop keeps, past the swarm's own
+// dial backoff: after kad-dht's dial to the peer, or the loop's last, the
+// swarm would answer "dial backoff" without dialling. The loop keeps its
+// own backoff, and its redial is a real one, whose reason it tells; a
+// dial that still meets the swarm's backoff (kad-dht failed in between)
+// is made once more.
+func (p *p2p) redial(ctx context.Context, ai peer.AddrInfo) error {
+	var err error
+	for range 2 {
+		if sw, ok := p.host.Network().(*swarm.Swarm); ok {
+			sw.Backoff().Clear(ai.ID)
+		}
+		dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		err = p.host.Connect(dctx, ai)
+		cancel()
+		if !errors.Is(err, swarm.ErrDialBackoff) {
+			break
+		}
+	}
+	return err
 }
 
 // Addrs are the host's addresses with /p2p/<id>, as peers dial them.

@@ -1,8 +1,10 @@
 package node
 
 import (
+	"errors"
 	"fmt"
 	"net"
+	"syscall"
 
 	"github.com/libp2p/go-libp2p/core/host"
 	"github.com/libp2p/go-libp2p/core/peer"
@@ -56,25 +58,48 @@ func (a allowACL) AllowConnect(src peer.ID, _ ma.Multiaddr, dest peer.ID) bool {
 	return a.g.allow[src] && a.g.allow[dest]
 }
 
-// portsFree refuses TCP listen addresses whose port another process
-// holds. The TCP transport listens with SO_REUSEPORT (hole punching dials
-// from the listen port), and with it a second node could bind the port of
-// a running one and take half its connections; a plain bind first fails
-// on a port in use, whether or not its holder set SO_REUSEPORT.
+// portsFree refuses listen addresses whose port another process holds,
+// with one clear error instead of libp2p's: the TCP transport listens
+// with SO_REUSEPORT (hole punching dials from the listen port), and with
+// it a second node could bind the port of a running one and take half its
+// connections; a plain bind first fails on a port in use, whether or not
+// its holder set SO_REUSEPORT. QUIC's UDP port is checked the same way:
+// libp2p.New would fail on it too, but through fx's start-up hooks, whose
+// error only says it could not listen on any address.
 func portsFree(listen []ma.Multiaddr) error {
 	for _, a := range listen {
 		network, addr, err := manet.DialArgs(a)
-		if err != nil || (network != "tcp4" && network != "tcp6") {
+		if err != nil {
 			continue
 		}
 		if _, port, _ := net.SplitHostPort(addr); port == "0" {
 			continue
 		}
-		l, err := net.Listen(network, addr)
-		if err != nil {
-			return fmt.Errorf("p2p: cannot listen on %s (--listen): %w", a, err)
+		switch network {
+		case "tcp4", "tcp6":
+			l, err := net.Listen(network, addr)
+			if err != nil {
+				return listenError(a, err)
+			}
+			l.Close()
+		case "udp4", "udp6":
+			c, err := net.ListenPacket(network, addr)
+			if err != nil {
+				return listenError(a, err)
+			}
+			c.Close()
 		}
-		l.Close()
 	}
 	return nil
+}
+
+// listenError says that a listen address cannot be bound and why, in the
+// system's words ("address already in use") rather than the net
+// package's "listen tcp4 0.0.0.0:4681: bind: address already in use".
+func listenError(a ma.Multiaddr, err error) error {
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		err = errno
+	}
+	return fmt.Errorf("p2p: cannot listen on %s (--listen): %w", a, err)
 }

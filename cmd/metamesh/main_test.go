@@ -189,6 +189,27 @@ func freeAddr(t *testing.T) string {
 	return l.Addr().String()
 }
 
+// waitReady waits until the node cmd runs answers /ready on api, and
+// kills it if it never does (a hang detector, not a timing check).
+func waitReady(t *testing.T, cmd *exec.Cmd, api string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, err := http.Get("http://" + api + "/ready")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatal("the node never became ready")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
 type statusDoc struct {
 	Roots int64 `json:"roots"`
 	Scan  struct {

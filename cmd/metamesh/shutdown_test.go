@@ -1,7 +1,6 @@
 package main
 
 import (
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -26,21 +25,7 @@ func TestRun_SIGTERMStopsEverything(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		resp, err := http.Get("http://" + api + "/ready")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				break
-			}
-		}
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			t.Fatal("the node never became ready")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitReady(t, cmd, api)
 	start := time.Now()
 	cmd.Process.Signal(syscall.SIGTERM)
 	select {
