@@ -558,7 +558,7 @@ func (in *Ingester) relink(ctx context.Context, side string) {
 		}
 	}
 	if n > 0 {
-		in.log.Info("re-read a sidecar", "path", side, "videos", n)
+		in.log.Debug("re-read a sidecar", "path", side, "videos", n)
 	}
 }
 
