@@ -360,7 +360,7 @@ func TestWeb_EmptyLibrary(t *testing.T) {
 
 	writeLibrary(t, lib, "First.Film.2020.mkv")
 	l := p.waitList("the first file", `document.getElementById("empty-hint").hidden && l.entries.length === 1`)
-	if !eq(l.Entries, []string{"First Film"}) || l.Status != "1 file" {
+	if !eq(l.Entries, []string{"First Film"}) || l.Status != "1 media file" {
 		t.Errorf("after the first file: %+v", l)
 	}
 	p.noConsoleErrors()
