@@ -110,6 +110,9 @@ func WriteAPIURL(dir, url string) error {
 // ReadAPIURL is the URL a node running on dir wrote; fs.ErrNotExist when
 // none did.
 func ReadAPIURL(dir string) (string, error) {
+	if dir == "" { // no home directory, no --data
+		return "", fs.ErrNotExist
+	}
 	b, err := os.ReadFile(filepath.Join(dir, APIFile))
 	if err != nil {
 		return "", err
