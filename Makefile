@@ -34,7 +34,7 @@ run: deps build
 	@if [ -z "$(DATA)" ] && [ -f ./.metamesh/identity.key ]; then \
 	  echo "note: ./.metamesh holds the data of a node make run started before; make run DATA=./.metamesh runs on it"; fi
 	@echo "metamesh runs in the foreground on $(LIBRARY); Ctrl-C stops it."
-	./$(BIN) run --library "$(LIBRARY)" $(if $(DATA),--data "$(DATA)") --api "$(API)" $(if $(LISTEN),--listen "$(LISTEN)") $(if $(BOOTSTRAP),--bootstrap "$(BOOTSTRAP)")
+	exec ./$(BIN) run --library "$(LIBRARY)" $(if $(DATA),--data "$(DATA)") --api "$(API)" $(if $(LISTEN),--listen "$(LISTEN)") $(if $(BOOTSTRAP),--bootstrap "$(BOOTSTRAP)")
 
 # A few small videos (ffmpeg), an NFO, a poster and a subtitle in
 # LIBRARY, to look at: files already there are kept.

@@ -55,13 +55,28 @@ func (c *changeLog) add(kind, library, name string) {
 	for _, g := range c.groups {
 		if g.kind == kind && g.library == library {
 			g.count++
-			if len(g.names) < namesShown {
+			switch {
+			case len(g.names) < namesShown:
 				g.names = append(g.names, name)
+			case videoName(name):
+				// The videos of a burst are what its line should name,
+				// before their NFOs, posters and subtitles.
+				for i, n := range g.names {
+					if !videoName(n) {
+						g.names = append(append(g.names[:i:i], g.names[i+1:]...), name)
+						break
+					}
+				}
 			}
 			return
 		}
 	}
 	c.groups = append(c.groups, &changeGroup{kind: kind, library: library, count: 1, names: []string{name}})
+}
+
+// videoName reports whether a shown name is a video's, by its extension.
+func videoName(name string) bool {
+	return videoByExtension[strings.ToLower(filepath.Ext(name))] != ""
 }
 
 // take returns the groups collected and starts again.

@@ -100,7 +100,9 @@ func parseProbe(out []byte) (map[string]string, error) {
 			put("aspect", st.Aspect)
 			put("bitrate", st.BitRate)
 			put("profile", st.Profile)
-			put("level", strconv.Itoa(st.Level))
+			if st.Level >= 0 { // ffprobe says -99 for a codec without levels (VP9)
+				put("level", strconv.Itoa(st.Level))
+			}
 		case kind == "audio":
 			put("codec", st.CodecName)
 			put("language", st.Tags["language"])

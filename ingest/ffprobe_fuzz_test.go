@@ -24,3 +24,24 @@ func FuzzParseProbe(f *testing.F) {
 		}
 	})
 }
+
+// TestParseProbe_Level: a codec's level is kept; ffprobe's -99 for a
+// codec without levels (VP9) is no level.
+func TestParseProbe_Level(t *testing.T) {
+	for _, tt := range []struct {
+		level string
+		want  string // "" for none
+	}{
+		{"41", "41"},
+		{"0", ""},
+		{"-99", ""},
+	} {
+		out, err := parseProbe([]byte(`{"streams":[{"codec_type":"video","codec_name":"x","level":` + tt.level + `}]}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := out["fileinfo/streamdetails/video/0/level"]; got != tt.want {
+			t.Errorf("level %s: field %q, want %q (%v)", tt.level, got, tt.want, out)
+		}
+	}
+}

@@ -68,12 +68,7 @@ func dataFlag(c *cobra.Command) {
 }
 
 // defaultDataText is the default data directory as help shows it.
-func defaultDataText() string {
-	if os.Getenv("XDG_DATA_HOME") != "" {
-		return "$XDG_DATA_HOME/metamesh"
-	}
-	return "$HOME/.local/share/metamesh"
-}
+func defaultDataText() string { return "$XDG_DATA_HOME/metamesh, else $HOME/.local/share/metamesh" }
 
 // dataDir is --data (or METAMESH_DATA), else the default.
 func dataDir(cmd *cobra.Command) string {
@@ -187,7 +182,12 @@ func apiGet(cmd *cobra.Command, path string, timeout time.Duration) (map[string]
 		} else if resp.StatusCode == http.StatusBadRequest {
 			code = 2
 		}
-		return m, raw, &exitError{code: code, err: fmt.Errorf("%s: %s", resp.Status, msg)}
+		if msg == "" {
+			msg = resp.Status
+		} else {
+			msg = fmt.Sprintf("%s (HTTP %d)", msg, resp.StatusCode)
+		}
+		return m, raw, &exitError{code: code, err: errors.New(msg)}
 	}
 	return m, raw, nil
 }
