@@ -496,9 +496,20 @@ func printStatus(out io.Writer, m map[string]any) error {
 	for _, l := range list(m["libraries"]) {
 		fmt.Fprintf(w, "library\t%s\n", l)
 	}
-	fmt.Fprintf(w, "files\t%s roots\npeers\t%s\n", text(m["roots"]), text(m["peers"]))
+	if f, ok := m["files"].(map[string]any); ok {
+		fmt.Fprintf(w, "files\t%s local, %s known from peers\n", text(f["local"]), text(f["fromPeers"]))
+	} else {
+		fmt.Fprintf(w, "files\t%s roots\n", text(m["roots"]))
+	}
+	fmt.Fprintf(w, "peers\t%s\n", text(m["peers"]))
 	if sc, ok := m["scan"].(map[string]any); ok {
-		fmt.Fprintf(w, "scan\t%s: %s/%s files, %s errors\n", text(sc["state"]), text(sc["filesDone"]), text(sc["filesTotal"]), text(sc["errors"]))
+		line := fmt.Sprintf("%s: %s/%s files, %s errors", text(sc["state"]), text(sc["filesDone"]), text(sc["filesTotal"]), text(sc["errors"]))
+		// The counts are the last full scan's; files the watcher took in
+		// since are in hashed.
+		if h := text(sc["hashed"]); h != "-" && h != "0" {
+			line += ", " + h + " hashed since it began"
+		}
+		fmt.Fprintf(w, "scan\t%s\n", line)
 	}
 	fmt.Fprintf(w, "announce\t%s queued\n", text(m["provideQueue"]))
 	if pr, ok := m["provide"].(map[string]any); ok {

@@ -189,7 +189,7 @@ func TestClient_StatusOutput(t *testing.T) {
 	c2 := "/ip4/203.0.113.7/udp/4681/quic-v1/p2p/" + r1 + "/p2p-circuit/p2p/" + self
 	st := api.Status{
 		Version: "dev", PeerID: self, Addrs: []string{"/ip4/192.168.1.5/tcp/4681"}, Libraries: []string{"/srv/media"},
-		Roots: 12, Scan: map[string]any{"state": "watching", "filesDone": 12, "filesTotal": 12, "errors": 0},
+		Roots: 12, Files: api.LibraryCounts{Local: 12, Loaded: true}, Scan: map[string]any{"state": "watching", "filesDone": 12, "filesTotal": 12, "errors": 0},
 		Peers: 2, Redis: api.RedisStatus{OK: true, Addr: "/data/redis/r.sock"},
 		Reachability: "private", ObservedAddrs: []string{"/ip4/203.0.113.7/tcp/4681"},
 		Relays: []api.Relay{
@@ -225,13 +225,25 @@ func TestClient_StatusOutput(t *testing.T) {
 		"relay         " + r2 + " not reserved (last error: reservation refused: RESERVATION_REFUSED (the relay is full))\n" +
 		"relay service off\n" +
 		"library       /srv/media\n" +
-		"files         12 roots\n" +
+		"files         12 local, 0 known from peers\n" +
 		"peers         2\n" +
 		"scan          watching: 12/12 files, 0 errors\n" +
 		"announce      0 queued\n" +
 		"redis         ok=true /data/redis/r.sock\n"
 	if got := statusOf(st); got != want {
 		t.Errorf("status:\n%s\nwant:\n%s", got, want)
+	}
+
+	// A node that counts its files apart, and took files in since its
+	// scan.
+	withFiles := st
+	withFiles.Files = api.LibraryCounts{Local: 10, FromPeers: 2, Loaded: true}
+	withFiles.Scan = map[string]any{"state": "watching", "filesDone": 0, "filesTotal": 0, "errors": 0, "hashed": 10}
+	gotFiles := statusOf(withFiles)
+	for _, line := range []string{"files         10 local, 2 known from peers\n", "scan          watching: 0/0 files, 0 errors, 10 hashed since it began\n"} {
+		if !strings.Contains(gotFiles, line) {
+			t.Errorf("status:\n%s\nwant the line %q", gotFiles, line)
+		}
 	}
 
 	// The sweeping provider's statistics, as the node gives them.
