@@ -359,7 +359,12 @@ func newProvidersCmd() *cobra.Command {
 			}
 			ps := list(m["providers"])
 			if len(ps) == 0 {
-				fmt.Fprintf(cmd.OutOrStdout(), "no providers found for %s\n", args[0])
+				why := ""
+				// A node alone has no DHT to ask: say so, not just "none".
+				if st, _, err := apiGet(cmd, "/api/status", 10*time.Second); err == nil && text(st["peers"]) == "0" {
+					why = " (the node has no peers: the DHT has no one to ask yet)"
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "no providers found for %s%s\n", args[0], why)
 			}
 			for _, p := range ps {
 				fmt.Fprintln(cmd.OutOrStdout(), p)

@@ -66,7 +66,7 @@ func TestRun_LoneNode(t *testing.T) {
 		jsonList string
 	}{
 		{[]string{"peers"}, "no connected peers\n", "peers"},
-		{[]string{"providers", cid}, "no providers found for " + cid + "\n", "providers"},
+		{[]string{"providers", cid}, "no providers found for " + cid + " (the node has no peers: the DHT has no one to ask yet)\n", "providers"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.args[0], func(t *testing.T) {
