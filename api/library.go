@@ -152,15 +152,8 @@ func (s *Server) library(w http.ResponseWriter, r *http.Request) {
 // error naming it.
 func libraryParams(r *http.Request) (LibraryQuery, error) {
 	v := r.URL.Query()
-	for k, vals := range v {
-		switch k {
-		case "view", "show", "season", "page", "limit":
-			if len(vals) > 1 {
-				return LibraryQuery{}, badRequest("%s given %d times", k, len(vals))
-			}
-		default:
-			return LibraryQuery{}, badRequest("unknown parameter %q (want view, show, season, page, limit)", k)
-		}
+	if err := singleParams(v, "view", "show", "season", "page", "limit"); err != nil {
+		return LibraryQuery{}, err
 	}
 	q := LibraryQuery{View: v.Get("view"), Show: v.Get("show"), Season: -1, Page: 1, Limit: DefaultLibraryLimit}
 	if v.Has("show") {

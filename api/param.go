@@ -58,6 +58,20 @@ func onlyParams(q url.Values, allowed ...string) error {
 	return nil
 }
 
+// singleParams refuses query parameters other than allowed and any given
+// more than once, naming it.
+func singleParams(q url.Values, allowed ...string) error {
+	for k, vals := range q {
+		if !slices.Contains(allowed, k) {
+			return badRequest("unknown parameter %q (want %s)", k, strings.Join(allowed, ", "))
+		}
+		if len(vals) > 1 {
+			return badRequest("%s given %d times", k, len(vals))
+		}
+	}
+	return nil
+}
+
 // badRequest is an error wrapping ErrBadRequest whose text is only the
 // formatted message.
 func badRequest(format string, args ...any) error {

@@ -158,15 +158,8 @@ var errBadCursor = badRequest("cursor: not one this node gave for this query; st
 // federated; any other parameter, or one given twice, is an error.
 func searchParams(r *http.Request) (q string, limit int, cursor string, fed bool, err error) {
 	v := r.URL.Query()
-	for k, vals := range v {
-		switch k {
-		case "q", "limit", "cursor", "federated":
-			if len(vals) > 1 {
-				return "", 0, "", false, badRequest("%s given %d times", k, len(vals))
-			}
-		default:
-			return "", 0, "", false, badRequest("unknown parameter %q (want q, limit, cursor, federated)", k)
-		}
+	if err := singleParams(v, "q", "limit", "cursor", "federated"); err != nil {
+		return "", 0, "", false, err
 	}
 	q = v.Get("q")
 	switch {

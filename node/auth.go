@@ -13,8 +13,10 @@ import (
 	"github.com/metamesh/node/api"
 )
 
-// tokenFileName is the API token file generated in the data directory.
-const tokenFileName = "api-token"
+// APITokenFile is the API token file generated in the data directory
+// (unless --api-token-file names another); the client commands send it to
+// the API whose address the same directory holds.
+const APITokenFile = "api-token"
 
 // access builds the API's access rules. On a non-loopback address it
 // reads the bearer token from APITokenFile (default DataDir/api-token),
@@ -29,7 +31,7 @@ func (n *Node) access() (api.Access, error) {
 	}
 	path := n.cfg.APITokenFile
 	if path == "" {
-		path = filepath.Join(n.cfg.DataDir, tokenFileName)
+		path = filepath.Join(n.cfg.DataDir, APITokenFile)
 	}
 	tok, created, err := loadToken(path)
 	if err != nil {

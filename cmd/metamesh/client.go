@@ -64,11 +64,12 @@ known (and given to peers as --bootstrap) before it first runs.`,
 
 // dataFlag adds --data, the data directory every command shares.
 func dataFlag(c *cobra.Command) {
-	c.Flags().String("data", "", "data directory (default "+defaultDataText()+"; env METAMESH_DATA)")
+	c.Flags().String("data", "", "data directory (default "+defaultDataText+"; env METAMESH_DATA)")
 }
 
-// defaultDataText is the default data directory as help shows it.
-func defaultDataText() string { return "$XDG_DATA_HOME/metamesh, else $HOME/.local/share/metamesh" }
+// defaultDataText is the default data directory (node.DefaultDataDir) as
+// help shows it.
+const defaultDataText = "$XDG_DATA_HOME/metamesh, else $HOME/.local/share/metamesh"
 
 // dataDir is --data (or METAMESH_DATA), else the default.
 func dataDir(cmd *cobra.Command) string {
@@ -113,7 +114,7 @@ func nodeAPI(cmd *cobra.Command) (base, tokenFile, from string, err error) {
 		switch u, rerr := node.ReadAPIURL(dir); {
 		case rerr == nil:
 			base, from = u, filepath.Join(dir, node.APIFile)
-			if tf := filepath.Join(dir, "api-token"); fileExists(tf) {
+			if tf := filepath.Join(dir, node.APITokenFile); fileExists(tf) {
 				tokenFile = tf
 			}
 		case dataGiven(cmd):
