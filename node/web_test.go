@@ -311,10 +311,13 @@ func getJSON(t *testing.T, n *node.Node, path string, v any) {
 	}
 }
 
-// waitFor polls cond every 50 ms for up to 30 s.
+// waitFor polls cond every 50 ms for up to a minute: a guard against a
+// hang, not a timing check. A relayed bootstrap retries with a doubling
+// backoff (1 s, 2 s, 4 s, …), so on a loaded machine whose first dials
+// fail it may need more than half a minute.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	for deadline := time.Now().Add(30 * time.Second); !cond(); time.Sleep(50 * time.Millisecond) {
+	for deadline := time.Now().Add(time.Minute); !cond(); time.Sleep(50 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)
 		}
