@@ -28,15 +28,15 @@ const (
 )
 
 // batch runs the paths of one batch job and returns those to look at
-// again once they settle.
-func (in *Ingester) batch(ctx context.Context, items []job) (retry []string) {
+// again once they settle, and those the store already had as they are.
+func (in *Ingester) batch(ctx context.Context, items []job) (retry, unchanged []string) {
 	paths := make([]string, len(items))
 	for i, it := range items {
 		paths[i] = it.path
 	}
 	states, err := retryGet(ctx, in, "read paths", func() (map[string]store.PathState, error) { return in.st.Paths(ctx, paths) })
 	if err != nil {
-		return in.oneByOne(ctx, paths)
+		return in.oneByOne(ctx, paths), nil
 	}
 	var slow []func() error
 	var slowPaths []string
@@ -79,6 +79,7 @@ func (in *Ingester) batch(ctx context.Context, items []job) (retry []string) {
 			}
 		case known && st.Size == cur.Size && st.MtimeNs == cur.MtimeNs && st.Hashed && (!st.Primary || st.Extracted >= extractVersion):
 			in.errs.clear(p) // unchanged and complete
+			unchanged = append(unchanged, p)
 		case known:
 			later(p, func() error { return in.known(ctx, cur, st, true) })
 		case cur.Size > smallFile:
@@ -113,7 +114,6 @@ func (in *Ingester) batch(ctx context.Context, items []job) (retry []string) {
 			case r.Err == nil && (r.Kind == store.KindConfirmed || r.Kind == store.KindMerged || r.Kind == store.KindSplit):
 				in.errs.clear(p)
 				in.note("ingested", "path", p, "result", r.Kind)
-				in.recheckLinks(ctx, p, c.items[i].Meta)
 			default: // a duplicate of an unconfirmed primary, a race: one by one
 				later(p, func() error { return in.file(ctx, p, true) })
 			}
@@ -124,7 +124,7 @@ func (in *Ingester) batch(ctx context.Context, items []job) (retry []string) {
 			retry = append(retry, slowPaths[i])
 		}
 	}
-	return retry
+	return retry, unchanged
 }
 
 // oneByOne runs paths through the path-by-path route.

@@ -20,7 +20,8 @@
 //   - hash.go: midhash256 and the one-pass sha2-256 + IPFS CID hasher.
 //   - extract.go, ffprobe.go, filename.go, nfo.go: metadata extractors
 //     (nfo.go: the Kodi NFO format, NFOReader); sidecars.go: a video's
-//     subtitle and artwork links, found through the store's path index.
+//     subtitle and artwork links, found through the store's path index;
+//     relink.go: a sidecar's videos, and their links written again.
 //   - the release-name parser: names_scan.go (one path component's
 //     tokens and bracket groups), names_tokens.go (the tokenizer and the
 //     vocabulary of technical tokens), names_episodes.go (episode and
@@ -31,6 +32,7 @@
 //     whenever the loop goes idle ("added Films/a.mkv", "renamed a → b",
 //     "added 240 files: a, b, c, …"), paths relative to their library.
 //   - touch.go: Touch, a caller's request to look at a path again.
+//   - store.go: Store, what ingest asks of the store (*store.Store).
 //   - queue.go, progress.go, errset.go, skip.go, config.go, errors.go,
 //     util.go (small number helpers).
 //
@@ -42,7 +44,9 @@
 // (paths to look at again, jobs that follow) comes back to the loop. Workers
 // (Config.Workers, default one per CPU) take jobs from an unbounded queue
 // and report back to the loop, so neither side blocks the other. A path
-// is never worked on by two workers at once. A scan runs on its own
+// is never worked on by two workers at once: a video's links are read
+// and written again (jobRelink) only while no other job holds it, after
+// every sidecar that asked for that is stored. A scan runs on its own
 // goroutine and hands paths to the loop. The one-pass hasher runs two
 // more goroutines per file (whole-file SHA-256 and the UnixFS builder).
 //
@@ -63,7 +67,7 @@
 //   - A sidecar (an NFO, a subtitle, artwork) added, changed, moved or
 //     removed re-reads the names, NFOs and links of the videos it belongs
 //     to (relink): those fields only, without reading or hashing the
-//     videos.
+//     videos. A sidecar the scan finds unchanged relinks nothing.
 //   - Hidden names (leading dot) and partial downloads (.part, .crdownload,
 //     .!qB, .partial, .download, ~) are skipped. Symlinked files count only
 //     when they resolve inside a library; symlinked directories are not

@@ -78,7 +78,7 @@ func watch(tb testing.TB, s *store.Store, l *lib) *ingest.Ingester {
 }
 
 // watchWith is watch with a configuration of the test's own.
-func watchWith(tb testing.TB, s *store.Store, cfg ingest.Config) *ingest.Ingester {
+func watchWith(tb testing.TB, s ingest.Store, cfg ingest.Config) *ingest.Ingester {
 	tb.Helper()
 	cfg.Watch = true
 	in, err := ingest.New(s, cfg)
@@ -95,7 +95,7 @@ func watchWith(tb testing.TB, s *store.Store, cfg ingest.Config) *ingest.Ingeste
 
 func idle(tb testing.TB, in *ingest.Ingester) {
 	tb.Helper()
-	ctx, cancel := context.WithTimeout(bg, 30*time.Second)
+	ctx, cancel := context.WithTimeout(bg, time.Minute)
 	defer cancel()
 	if err := in.WaitIdle(ctx); err != nil {
 		tb.Fatalf("ingester never went idle: %v", err)
@@ -106,7 +106,7 @@ func idle(tb testing.TB, in *ingest.Ingester) {
 // timing assertion).
 func waitFor(tb testing.TB, what string, cond func() bool) {
 	tb.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	for !cond() {
 		if time.Now().After(deadline) {
 			tb.Fatalf("timed out waiting for %s", what)

@@ -23,13 +23,16 @@ import (
 // own goroutine and hands paths to the loop.
 type Ingester struct {
 	cfg   Config
-	st    *store.Store
+	st    Store
 	log   *slog.Logger
 	queue *queue
 	prog  progress
 	errs  errSet
 	// changes collects the changes applied while watching, for the log.
 	changes changeLog
+	// relinks collects the videos to relink, from every worker, until a
+	// job's result takes them to the loop.
+	relinks pathSet
 
 	watcher  *fsnotify.Watcher
 	addWatch func(string) error // fsnotify Add; replaceable in tests
@@ -66,10 +69,15 @@ type result struct {
 	hold   []string // vanished paths of a settle batch that wait for a partner
 	touch  []string // paths to look at again
 	rescan bool     // the store could not say what is under a removed directory
+	// unchanged are a batch's paths the store already had as they are.
+	unchanged []string
+	// relink are videos whose sidecars changed: each gets a jobRelink
+	// once no other job holds it.
+	relink []string
 }
 
 // New makes an Ingester; it starts nothing until Start.
-func New(st *store.Store, cfg Config) (*Ingester, error) {
+func New(st Store, cfg Config) (*Ingester, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -178,7 +186,7 @@ func (in *Ingester) Close() error {
 // Scan ingests the libraries once (no watching) and returns when the
 // store matches them. onProgress, when not nil, is called every interval
 // while it runs and once at the end.
-func Scan(ctx context.Context, st *store.Store, cfg Config, interval time.Duration, onProgress func(Progress)) (Progress, error) {
+func Scan(ctx context.Context, st Store, cfg Config, interval time.Duration, onProgress func(Progress)) (Progress, error) {
 	cfg.Watch = false
 	in, err := New(st, cfg)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"syscall"
 	"time"
 
@@ -24,22 +25,25 @@ type pend struct {
 	goneSince  time.Time // first look that found the path missing
 	vanished   bool      // a remove or rename named it: maybe the old end of a move
 	readySince time.Time // first flush that found it settled while a vanished path had not
+	heldSince  time.Time // first flush that found it settled while a vanished path was held by a job
 }
 
 // loopState is owned by the loop goroutine alone.
 type loopState struct {
 	pending  map[string]*pend
 	inflight map[string]bool
-	watched  map[string]bool // directories with a watch
-	scanning bool
-	rescanQ  bool // another rescan was asked for while one ran
-	scanOpen int  // scan jobs not finished yet
-	goneOpen int  // removed directories whose stored paths are being listed
-	idleWait []chan error
+	// relinkAfter are paths in flight that get a jobRelink once free.
+	relinkAfter map[string]bool
+	watched     map[string]bool // directories with a watch
+	scanning    bool
+	rescanQ     bool // another rescan was asked for while one ran
+	scanOpen    int  // scan jobs not finished yet
+	goneOpen    int  // removed directories whose stored paths are being listed
+	idleWait    []chan error
 }
 
 func newLoopState() *loopState {
-	return &loopState{pending: map[string]*pend{}, inflight: map[string]bool{}, watched: map[string]bool{}}
+	return &loopState{pending: map[string]*pend{}, inflight: map[string]bool{}, relinkAfter: map[string]bool{}, watched: map[string]bool{}}
 }
 
 // loop owns ls from here on; Start only filled its watch list before.
@@ -263,7 +267,28 @@ func (in *Ingester) finish(ls *loopState, r result, now time.Time) {
 	if r.rescan {
 		in.requestRescan()
 	}
+	// Relinks last, after every other job this result started: a video
+	// held by a job is relinked once that job ends.
+	relink := slices.Clone(r.relink)
+	for _, p := range r.job.paths() {
+		if ls.relinkAfter[p] && !ls.inflight[p] {
+			delete(ls.relinkAfter, p)
+			relink = append(relink, p)
+		}
+	}
+	slices.Sort(relink)
+	for _, p := range slices.Compact(relink) {
+		if ls.inflight[p] {
+			ls.relinkAfter[p] = true
+			continue
+		}
+		in.dispatch(ls, job{kind: jobRelink, path: p})
+	}
 }
+
+// maxPairWait bounds how long a new path waits for a vanished one still
+// held by a job, to pair up as a move.
+const maxPairWait = 30 * time.Second
 
 // flush hands settled paths to the workers. A path is settled when no
 // event touched it for Settle and its size and mtime did not move between
@@ -276,8 +301,16 @@ func (in *Ingester) flush(ls *loopState, now time.Time) {
 	// vanishing: a path that may be the old end of a move has not settled
 	// yet (or a removed directory's stored paths are still being listed).
 	vanishing := ls.goneOpen > 0
+	// busyGone: a path gone from disk is still held by a job (its arrival
+	// being stored when it moved on): a new path waits for it, as long as
+	// that job runs (up to maxPairWait), or the move is seen as an add and
+	// a delete.
+	busyGone := false
 	for p, pd := range ls.pending {
 		if ls.inflight[p] {
+			if exists, _, _ := statPath(p); !exists {
+				busyGone = true
+			}
 			continue
 		}
 		if now.Sub(pd.lastEvent) < in.cfg.Settle {
@@ -307,7 +340,7 @@ func (in *Ingester) flush(ls *loopState, now time.Time) {
 			}
 		}
 	}
-	if vanishing && len(arrived) > 0 {
+	if (vanishing || busyGone) && len(arrived) > 0 {
 		// The new end of a move may settle a tick before its old end
 		// (their events came apart): an arrived path waits for vanished
 		// ones to settle too, at most four Settle periods, so the two
@@ -315,6 +348,16 @@ func (in *Ingester) flush(ls *loopState, now time.Time) {
 		kept := arrived[:0]
 		for _, p := range arrived {
 			pd := ls.pending[p]
+			if busyGone {
+				// The four Settle periods start once the job lets go.
+				if pd.heldSince.IsZero() {
+					pd.heldSince = now
+				}
+				if now.Sub(pd.heldSince) < maxPairWait {
+					pd.readySince = time.Time{}
+					continue
+				}
+			}
 			if pd.readySince.IsZero() {
 				pd.readySince = now
 			}

@@ -8,10 +8,8 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/metamesh/node/store"
@@ -45,16 +43,19 @@ func (in *Ingester) worker(ctx context.Context) {
 // run does one job. Its result says what the loop should look at again:
 // the path itself once it settles (it changed while being hashed), the
 // jobs a settle batch paired, paths under a removed directory, the other
-// hard links of a changed file.
+// hard links of a changed file, the videos to relink.
 func (in *Ingester) run(ctx context.Context, j job) result {
 	res := in.runJob(ctx, j)
 	// A sidecar (an NFO, a subtitle, artwork) added, changed, moved or
-	// removed: its videos' fields follow (relink).
-	for _, p := range append([]string{j.path, j.oldPath}, jobPaths(j.items)...) {
-		if p != "" && isSidecar(p) && j.kind != jobSettle && j.kind != jobGone {
-			in.relink(ctx, p)
+	// removed: its videos' fields follow (relink.go), in jobs of their own.
+	if j.kind != jobSettle && j.kind != jobGone && j.kind != jobRelink {
+		for _, p := range append([]string{j.path, j.oldPath}, jobPaths(j.items)...) {
+			if p != "" && isSidecar(p) && !slices.Contains(res.unchanged, p) {
+				in.relinks.add(in.relinkTargets(ctx, p)...)
+			}
 		}
 	}
+	res.relink = in.relinks.take()
 	return res
 }
 
@@ -88,7 +89,10 @@ func (in *Ingester) runJob(ctx context.Context, j job) result {
 		}
 		return res
 	case jobBatch:
-		res.touch = in.batch(ctx, j.items)
+		res.touch, res.unchanged = in.batch(ctx, j.items)
+		return res
+	case jobRelink:
+		in.relinkOne(ctx, j.path)
 		return res
 	case jobRename:
 		err = in.rename(ctx, j.oldPath, j.path)
@@ -305,7 +309,6 @@ func (in *Ingester) arrive(ctx context.Context, cur store.FileStat, quiet bool) 
 // (added, or changed).
 func (in *Ingester) ingest(ctx context.Context, cur store.FileStat, h FileHashes, quiet bool, kind string) error {
 	meta := in.meta(ctx, cur.Path, cur.Size, nil)
-	defer in.recheckLinks(ctx, cur.Path, meta)
 	for attempt := 0; attempt < 3; attempt++ {
 		o, err := retryGet(ctx, in, "confirm", func() (store.Outcome, error) {
 			o, _, err := in.st.Ingest(ctx, cur, h.Store(), meta)
@@ -355,11 +358,16 @@ func (in *Ingester) confirmPrimary(ctx context.Context, root store.RootID, quiet
 		return in.fail(ctx, p, err, quiet)
 	}
 	meta := in.meta(ctx, p, cur.Size, nil)
-	defer in.recheckLinks(ctx, p, meta)
-	return in.retry(ctx, "confirm", func() error {
+	err = in.retry(ctx, "confirm", func() error {
 		_, _, err := in.st.Ingest(ctx, cur, h.Store(), meta)
 		return err
 	})
+	if err == nil && meta.Fields["videoType"] != "" {
+		// p is not this job's path: a relink of it may have run
+		// meanwhile, and its links are read again once p is free.
+		in.relinks.add(p)
+	}
+	return err
 }
 
 // hash runs the full pass and makes sure the file did not change under
@@ -433,7 +441,6 @@ func (in *Ingester) extract(ctx context.Context, st store.PathState, path string
 		return nil
 	}
 	meta := in.meta(ctx, path, size, nil)
-	defer in.recheckLinks(ctx, path, meta)
 	return in.retry(ctx, "write metadata", func() error {
 		_, _, err := in.st.SetExtracted(ctx, path, meta)
 		return err
@@ -498,124 +505,6 @@ func (in *Ingester) runExtractors(ctx context.Context, subj *Subject, exs []Extr
 			}
 		}
 	}
-}
-
-// relink re-reads the names, NFO files and sidecar links of the videos
-// the sidecar at side (an NFO, a subtitle, an artwork image) belongs to,
-// once it was added, changed, moved or removed: the videos in its folder
-// of the same name (<video name>.nfo, <video name>.en.srt,
-// <video name>-poster.jpg), every video in its folder (movie.nfo), every
-// video in its folder and the two below (tvshow.nfo, a folder's artwork),
-// the videos a Subs folder belongs to. Only the name, NFO and link fields
-// are written again (sidecarFields): the videos are not read, nor hashed.
-func (in *Ingester) relink(ctx context.Context, side string) {
-	exs := in.sidecarExtractors()
-	dir, base := filepath.Dir(side), strings.ToLower(filepath.Base(side))
-	ext := filepath.Ext(base)
-	maxDepth, named := 0, "" // named: the video's name the sidecar's begins with
-	switch {
-	case base == "tvshow.nfo":
-		maxDepth = 2
-	case base == "movie.nfo":
-	case ext == ".nfo":
-		named = strings.TrimSuffix(base, ext)
-	case subtitleExts[ext]:
-		switch {
-		case slices.Contains(subsFolders, filepath.Base(dir)):
-			dir = filepath.Dir(dir) // Subs/English.srt
-		case slices.Contains(subsFolders, filepath.Base(filepath.Dir(dir))):
-			dir, named = filepath.Dir(filepath.Dir(dir)), strings.ToLower(filepath.Base(dir)) // Subs/<video name>/2_English.srt
-		default:
-			named = "*" // <video name>.<lang>.srt: a name the video's begins
-		}
-	default: // artwork
-		if prefix, _ := artName(strings.TrimSuffix(base, ext)); prefix != "" && !strings.HasPrefix(prefix, "season") {
-			named = prefix
-		} else {
-			maxDepth = 2
-		}
-	}
-	paths, err := retryGet(ctx, in, "list the videos of a sidecar", func() ([]string, error) { return in.st.PathsUnder(ctx, dir) })
-	if err != nil {
-		return
-	}
-	n := 0
-	for _, p := range paths {
-		rel, _ := filepath.Rel(dir, p)
-		depth := strings.Count(rel, string(filepath.Separator))
-		stem := strings.TrimSuffix(filepath.Base(p), filepath.Ext(p))
-		low := strings.ToLower(stem)
-		switch {
-		case videoByExtension[strings.ToLower(filepath.Ext(p))] == "" || depth > maxDepth:
-			continue
-		case named == "*" && !strings.HasPrefix(base, low+"."):
-			continue
-		case named != "" && named != "*" && named != low:
-			continue
-		}
-		if in.relinkOne(ctx, p, exs) {
-			n++
-		}
-	}
-	if n > 0 {
-		in.log.Debug("re-read a sidecar", "path", side, "videos", n)
-	}
-}
-
-// relinkOne writes the name, NFO and link fields of the video at p again
-// (relink), when it is a primary already extracted by the current
-// extractors (a pending extraction reads them itself), and reports
-// whether it did.
-func (in *Ingester) relinkOne(ctx context.Context, p string, exs []Extractor) bool {
-	st, err := retryGet(ctx, in, "read path", func() (store.PathState, error) { return in.st.Path(ctx, p) })
-	if err != nil || !st.Primary || st.Extracted < extractVersion {
-		return false
-	}
-	fields := map[string]string{}
-	in.runExtractors(ctx, &Subject{Path: p, Library: in.libraryOf(p), Size: st.Size, FileType: "video"}, exs, fields)
-	in.addLinks(ctx, p, fields)
-	meta := store.Meta{Version: extractVersion, Owned: sidecarFields, Fields: fields, Refresh: true}
-	return in.retry(ctx, "write metadata", func() error {
-		_, _, err := in.st.SetExtracted(ctx, p, meta)
-		return err
-	}) == nil
-}
-
-// recheckLinks reads a video's links again once its extraction m is
-// written, and re-links it when they changed: a sidecar stored after the
-// extraction read them, but before the video counted as extracted, was
-// passed by by its own relink (relinkOne leaves a pending extraction
-// alone).
-func (in *Ingester) recheckLinks(ctx context.Context, path string, m store.Meta) {
-	if m.Fields["videoType"] == "" {
-		return
-	}
-	now := map[string]string{}
-	in.addLinks(ctx, path, now)
-	for k, v := range m.Fields {
-		if strings.HasPrefix(k, "subtitles/") || strings.HasPrefix(k, "subtitleflags/") || strings.HasPrefix(k, "art/") {
-			if now[k] != v {
-				in.relinkOne(ctx, path, in.sidecarExtractors())
-				return
-			}
-			delete(now, k)
-		}
-	}
-	if len(now) > 0 {
-		in.relinkOne(ctx, path, in.sidecarExtractors())
-	}
-}
-
-// sidecarExtractors are the configured extractors a relink runs: the
-// name's and the NFOs'.
-func (in *Ingester) sidecarExtractors() []Extractor {
-	var exs []Extractor
-	for _, ex := range in.cfg.Extractors {
-		if ex.Name() == "filename" || ex.Name() == "nfo" {
-			exs = append(exs, ex)
-		}
-	}
-	return exs
 }
 
 // retry runs fn until it succeeds, fails for good, or ctx ends. While

@@ -17,6 +17,7 @@ const (
 	jobSettle                // pair the settled paths of one flush into moves
 	jobGone                  // a directory went: look at every stored path under it
 	jobBatch                 // settled scan paths, handled together (batch.go)
+	jobRelink                // a video's name, NFO and sidecar link fields read again (relink.go)
 )
 
 type job struct {
