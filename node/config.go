@@ -293,8 +293,18 @@ func (c *Config) validate() error {
 			}
 		}
 	}
-	if _, err := multiaddrs(c.Announce, "--announce"); err != nil {
+	ann, err := multiaddrs(c.Announce, "--announce")
+	if err != nil {
 		return fmt.Errorf("config: %w", err)
+	}
+	if len(c.Relays) > 0 {
+		// The announced addresses replace every address the node tells,
+		// the circuit addresses its relay gives included.
+		for i, m := range ann {
+			if !isCircuit(m) {
+				return fmt.Errorf("config: --announce %q with --relay: the announced addresses replace the relay's circuit addresses, so no household could reach this node through its relay; leave --announce out, or announce /p2p-circuit addresses only", c.Announce[i])
+			}
+		}
 	}
 	if c.hasPSK() && !c.defaultListen() {
 		for _, a := range c.Listen {

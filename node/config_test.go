@@ -48,6 +48,10 @@ func TestConfig_ValidateNamesFlags(t *testing.T) {
 			c.SwarmKeyFile, c.Relays = "swarm.key", []string{"/ip4/10.0.0.1/udp/4681/quic-v1/p2p/" + id}
 		}, "config: --relay /ip4/10.0.0.1/udp/4681/quic-v1/p2p/" + id + " is QUIC…"},
 		{"announce", func(c *node.Config) { c.Announce = []string{"x"} }, `config: --announce "x": …`},
+		{"announce with a relay", func(c *node.Config) {
+			c.Relays = []string{"/ip4/10.0.0.1/tcp/4681/p2p/" + id}
+			c.Announce = []string{"/ip4/10.0.0.1/tcp/4681/p2p/" + id + "/p2p-circuit", "/ip4/203.0.113.7/tcp/4681"}
+		}, `config: --announce "/ip4/203.0.113.7/tcp/4681" with --relay: the announced addresses replace the relay's circuit addresses, so no household could reach this node through its relay; leave --announce out, or announce /p2p-circuit addresses only`},
 		{"allow-peer", func(c *node.Config) { c.AllowPeers = []string{id, "x"} }, `config: --allow-peer "x": …`},
 		{"dht-mode", func(c *node.Config) { c.DHTMode = "x" }, `config: --dht-mode "x": want auto, server or client`},
 		{"conn-low", func(c *node.Config) { c.ConnLow = -1 }, "config: --conn-low -1: may not be negative"},
@@ -112,5 +116,17 @@ func TestConfig_ZeroMeansDefault(t *testing.T) {
 	}
 	if c.StrangerRate != 0 || c.StrangerBurst != 10 {
 		t.Errorf("after SetDefaults: StrangerRate %g, StrangerBurst %d; want 0 (none) and 10", c.StrangerRate, c.StrangerBurst)
+	}
+}
+
+// TestConfig_AnnounceCircuits: with --relay, announcing the relay's
+// circuit addresses only is accepted (they are what peers dial).
+func TestConfig_AnnounceCircuits(t *testing.T) {
+	const id = "12D3KooWBMpvJr2o9bmFxYoAnKpqgajzfqcinCRrH9vVktjt7TBn"
+	c := node.Config{Libraries: []string{t.TempDir()}, DataDir: t.TempDir(),
+		Relays: []string{"/ip4/10.0.0.1/tcp/4681/p2p/" + id}, Announce: []string{"/ip4/10.0.0.1/tcp/4681/p2p/" + id + "/p2p-circuit"}}
+	c.SetDefaults()
+	if err := c.Validate(); err != nil {
+		t.Errorf("Validate = %v", err)
 	}
 }

@@ -180,8 +180,30 @@ var errRelayCut = errors.New("the relay cut the answer off (a relayed connection
 
 // fetch asks peer p for the record of c and verifies it (signature,
 // payload type, signer = p = the record's peer, the record holds c, every
-// CID canonical, the canonical of the set, size caps).
+// CID canonical, the canonical of the set, size caps). A record a relay
+// cut off is asked again once over a fresh circuit.
 func (rs *recordService) fetch(ctx context.Context, p peer.ID, c string) (protocol.Record, error) {
+	return onFreshCircuit(ctx, rs.h, p, func() (protocol.Record, error) { return rs.fetchOnce(ctx, p, c) })
+}
+
+// onFreshCircuit runs ask, and once more over a new circuit when a relay
+// cut its answer off: a circuit carries a limited number of bytes
+// (128 KiB each way by default), and an answer that found too little
+// left of one may fit a fresh one. The exhausted circuit is closed.
+func onFreshCircuit[T any](ctx context.Context, h host.Host, p peer.ID, ask func() (T, error)) (T, error) {
+	v, err := ask()
+	if !errors.Is(err, errRelayCut) || ctx.Err() != nil {
+		return v, err
+	}
+	for _, c := range h.Network().ConnsToPeer(p) {
+		if relayed(c) {
+			_ = c.Close()
+		}
+	}
+	return ask()
+}
+
+func (rs *recordService) fetchOnce(ctx context.Context, p peer.ID, c string) (protocol.Record, error) {
 	ctx, cancel := context.WithTimeout(ctx, recordStreamTimeout)
 	defer cancel()
 	// A relayed (limited) connection carries the protocol too; a direct

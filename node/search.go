@@ -113,8 +113,13 @@ func withDetails(ph *protocol.SearchHit, h store.SearchHit) {
 
 // ask sends one search to peer p and verifies the answer (signature,
 // payload type, signer = p, no more hits than req.Limit, every hit valid,
-// caps).
+// caps). An answer a relay cut off is asked again once over a fresh
+// circuit.
 func (ss *searchService) ask(ctx context.Context, p peer.ID, req protocol.SearchRequest) ([]protocol.SearchHit, error) {
+	return onFreshCircuit(ctx, ss.h, p, func() ([]protocol.SearchHit, error) { return ss.askOnce(ctx, p, req) })
+}
+
+func (ss *searchService) askOnce(ctx context.Context, p peer.ID, req protocol.SearchRequest) ([]protocol.SearchHit, error) {
 	// A relayed (limited) connection carries the protocol too; a direct
 	// one, when there is one, is taken first.
 	s, err := ss.h.NewStream(network.WithAllowLimitedConn(ctx, "metamesh"), p, searchProtocolIDs...)
@@ -138,6 +143,9 @@ func (ss *searchService) ask(ctx context.Context, p peer.ID, req protocol.Search
 	env, err := protocol.ReadResponse(bufio.NewReader(s))
 	if err != nil {
 		s.Reset()
+		if relayed(s.Conn()) && ctx.Err() == nil {
+			return nil, fmt.Errorf("search answer from %s over a relayed connection: %w: %w", p, errRelayCut, err)
+		}
 		return nil, fmt.Errorf("search answer from %s: %w", p, err)
 	}
 	s.Close()

@@ -14,6 +14,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/metamesh/node/ingest"
 	"github.com/metamesh/node/node"
 )
 
@@ -174,6 +175,47 @@ func TestNAT_RecordOverRelayLimit(t *testing.T) {
 	}
 	if doc := lookup(t, c, 1, small.Canonical); doc["source"] != c.Nodes[2].PeerID {
 		t.Errorf("small record after the big one: source %v", doc["source"])
+	}
+}
+
+// Two records of 80 KiB each fit one circuit alone but not together
+// (128 KiB each way): the second, cut off by the relay, is asked again
+// over a fresh circuit and comes through.
+func TestNAT_RecordOnFreshCircuit(t *testing.T) {
+	c := natCluster(t, 2, nil)
+	opts, _ := redis.ParseURL(c.Nodes[2].redis.URL())
+	rc := redis.NewClient(opts)
+	defer rc.Close()
+	var files []ingest.FileHashes
+	for i, name := range []string{"First Half (2001).mkv", "Second Half (2002).mkv"} {
+		f := file(t, c, 2, name, 200_000+i)
+		st, err := c.Nodes[2].Node.Store().Path(context.Background(), f.Path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// An outside writer gives each 80 KiB of metadata.
+		for _, k := range []string{"a", "b"} {
+			if err := rc.Set(context.Background(), "file:"+string(st.Root)+"/notes/"+k, strings.Repeat(k, 40<<10), 0).Err(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		c.WaitFor("the outside fields", 10*time.Second, func() bool {
+			_, doc := c.Nodes[2].Get("/api/meta/" + f.Canonical + "?local=1")
+			n, _ := doc["notes"].(map[string]any)
+			return len(n) == 2
+		})
+		files = append(files, f)
+	}
+	announced(c, 2, 2)
+	if doc := lookup(t, c, 1, files[0].Canonical); doc["source"] != c.Nodes[2].PeerID {
+		t.Errorf("first record: source %v, want node 2", doc["source"])
+	}
+	// One ask: the first answer took most of the circuit.
+	if code, doc := c.Nodes[1].Get("/api/meta/" + url.PathEscape(files[1].Canonical)); code != 200 || doc["source"] != c.Nodes[2].PeerID {
+		t.Errorf("second record: %d %v, want node 2's record", code, doc["error"])
+	}
+	if p := peerEntry(c, 1, c.Nodes[2].PeerID); p == nil || p["connection"] != "relayed" {
+		t.Errorf("node 1's entry of node 2 = %v, want relayed", p)
 	}
 }
 
