@@ -11,6 +11,7 @@ import (
 )
 
 func TestAPI_Access(t *testing.T) {
+	t.Parallel()
 	lib, _ := filepath.EvalSymlinks(t.TempDir())
 	p := filepath.Join(lib, "Show.S01E02.mkv")
 	writeOld(t, p, []byte(strings.Repeat("z", 3000)))
@@ -84,6 +85,7 @@ func TestAPI_Access(t *testing.T) {
 }
 
 func TestAPI_Errors(t *testing.T) {
+	t.Parallel()
 	lib, _ := filepath.EvalSymlinks(t.TempDir())
 	p := filepath.Join(lib, "Show", "Season 1", "Show.S01E02.mkv")
 	writeOld(t, p, []byte(strings.Repeat("e", 3000)))

@@ -89,6 +89,7 @@ func next(t *testing.T, ch <-chan sseEvent, has string) sseEvent {
 }
 
 func TestAPI_Events(t *testing.T) {
+	t.Parallel()
 	lib, _ := filepath.EvalSymlinks(t.TempDir())
 	writeOld(t, filepath.Join(lib, "first.mkv"), []byte(strings.Repeat("1", 3000)))
 	var redisURL string
@@ -162,6 +163,7 @@ func TestAPI_Events(t *testing.T) {
 // holds (or, deleted, held) while that file exists, and the exact bytes
 // of a name that is not UTF-8.
 func TestAPI_EventsPathCIDs(t *testing.T) {
+	t.Parallel()
 	lib, _ := filepath.EvalSymlinks(t.TempDir())
 	a := filepath.Join(lib, "a.mkv")
 	writeOld(t, a, []byte(strings.Repeat("a", 5000)))
@@ -216,6 +218,7 @@ func TestAPI_EventsPathCIDs(t *testing.T) {
 // TestAPI_EventsShutdown: a node with an open event stream stops cleanly,
 // ending the stream.
 func TestAPI_EventsShutdown(t *testing.T) {
+	t.Parallel()
 	lib, _ := filepath.EvalSymlinks(t.TempDir())
 	n := startNodeWith(t, lib, nil)
 	code, live := subscribe(t, n, "")
@@ -230,6 +233,7 @@ func TestAPI_EventsShutdown(t *testing.T) {
 }
 
 func TestAPI_Metrics(t *testing.T) {
+	t.Parallel()
 	lib, _ := filepath.EvalSymlinks(t.TempDir())
 	writeOld(t, filepath.Join(lib, "m.mkv"), []byte(strings.Repeat("m", 3000)))
 	n := startNodeWith(t, lib, nil)

@@ -29,6 +29,7 @@ func fileBody() []byte {
 }
 
 func TestAPI_File(t *testing.T) {
+	t.Parallel()
 	lib, _ := filepath.EvalSymlinks(t.TempDir())
 	body := fileBody()
 	p := filepath.Join(lib, "Some Movie (2010).mkv")
@@ -152,6 +153,7 @@ func jsonError(contentRange, msg string) func(t *testing.T, h map[string][]strin
 // an ASCII filename= and, when the name is not that, filename*= with the
 // name as UTF-8 (bytes that are not UTF-8 replaced by U+FFFD).
 func TestAPI_FileNames(t *testing.T) {
+	t.Parallel()
 	lib, _ := filepath.EvalSymlinks(t.TempDir())
 	tests := []struct {
 		name   string // on disk
@@ -197,6 +199,7 @@ func TestAPI_FileNames(t *testing.T) {
 }
 
 func TestAPI_FileErrors(t *testing.T) {
+	t.Parallel()
 	lib, _ := filepath.EvalSymlinks(t.TempDir())
 	outside, _ := filepath.EvalSymlinks(t.TempDir())
 	writeOld(t, filepath.Join(lib, "a.mkv"), []byte(strings.Repeat("a", 3000)))
@@ -293,6 +296,7 @@ func TestAPI_FileErrors(t *testing.T) {
 // as this node knows: /api/file serves the file only under the CIDs the
 // node computed from its bytes.
 func TestAPI_FileOnlyUnderOwnCIDs(t *testing.T) {
+	t.Parallel()
 	lib, _ := filepath.EvalSymlinks(t.TempDir())
 	p := filepath.Join(lib, "Song.Beta.mp3")
 	writeOld(t, p, []byte(strings.Repeat("song ", 4000)))

@@ -79,6 +79,7 @@ func lines(p api.LibraryPage) []string {
 // known only from peers listed with its source; a file added or deleted
 // while the node runs enters or leaves the lists; sidecars stay out.
 func TestAPI_Library(t *testing.T) {
+	t.Parallel()
 	lib := t.TempDir()
 	writeLibrary(t, lib,
 		"Movies/Zulu.1964.mkv", "Movies/Heat.1995.mkv", "Movies/Heat.1986.mkv", "Movies/Alien.1979.mkv", "Movies/Heat.1995.srt",

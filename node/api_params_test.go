@@ -14,6 +14,7 @@ import (
 // TestAPI_Params: every endpoint refuses unknown query parameters with a
 // JSON 400, /health, /ready and /metrics included.
 func TestAPI_Params(t *testing.T) {
+	t.Parallel()
 	lib, _ := filepath.EvalSymlinks(t.TempDir())
 	n := startNodeWith(t, lib, nil)
 	tests := []struct {
@@ -75,6 +76,7 @@ func TestAPI_Params(t *testing.T) {
 // user's terms: a query without a word like an empty one, a cursor it did
 // not give for this query without the store's words.
 func TestAPI_SearchErrors(t *testing.T) {
+	t.Parallel()
 	lib, _ := filepath.EvalSymlinks(t.TempDir())
 	for _, name := range []string{"alpha one.mkv", "alpha two.mkv", "alpha three.mkv", "beta four.mkv"} {
 		writeOld(t, filepath.Join(lib, name), []byte(strings.Repeat(name, 500)))

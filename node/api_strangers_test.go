@@ -62,6 +62,7 @@ func unknownCID(t *testing.T, i int) string {
 // token are never limited. The stranger's addresses are ones this machine
 // cannot send from, so the requests go to the node's handler directly.
 func TestAPI_StrangerLimits(t *testing.T) {
+	t.Parallel()
 	const burst = 3
 	lib, _ := filepath.EvalSymlinks(t.TempDir())
 	local := filepath.Join(lib, "Local.Movie.2010.mkv")
@@ -212,6 +213,7 @@ func TestAPI_StrangerLimits(t *testing.T) {
 // --peer-record-ttl, asks the peers again and so costs a stranger a
 // token; past its limit the stranger gets the record the node has.
 func TestAPI_StrangerStaleRecord(t *testing.T) {
+	t.Parallel()
 	a := startNodeWith(t, t.TempDir(), func(c *node.Config) {
 		c.APIAddr, c.APITokenFile, c.PublicRead = "0.0.0.0:0", filepath.Join(t.TempDir(), "tok"), true
 		c.StrangerRate, c.StrangerBurst = 0.001, 1

@@ -14,6 +14,7 @@ import (
 // TestConfig_ValidateNamesFlags: every refusal names the flag of the bad
 // setting and its value, and only that value; never a field of Config.
 func TestConfig_ValidateNamesFlags(t *testing.T) {
+	t.Parallel()
 	lib, _ := filepath.EvalSymlinks(t.TempDir())
 	data := t.TempDir()
 	const id = "12D3KooWBMpvJr2o9bmFxYoAnKpqgajzfqcinCRrH9vVktjt7TBn"
@@ -103,6 +104,7 @@ func TestConfig_ValidateNamesFlags(t *testing.T) {
 // stranger burst is the default 10. A zero stranger rate stays 0: it
 // means none.
 func TestConfig_ZeroMeansDefault(t *testing.T) {
+	t.Parallel()
 	c := node.Config{Libraries: []string{t.TempDir()}, DataDir: t.TempDir()}
 	c.SetDefaults()
 	if err := c.Validate(); err != nil {
@@ -122,6 +124,7 @@ func TestConfig_ZeroMeansDefault(t *testing.T) {
 // TestConfig_AnnounceCircuits: with --relay, announcing the relay's
 // circuit addresses only is accepted (they are what peers dial).
 func TestConfig_AnnounceCircuits(t *testing.T) {
+	t.Parallel()
 	const id = "12D3KooWBMpvJr2o9bmFxYoAnKpqgajzfqcinCRrH9vVktjt7TBn"
 	c := node.Config{Libraries: []string{t.TempDir()}, DataDir: t.TempDir(),
 		Relays: []string{"/ip4/10.0.0.1/tcp/4681/p2p/" + id}, Announce: []string{"/ip4/10.0.0.1/tcp/4681/p2p/" + id + "/p2p-circuit"}}

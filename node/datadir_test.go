@@ -11,6 +11,7 @@ import (
 )
 
 func TestClientURL(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct{ addr, want string }{
 		{"127.0.0.1:4680", "http://127.0.0.1:4680"},
 		{"0.0.0.0:4680", "http://127.0.0.1:4680"},
@@ -30,6 +31,7 @@ func TestClientURL(t *testing.T) {
 // store; a missing or empty one is ErrNoData saying which, and nothing is
 // created.
 func TestCheckDataDir(t *testing.T) {
+	t.Parallel()
 	base := t.TempDir()
 	withKey := filepath.Join(base, "key")
 	withRedis := filepath.Join(base, "redis-only")
@@ -72,6 +74,7 @@ func TestCheckDataDir(t *testing.T) {
 // TestNode_WritesAPIURL: a started node records where its API serves
 // (with the port it got for :0) in its data directory.
 func TestNode_WritesAPIURL(t *testing.T) {
+	t.Parallel()
 	var data string
 	n := startNodeWith(t, t.TempDir(), func(c *node.Config) { data = c.DataDir })
 	got, err := node.ReadAPIURL(data)

@@ -12,6 +12,7 @@ import (
 // peer said, and nothing else; JSON has no NaN, so such a value stays
 // the string it is.
 func TestNewDocument_Typing(t *testing.T) {
+	t.Parallel()
 	const peer = "12D3KooWpeer"
 	d := store.Document{Fields: map[string]string{
 		"filePath": "/lib/a.mkv", "sizeByte": "26415", "season": "1", "episode": "2", "movieYear": "2005",
@@ -50,6 +51,7 @@ func TestNewDocument_Typing(t *testing.T) {
 // the document leaves out is metadata; paths that are not UTF-8 come with
 // their exact bytes.
 func TestNewDocument_OwnKeys(t *testing.T) {
+	t.Parallel()
 	d := store.Document{Fields: map[string]string{
 		"filePath": "/lib/S\xe9ries/a.mkv", "peers": "a field", "providers": "another", "source": "hidden",
 	}, Duplicates: []string{"/lib/b.mkv", "/lib/\xff.mkv"}, DuplicateCount: 2}

@@ -26,6 +26,7 @@ import (
 // without a resync, and nothing appended afterwards is missed; the loop
 // ends with its context.
 func TestFeedFollower(t *testing.T) {
+	t.Parallel()
 	srv := storetest.Server(t)
 	st, err := store.Open(context.Background(), store.Options{URL: srv.URL(), Logger: storetest.Logger(t)})
 	if err != nil {
@@ -82,7 +83,7 @@ func TestFeedFollower(t *testing.T) {
 
 	waitFor := func(what string, ok func() bool) {
 		t.Helper()
-		deadline := time.Now().Add(20 * time.Second)
+		deadline := time.Now().Add(time.Minute)
 		for !ok() {
 			if time.Now().After(deadline) {
 				t.Fatalf("timed out waiting for %s; log:\n%s", what, logs.String())

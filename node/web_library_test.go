@@ -132,6 +132,7 @@ func eq(a, b []string) bool { return strings.Join(a, "\n") == strings.Join(b, "\
 // back and forward walk them; an entry opens its record (?cid=), with
 // Download and a player for a local file.
 func TestWeb_LibraryBrowse(t *testing.T) {
+	t.Parallel()
 	chromiumPath(t)
 	lib := t.TempDir()
 	writeLibrary(t, lib, "Movies/Zulu.1964.mkv", "Movies/Heat.1995.mkv", "Movies/Alien.1979.mkv",
@@ -218,6 +219,7 @@ func TestWeb_LibraryBrowse(t *testing.T) {
 // reload: a page of a list (?view=movies&page=2), a search (?q=), a
 // record (?cid=); the pager walks the pages.
 func TestWeb_LibraryLinks(t *testing.T) {
+	t.Parallel()
 	chromiumPath(t)
 	lib := t.TempDir()
 	writeLibrary(t, lib, "Alpha.2001.mkv", "Bravo.2002.mkv", "Charlie.2003.mkv", "Delta.2004.mkv", "Echo.2005.mkv", "Inception.2010.mkv")
@@ -281,6 +283,7 @@ func TestWeb_LibraryLinks(t *testing.T) {
 // peer, and what the DHT finds), and offers neither Download nor a
 // player, which would only meet a 404.
 func TestWeb_PeerOnlyRecord(t *testing.T) {
+	t.Parallel()
 	chromiumPath(t)
 	lib := t.TempDir()
 	writeLibrary(t, lib, "Heat.1995.mkv")
@@ -337,6 +340,7 @@ func TestWeb_PeerOnlyRecord(t *testing.T) {
 // library folder, make sample) and counts in words; a file copied in
 // replaces the hint with the list.
 func TestWeb_EmptyLibrary(t *testing.T) {
+	t.Parallel()
 	chromiumPath(t)
 	lib := t.TempDir()
 	n := startNodeWith(t, lib, nil)

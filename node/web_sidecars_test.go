@@ -17,6 +17,7 @@ import (
 // TestWeb_PosterPlotSubtitles: a record's page shows its poster (through
 // /api/file), its plot from the NFO and its subtitles by language.
 func TestWeb_PosterPlotSubtitles(t *testing.T) {
+	t.Parallel()
 	ctx, consoleErrors := browser(t)
 	lib := t.TempDir()
 	dir := filepath.Join(lib, "Movies", "Heat (1995)")
@@ -39,7 +40,7 @@ func TestWeb_PosterPlotSubtitles(t *testing.T) {
 	writeOld(t, filepath.Join(dir, "Heat.1995.fr.forced.srt"), []byte("1\n00:00:01,000 --> 00:00:02,000\nBonjour\n"))
 	n := startNodeWith(t, lib, nil)
 	canonical := canonicalOf(t, video)
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	for {
 		_, body := do(t, n, "GET", "/api/meta/"+canonical+"?local=1", nil)
 		var doc struct {

@@ -105,6 +105,7 @@ func cidsOf(v any) []string {
 }
 
 func TestWeb_SearchRecordLive(t *testing.T) {
+	t.Parallel()
 	ctx, consoleErrors := browser(t)
 
 	lib := t.TempDir()
@@ -233,6 +234,7 @@ func TestWeb_SearchRecordLive(t *testing.T) {
 // when a token is refused, keeps the accepted one for the session (a
 // reload asks nothing) and works with it.
 func TestWeb_Token(t *testing.T) {
+	t.Parallel()
 	ctx, consoleErrors := browser(t)
 
 	lib := t.TempDir()
@@ -381,6 +383,7 @@ const readNode = `(() => {
 // confirmed addresses, a refused reservation and its error, the relay
 // service on, "1 peer".
 func TestWeb_PeersAndReachability(t *testing.T) {
+	t.Parallel()
 	chromiumPath(t)
 	r := p2pNode(t, func(c *node.Config) { c.RelayService = true })
 	lib := t.TempDir()

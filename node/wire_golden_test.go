@@ -47,6 +47,7 @@ var updateWire = flag.Bool("update-wire", false, "rewrite ../api/testdata/*.json
 // assembled in store, node and api), so they pin that the JSON did not
 // change; -update-wire rewrites them.
 func TestWire_Golden(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	f := startWireFederation(ctx, t)

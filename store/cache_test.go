@@ -40,7 +40,7 @@ func openCached(t *testing.T, size int) (*store.Store, *redis.Client) {
 
 func waitFor(t *testing.T, what string, ok func() bool) {
 	t.Helper()
-	for deadline := time.Now().Add(20 * time.Second); !ok(); {
+	for deadline := time.Now().Add(time.Minute); !ok(); {
 		if time.Now().After(deadline) {
 			t.Fatalf("gave up waiting for %s", what)
 		}

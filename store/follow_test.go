@@ -22,7 +22,7 @@ func openOn(t *testing.T, srv *store.Server) *store.Store {
 
 func waitDoc(t *testing.T, s *store.Store, r store.RootID, what string, cond func(store.Document) bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	for {
 		doc, err := s.Document(ctx, r)
 		if err == nil && cond(doc) {
@@ -38,13 +38,15 @@ func waitDoc(t *testing.T, s *store.Store, r store.RootID, what string, cond fun
 func TestFollow_OutsideWriters(t *testing.T) {
 	srv := storetest.Server(t)
 	s := openOn(t, srv)
+	o := rawClient(t, srv)
+	patterns := func() int64 { n, _ := o.PubSubNumPat(ctx).Result(); return n }
+	before := patterns()
 	fctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() { defer close(done); s.Follow(fctx) }()
 	t.Cleanup(func() { cancel(); <-done })
 	r := ingest(t, s, stat("/l/a", 10), content{1, 1}).Root
-	o := rawClient(t, srv)
-	time.Sleep(100 * time.Millisecond) // the subscription is in place
+	waitFor(t, "Follow's subscription", func() bool { return patterns() > before })
 
 	k := "file:" + string(r) + "/tmdb/id"
 	if err := o.Set(ctx, k, "27205", 0).Err(); err != nil {

@@ -386,6 +386,7 @@ func projectName(suffix string) string {
 // TestCompose runs the three-household testnet of docker-compose.yml and
 // its fault scenarios, printing the figures docs/testnet.md reports.
 func TestCompose(t *testing.T) {
+	t.Parallel()
 	composeGate(t)
 	c := newComposeNet(t, projectName(""), "docker-compose.yml")
 	libs, err := os.MkdirTemp("", "metamesh-testnet-")
@@ -739,6 +740,7 @@ func TestCompose(t *testing.T) {
 // TestComposePrivate: a node with the wrong swarm key, or with the right
 // key but on no allow-list, cannot join a private testnet.
 func TestComposePrivate(t *testing.T) {
+	t.Parallel()
 	composeGate(t)
 	c := newComposeNet(t, projectName("priv"), "testnet/compose/private.yml")
 	dir, err := os.MkdirTemp("", "metamesh-private-")

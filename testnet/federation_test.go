@@ -88,6 +88,7 @@ func noLocalPath(t *testing.T, doc map[string]any, lib string) {
 // the DHT and its midhash through the fan-out, with every CID of the file
 // in the answer and no path of A's.
 func TestChain_ThreeNodes(t *testing.T) {
+	t.Parallel()
 	c := New(t, 3)
 	c.Chain()
 	a, cNode := c.Nodes[0], 2
@@ -133,6 +134,7 @@ func TestChain_ThreeNodes(t *testing.T) {
 // Only the canonical CID is announced: the midhash's and the sha2-256's
 // multihashes have no provider record from the node.
 func TestAnnounce_CanonicalOnly(t *testing.T) {
+	t.Parallel()
 	c := New(t, 3)
 	c.Chain()
 	h := file(t, c, 0, "clip.bin", 300<<10)
@@ -154,6 +156,7 @@ func TestAnnounce_CanonicalOnly(t *testing.T) {
 
 // Every node of a 5-node chain resolves every other node's files.
 func TestNetwork_FiveNodes(t *testing.T) {
+	t.Parallel()
 	c := New(t, 5)
 	c.Chain()
 	hs := make([]ingest.FileHashes, len(c.Nodes))
@@ -179,6 +182,7 @@ func TestNetwork_FiveNodes(t *testing.T) {
 // An unknown CID answers 404 within the lookup timeout, and the miss is
 // cached.
 func TestLookup_UnknownIs404(t *testing.T) {
+	t.Parallel()
 	c := New(t, 2, Options{LookupTimeout: 2 * time.Second})
 	c.Chain()
 	unknown := "bafkreigh2akiscaildcqabsyg3dfr6chu3fgpregiymsck7e7aqa4s52zy"
@@ -201,6 +205,7 @@ func TestLookup_UnknownIs404(t *testing.T) {
 // announced CID of 3- and 4-node networks stays findable from every node
 // over several cycles.
 func TestReprovide_RecordsStayFindable(t *testing.T) {
+	t.Parallel()
 	for _, n := range []int{3, 4} {
 		t.Run(fmt.Sprintf("nodes=%d", n), func(t *testing.T) {
 			c := New(t, n, Options{ReprovideInterval: time.Second, ProviderRecordTTL: 3 * time.Second})
@@ -236,6 +241,7 @@ func TestReprovide_RecordsStayFindable(t *testing.T) {
 // Partition and heal: files change on both sides of a cut; after the heal
 // every node resolves every CID to the same key-set.
 func TestPartition_Heal(t *testing.T) {
+	t.Parallel()
 	c := New(t, 3)
 	c.Connect(1, 0)
 	c.Connect(2, 0)
@@ -269,6 +275,7 @@ func TestPartition_Heal(t *testing.T) {
 // files, announces them again, and answers lookups of nodes that never
 // heard of it before.
 func TestKillRestart_ReannouncesFromItsStore(t *testing.T) {
+	t.Parallel()
 	c := New(t, 3)
 	c.Connect(1, 0)
 	h := file(t, c, 0, "kept.bin", 300<<10)
@@ -293,6 +300,7 @@ func TestKillRestart_ReannouncesFromItsStore(t *testing.T) {
 // What peers said of a file is a cache: past PeerRecordTTL a lookup asks
 // again and the fresh record replaces the old one.
 func TestLookup_StalePeerRecordIsRefreshed(t *testing.T) {
+	t.Parallel()
 	c := New(t, 2, Options{PeerRecordTTL: time.Second})
 	c.Chain()
 	h := file(t, c, 0, "rated.bin", 4000)
@@ -330,6 +338,7 @@ func TestLookup_StalePeerRecordIsRefreshed(t *testing.T) {
 // document is local, and lists the peer among the providers next to the
 // node.
 func TestProviders_LocalFileAlsoFromPeer(t *testing.T) {
+	t.Parallel()
 	c := New(t, 2)
 	c.Connect(0, 1)
 	data := randBytes(t, 200<<10)

@@ -85,6 +85,7 @@ func sealRaw(t *testing.T, key crypto.PrivKey, payload any) []byte {
 // Hostile answers to a lookup: each is rejected within the lookup
 // deadline, the lookup answers 404 and nothing is stored.
 func TestHostilePeers_Records(t *testing.T) {
+	t.Parallel()
 	const other = "bafkreie5cvv4h45wf6mwg6ffzrjewplktv5pdfqkbkfhjzucgqpi7pc3uu"
 	const v0 = "QmYwAPJzv5CZsnA625s3Xf2nemtYgPpHdWEz79ojWnPbdG"
 	now := time.Now().UTC().Format(time.RFC3339)
@@ -181,6 +182,7 @@ func TestHostilePeers_Records(t *testing.T) {
 // A peer that floods the record protocol gets its extra streams reset,
 // and the node keeps answering others.
 func TestHostilePeers_StreamFlood(t *testing.T) {
+	t.Parallel()
 	c := New(t, 2, Options{LookupTimeout: 3 * time.Second})
 	c.Chain()
 	h := file(t, c, 0, "film.bin", 5000)
@@ -231,6 +233,7 @@ func TestHostilePeers_StreamFlood(t *testing.T) {
 // most limit of them in all, and one peer's answer does not crowd out
 // another's.
 func TestHostilePeers_SearchTooManyHits(t *testing.T) {
+	t.Parallel()
 	c := New(t, 2)
 	c.Connect(0, 1)
 	h := file(t, c, 1, "Zebra.Crossing.2019.mkv", 40<<10)
@@ -308,6 +311,7 @@ func sorted(s []string) []string {
 // be complete well within the whole exchange's deadline; an honest lookup
 // meanwhile still gets its answer.
 func TestHostilePeers_SlowRequest(t *testing.T) {
+	t.Parallel()
 	c := New(t, 2, Options{LookupTimeout: 5 * time.Second})
 	c.Connect(0, 1)
 	h := file(t, c, 0, "film.bin", 5000)
@@ -374,6 +378,7 @@ func TestHostilePeers_SlowRequest(t *testing.T) {
 // A record pairing two files the node holds, whose bytes differ, is
 // refused whole; the lookup's 404 says so, and both files keep their CIDs.
 func TestHostilePeers_RecordJoiningLocalFiles(t *testing.T) {
+	t.Parallel()
 	c := New(t, 1, Options{LookupTimeout: 2 * time.Second})
 	target := c.Nodes[0]
 	a := file(t, c, 0, "a.bin", 5000)

@@ -44,6 +44,7 @@ func (r *natRun) figure(t *testing.T, format string, args ...any) {
 // scenarios of docs/testnet.md "The NAT testnet", printing the figures it
 // reports.
 func TestComposeNAT(t *testing.T) {
+	t.Parallel()
 	composeGate(t)
 	r := &natRun{c: newComposeNet(t, projectName("nat"), "testnet/compose/nat.yml"), hs: natHouseholds()}
 	r.pub, r.cone1, r.cone2, r.sym = r.hs[0], r.hs[1], r.hs[2], r.hs[3]

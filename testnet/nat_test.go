@@ -77,6 +77,7 @@ func peerEntry(c *Cluster, i int, id string) map[string]any {
 // stays relayed, as behind a symmetric NAT): by every CID, with the
 // connection shown as relayed and the relay's reservation in the status.
 func TestNAT_RelayedRecordsAndSearch(t *testing.T) {
+	t.Parallel()
 	c := natCluster(t, 2, nil)
 	relay := c.Nodes[0].PeerID
 	fh := file(t, c, 2, "Relayed Film (2004).mkv", 300_000)
@@ -142,6 +143,7 @@ func TestNAT_RelayedRecordsAndSearch(t *testing.T) {
 // per circuit) fails the lookup with a 404 that says so, and a later
 // lookup of a small record still crosses the relay.
 func TestNAT_RecordOverRelayLimit(t *testing.T) {
+	t.Parallel()
 	c := natCluster(t, 2, nil)
 	big := file(t, c, 2, "Big Record (2001).mkv", 200_000)
 	small := file(t, c, 2, "Small Record (2002).mkv", 200_000)
@@ -182,6 +184,7 @@ func TestNAT_RecordOverRelayLimit(t *testing.T) {
 // (128 KiB each way): the second, cut off by the relay, is asked again
 // over a fresh circuit and comes through.
 func TestNAT_RecordOnFreshCircuit(t *testing.T) {
+	t.Parallel()
 	c := natCluster(t, 2, nil)
 	opts, _ := redis.ParseURL(c.Nodes[2].redis.URL())
 	rc := redis.NewClient(opts)
@@ -224,6 +227,7 @@ func TestNAT_RecordOnFreshCircuit(t *testing.T) {
 // --swarm-key only members of the private network; a household left out
 // is never reachable through it.
 func TestNAT_RelayServiceOnlyForItsFederation(t *testing.T) {
+	t.Parallel()
 	keyA, keyB := swarmKeyFile(t, 1), swarmKeyFile(t, 2)
 	for _, tc := range []struct {
 		name string

@@ -43,6 +43,7 @@ func madeUpBefore(t *testing.T, c string) string {
 // and neither its record nor its search hits carry it to C. A lookup of
 // the made-up CID from C is answered by M, not by A.
 func TestProvenance_NoPeerRelabelsAFile(t *testing.T) {
+	t.Parallel()
 	c := New(t, 2, Options{LookupTimeout: 3 * time.Second})
 	a, asker := c.Nodes[0], c.Nodes[1]
 	h := file(t, c, 0, "Relabel.Target.2019.mkv", 6000)

@@ -16,6 +16,7 @@ import (
 // it. It persists under the data directory: a restart resumes the cycle,
 // and a file added while the node was down is provided once it is back.
 func TestProvider_KeystoreFollowsTheStoreAndResumes(t *testing.T) {
+	t.Parallel()
 	c := New(t, 3)
 	c.Connect(0, 1)
 	c.Connect(2, 1)

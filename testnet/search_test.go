@@ -45,6 +45,7 @@ func hostileSearcher(t *testing.T, answer func(key crypto.PrivKey) []byte) peer.
 }
 
 func TestSearch_FederatedFindsPeersTitle(t *testing.T) {
+	t.Parallel()
 	c := New(t, 2)
 	c.Connect(0, 1)
 	h := file(t, c, 1, "Zebra.Crossing.2019.mkv", 40<<10)
@@ -156,6 +157,7 @@ func hitsOf(m map[string]any) []map[string]any {
 // peer that speaks 1.0.0 only (its hit comes without them), and peers
 // asking a node in each version alone.
 func TestSearch_Versions(t *testing.T) {
+	t.Parallel()
 	c := New(t, 2)
 	c.Connect(0, 1)
 	h := file(t, c, 1, "Breaking.Bad.S05E14.Ozymandias.720p.HDTV.mkv", 20<<10)
@@ -237,6 +239,7 @@ func TestSearch_Versions(t *testing.T) {
 // and reads the film's poster's record from the peer by the CID the
 // film's record links.
 func TestSidecars_PosterRecordFromPeer(t *testing.T) {
+	t.Parallel()
 	c := New(t, 2)
 	c.Connect(0, 1)
 	c.AddFile(1, "Movies/Heat (1995)/poster.jpg", randBytes(t, 6<<10))

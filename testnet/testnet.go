@@ -194,9 +194,11 @@ func (c *Cluster) AddFile(i int, name string, data []byte) string {
 }
 
 // WaitFor polls cond until it holds, failing the test after timeout (a
-// wait, not a timing assertion).
+// guard against a hang, not a timing assertion: never less than a
+// minute, so a loaded machine does not fail a test that would pass).
 func (c *Cluster) WaitFor(what string, timeout time.Duration, cond func() bool) {
 	c.t.Helper()
+	timeout = max(timeout, time.Minute)
 	deadline := time.Now().Add(timeout)
 	for !cond() {
 		if time.Now().After(deadline) {

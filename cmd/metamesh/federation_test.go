@@ -31,6 +31,7 @@ func freePort(t *testing.T) int {
 // B only A) answer each other's /api/meta/<cid> for every CID of every
 // file; `metamesh id` gives a node's ID before it runs.
 func TestRun_ThreeProcessesInAChain(t *testing.T) {
+	t.Parallel()
 	type proc struct {
 		lib, data, api, p2p, id string
 		hashes                  []map[string]any

@@ -14,6 +14,7 @@ import (
 // A field another program wrote while no node ran is a violation until
 // fsck --repair lists it.
 func TestFsck_Repair(t *testing.T) {
+	t.Parallel()
 	srv := storetest.Server(t)
 	lib := t.TempDir()
 	os.WriteFile(filepath.Join(lib, "a.bin"), []byte("aaaa"), 0o644)

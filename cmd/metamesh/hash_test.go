@@ -151,7 +151,7 @@ func TestHash_Interrupt(t *testing.T) {
 // signal handlers are installed and the hash pass is under way.
 func waitReading(t *testing.T, pid int, n int64) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	for time.Now().Before(deadline) {
 		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/io")
 		if err != nil {

@@ -26,6 +26,7 @@ func nonEmptyLines(s string) []string {
 // After SIGTERM, once everything is shut down, the last line says the
 // node stopped; every line is in the node's format.
 func TestRun_LastLineSaysStopped(t *testing.T) {
+	t.Parallel()
 	lib, _ := filepath.EvalSymlinks(t.TempDir())
 	api := freeAddr(t)
 	var logs storetest.Buffer

@@ -20,6 +20,7 @@ import (
 // such, and kad-dht's failed routing table refresh (nobody to ask) is a
 // debug line, on one line.
 func TestRun_LoneNode(t *testing.T) {
+	t.Parallel()
 	lib, _ := filepath.EvalSymlinks(t.TempDir())
 	f := filepath.Join(lib, "big.bin")
 	if err := os.WriteFile(f, bytes.Repeat([]byte("m"), 3_000_000), 0o644); err != nil {

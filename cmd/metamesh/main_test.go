@@ -107,6 +107,7 @@ func TestHash(t *testing.T) {
 }
 
 func TestFsck(t *testing.T) {
+	t.Parallel()
 	srv := storetest.Server(t)
 	lib := t.TempDir()
 	os.WriteFile(filepath.Join(lib, "a.bin"), []byte("aaaa"), 0o644)
@@ -152,6 +153,7 @@ func TestDataInsideLibrary(t *testing.T) {
 // TestScan_SubsetLeavesOtherLibraries: scan of one library is a one-off
 // that leaves the stored paths of the others alone, as its help says.
 func TestScan_SubsetLeavesOtherLibraries(t *testing.T) {
+	t.Parallel()
 	srv := storetest.Server(t)
 	a, _ := filepath.EvalSymlinks(t.TempDir())
 	b, _ := filepath.EvalSymlinks(t.TempDir())
@@ -193,7 +195,7 @@ func freeAddr(t *testing.T) string {
 // kills it if it never does (a hang detector, not a timing check).
 func waitReady(t *testing.T, cmd *exec.Cmd, api string) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	for {
 		resp, err := http.Get("http://" + api + "/ready")
 		if err == nil {
@@ -233,6 +235,7 @@ func status(addr string) (statusDoc, error) {
 // in the middle of the initial scan, then a restart: fsck is clean and
 // every file is present with its full hashes.
 func TestRun_KillMidIngest(t *testing.T) {
+	t.Parallel()
 	lib, _ := filepath.EvalSymlinks(t.TempDir())
 	data := storetest.Dir(t)
 	const files = 120
@@ -251,7 +254,7 @@ func TestRun_KillMidIngest(t *testing.T) {
 		t.Fatal(err)
 	}
 	killed := false
-	deadline := time.Now().Add(60 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	for time.Now().Before(deadline) {
 		st, err := status(addr)
 		if err == nil && st.Scan.FilesDone >= 5 {

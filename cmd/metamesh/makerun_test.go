@@ -72,6 +72,7 @@ func TestMakeRun_BadLibrary(t *testing.T) {
 // `providers` and `health` reach its API; a --data that holds no node
 // says so and creates nothing.
 func TestMakeRun_CLIDefaults(t *testing.T) {
+	t.Parallel()
 	root, bin := makeRoot(t)
 	lib := t.TempDir()
 	if err := os.WriteFile(filepath.Join(lib, "Blade.Runner.1982.mkv"), []byte("not really a film, but bytes to hash"), 0o644); err != nil {
@@ -92,7 +93,7 @@ func TestMakeRun_CLIDefaults(t *testing.T) {
 		// time, which the data directory's removal must wait for.
 		syscall.Kill(-mk.Process.Pid, syscall.SIGTERM)
 		mk.Wait()
-		for end := time.Now().Add(30 * time.Second); syscall.Kill(-mk.Process.Pid, 0) == nil && time.Now().Before(end); {
+		for end := time.Now().Add(time.Minute); syscall.Kill(-mk.Process.Pid, 0) == nil && time.Now().Before(end); {
 			time.Sleep(50 * time.Millisecond)
 		}
 	})
@@ -158,6 +159,7 @@ func TestMakeRun_CLIDefaults(t *testing.T) {
 // named by its release, a show's two seasons; a second run keeps what is
 // there.
 func TestMakeSample(t *testing.T) {
+	t.Parallel()
 	root, _ := makeRoot(t)
 	lib := filepath.Join(t.TempDir(), "library")
 	sample := func() string {
@@ -229,7 +231,7 @@ func TestMakeSample(t *testing.T) {
 			Duration float64 `json:"duration"`
 		} `json:"fileinfo"`
 	}
-	for end := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+	for end := time.Now().Add(time.Minute); ; time.Sleep(200 * time.Millisecond) {
 		getJSON(t, "http://"+api+"/api/meta/"+films[0].CID, &doc)
 		if doc.Art["poster"] != "" && len(doc.Subtitles["eng"]) == 1 || time.Now().After(end) {
 			break

@@ -60,6 +60,7 @@ func nodeID(t *testing.T, data string) string {
 // `metamesh status` on every node shows the reachability, the reachable
 // addresses, the relays and the relay service as its JSON has them.
 func TestRun_PeersAndStatus(t *testing.T) {
+	t.Parallel()
 	type proc struct{ data, api, id string }
 	procs := map[string]*proc{}
 	for _, name := range []string{"A", "B", "C"} {
@@ -77,7 +78,7 @@ func TestRun_PeersAndStatus(t *testing.T) {
 
 	// A's peers, once both are connected and pinged.
 	var peers []api.Peer
-	deadline := time.Now().Add(60 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	for {
 		out, _, code := metamesh(t, nil, "peers", "--json", "--api", a.api)
 		var res struct {
@@ -192,7 +193,7 @@ func waitOutput(t *testing.T, what string, patterns []string, args ...string) st
 	for i, p := range patterns {
 		res[i] = regexp.MustCompile(p)
 	}
-	deadline := time.Now().Add(60 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	for {
 		out, errOut, code := metamesh(t, nil, args...)
 		lines := strings.Split(out, "\n")
@@ -217,6 +218,7 @@ func waitOutput(t *testing.T, what string, patterns []string, args ...string) st
 // address; B's `metamesh status` shows the reservation with its expiry
 // and circuit address; R's shows the relay service on.
 func TestRun_RelayedPeerAndReservation(t *testing.T) {
+	t.Parallel()
 	type proc struct{ data, api, id, p2p string }
 	var r, b, c proc
 	for _, p := range []*proc{&r, &b, &c} {
@@ -226,7 +228,7 @@ func TestRun_RelayedPeerAndReservation(t *testing.T) {
 	}
 	relayAddr := r.p2p + "/p2p/" + r.id
 	startRun(t, r.data, r.api, "--listen", r.p2p, "--relay-service")
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
 		if _, _, code := metamesh(t, nil, "health", "--api", r.api); code == 0 {
 			break // listening: B's first dial finds it
 		}

@@ -17,6 +17,7 @@ import (
 // `metamesh search` against a running node: the table, --json, and the
 // server's error text with a non-zero exit for a bad --limit.
 func TestSearch_CLI(t *testing.T) {
+	t.Parallel()
 	lib, _ := filepath.EvalSymlinks(t.TempDir())
 	data, api := storetest.Dir(t), freeAddr(t)
 	b := make([]byte, 5000)
@@ -35,7 +36,7 @@ func TestSearch_CLI(t *testing.T) {
 		cmd.Wait()
 	})
 	var out string
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	for {
 		o, _, code := metamesh(t, nil, "search", "--api", api, "AMELIE")
 		if code == 0 && strings.Contains(o, "Poulain") {

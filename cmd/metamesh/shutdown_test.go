@@ -15,6 +15,7 @@ import (
 // SIGTERM stops a running node and its managed redis-server; a second
 // signal is not needed.
 func TestRun_SIGTERMStopsEverything(t *testing.T) {
+	t.Parallel()
 	lib, _ := filepath.EvalSymlinks(t.TempDir())
 	os.WriteFile(filepath.Join(lib, "a.bin"), []byte("some bytes"), 0o644)
 	data := storetest.Dir(t)

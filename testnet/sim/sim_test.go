@@ -10,10 +10,11 @@ import (
 	"github.com/ipfs/go-cid"
 )
 
-// waitFor polls cond until it holds, failing after timeout (a wait, not
-// a timing assertion).
+// waitFor polls cond until it holds, failing after timeout (a guard
+// against a hang, not a timing assertion: never less than a minute).
 func waitFor(t *testing.T, what string, timeout time.Duration, cond func() bool) {
 	t.Helper()
+	timeout = max(timeout, time.Minute)
 	deadline := time.Now().Add(timeout)
 	for !cond() {
 		if time.Now().After(deadline) {
