@@ -11,7 +11,7 @@ VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 BIN     := bin/metamesh
 FUZZTIME ?= 10s
 
-.PHONY: all build run sample test bench fuzz lint deps deps-test deps-bench clean
+.PHONY: all build run sample test bench soak fuzz lint deps deps-test deps-bench clean
 
 all: build
 
@@ -58,6 +58,14 @@ bench: deps deps-bench
 	$(GO) test -run '^$$' -bench 'Catalog' -benchtime 5x -timeout 10m ./node
 	$(GO) test -run '^$$' -bench 'Federation' -benchtime 1x -timeout 30m ./testnet
 	$(GO) test -run '^$$' -bench 'SimNetwork' -benchtime 1x -timeout 90m ./testnet/sim
+
+# The soak (not part of make test): three households as metamesh
+# processes, their libraries churning for SOAK while they look each
+# other up, one SIGKILLed and restarted every two minutes, a Redis
+# killed once; then everything is checked (docs/development.md).
+SOAK ?= 10m
+soak: deps-test
+	METAMESH_SOAK=$(SOAK) $(GO) test -run '^TestSoak$$' -count=1 -v -timeout 60m ./cmd/metamesh
 
 # A short run of every fuzz target.
 fuzz:
