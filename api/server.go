@@ -91,6 +91,9 @@ type Status struct {
 	Redis        RedisStatus   `json:"redis"`
 	// Reachability is "public", "private" or "unknown" (AutoNAT v2).
 	Reachability string `json:"reachability"`
+	// ReachabilityBasis says in words what the reachability rests on:
+	// dial-backs that reached or missed, the outside address peers see.
+	ReachabilityBasis string `json:"reachabilityBasis"`
 	// ReachableAddrs are the addresses AutoNAT v2 confirmed that others
 	// can dial.
 	ReachableAddrs []string `json:"reachableAddrs"`

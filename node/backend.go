@@ -138,6 +138,7 @@ func (b *backend) Status(ctx context.Context) (api.Status, error) {
 	}
 	state, reachable := n.p2p.reach.Reachability()
 	st.Reachability, st.ReachableAddrs = state, multiaddrStrings(reachable)
+	st.ReachabilityBasis = n.p2p.reach.Basis()
 	st.ObservedAddrs = multiaddrStrings(n.p2p.obs.Addrs(1))
 	for _, ri := range n.p2p.reach.Relays() {
 		r := api.Relay{ID: ri.ID.String(), Reserved: ri.Reserved, Addrs: []string{}, Error: ri.Err}

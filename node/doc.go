@@ -15,11 +15,16 @@
 //     Yamux, connection and resource managers, private network, allow-list
 //     gater, AutoNAT v2, the relay transport, hole punching) and the DHT;
 //     the loop that keeps the --bootstrap and --relay peers connected.
-//   - reach.go: reachability from AutoNAT v2, reservations with the relays
+//   - reach.go: reachability (verdict.go), reservations with the relays
 //     the household named (and the circuit addresses they give), the DHT
 //     mode that follows (--dht-mode auto), hole-punch counts.
 //   - observed.go: the addresses peers report seeing the node at (named
 //     peers believed at once) and which of its addresses it tells peers.
+//   - named.go: behind a NAT, the named peers reached over QUIC once
+//     identify shows they listen on it, so they report the UDP mapping.
+//   - verdict.go: the reachability verdict from libp2p's tracker, every
+//     single AutoNAT v2 answer and the outside address named peers see,
+//     and what it rests on; the AutoNAT v2 service and its dial-back host.
 //   - relay.go: the relay service (--relay-service, its limits and ACL),
 //     and the free-port check (TCP, which stands in for no SO_REUSEPORT,
 //     and QUIC's UDP) that refuses a port in use with one clear error.

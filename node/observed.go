@@ -232,3 +232,12 @@ func outsideOf(ifaces func() ([]ma.Multiaddr, error)) func(ma.Multiaddr) bool {
 func (t *trustedObservations) behindNAT(ifaces func() ([]ma.Multiaddr, error)) bool {
 	return slices.ContainsFunc(t.Addrs(1), outsideOf(ifaces))
 }
+
+// outside is the first address the peers see the node at that none of
+// its interfaces has, or "".
+func (t *trustedObservations) outside(ifaces func() ([]ma.Multiaddr, error)) string {
+	if i := slices.IndexFunc(t.Addrs(1), outsideOf(ifaces)); i >= 0 {
+		return t.Addrs(1)[i].String()
+	}
+	return ""
+}

@@ -31,6 +31,7 @@ import (
 	yamux "github.com/libp2p/go-libp2p/p2p/muxer/yamux"
 	bconnmgr "github.com/libp2p/go-libp2p/p2p/net/connmgr"
 	"github.com/libp2p/go-libp2p/p2p/net/swarm"
+	"github.com/libp2p/go-libp2p/p2p/protocol/autonatv2"
 	relayv2 "github.com/libp2p/go-libp2p/p2p/protocol/circuitv2/relay"
 	"github.com/libp2p/go-libp2p/p2p/protocol/holepunch"
 	noise "github.com/libp2p/go-libp2p/p2p/security/noise"
@@ -118,7 +119,9 @@ type p2p struct {
 	keep []peer.AddrInfo
 	// private is true with a swarm key (a private network).
 	private bool
-	stopObs context.CancelFunc
+	// autonatDialer is the host AutoNAT v2 dials peers back from.
+	autonatDialer host.Host
+	stopObs       context.CancelFunc
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -214,7 +217,6 @@ func startP2P(ctx context.Context, cfg Config, key crypto.PrivKey, log *slog.Log
 		// The relay transport: dial a household through its relay, and
 		// accept connections through the node's own relays.
 		libp2p.EnableRelay(),
-		libp2p.EnableAutoNATv2(),
 		libp2p.WithFxOption(fx.Decorate(func(o basichost.ObservedAddrsManager) basichost.ObservedAddrsManager {
 			if o != nil {
 				obs.inner = o
@@ -232,9 +234,9 @@ func startP2P(ctx context.Context, cfg Config, key crypto.PrivKey, log *slog.Log
 	if cfg.NATPortMap {
 		opts = append(opts, libp2p.NATPortMap())
 	}
+	var psk pnet.PSK
 	if cfg.SwarmKeyFile != "" {
-		psk, err := readSwarmKey(cfg.SwarmKeyFile)
-		if err != nil {
+		if psk, err = readSwarmKey(cfg.SwarmKeyFile); err != nil {
 			rm.Close()
 			return nil, err
 		}
@@ -258,11 +260,21 @@ func startP2P(ctx context.Context, cfg Config, key crypto.PrivKey, log *slog.Log
 	if cfg.BandwidthReporter != nil {
 		opts = append(opts, libp2p.BandwidthReporter(cfg.BandwidthReporter))
 	}
+	// AutoNAT v2, client and server, with every answer the node gets
+	// handed to its verdict (verdict.go).
+	an, dialer, err := newAutoNAT(psk, gaters, r)
+	if err != nil {
+		rm.Close()
+		return nil, err
+	}
+	p.autonatDialer = dialer
+	opts = append(opts, libp2p.WithFxOption(fx.Decorate(func(*autonatv2.AutoNAT) *autonatv2.AutoNAT { return an })))
 	var built atomic.Pointer[host.Host] // the host, once libp2p.New returns
 	if len(cfg.Announce) > 0 {
 		ann, err := multiaddrs(cfg.Announce, "--announce")
 		if err != nil {
 			rm.Close()
+			dialer.Close()
 			return nil, err
 		}
 		opts = append(opts, libp2p.AddrsFactory(func([]ma.Multiaddr) []ma.Multiaddr { return ann }))
@@ -279,11 +291,13 @@ func startP2P(ctx context.Context, cfg Config, key crypto.PrivKey, log *slog.Log
 	h, err := libp2p.New(opts...)
 	if err != nil {
 		rm.Close()
+		dialer.Close()
 		return nil, fmt.Errorf("p2p: start host: %w", err)
 	}
 	p.host = h
 	built.Store(&h)
 	r.behindNAT = func() bool { return obs.behindNAT(h.Network().InterfaceListenAddresses) }
+	r.outside = func() string { return obs.outside(h.Network().InterfaceListenAddresses) }
 	if err := r.attach(h, func(id peer.ID) { cm.Protect(id, "metamesh-relay") }); err != nil {
 		h.Close()
 		return nil, err
@@ -352,6 +366,15 @@ func startP2P(ctx context.Context, cfg Config, key crypto.PrivKey, log *slog.Log
 	if len(p.keep) > 0 {
 		p.wg.Add(1)
 		go p.bootstrapLoop(bctx)
+	}
+	if len(p.keep) > 0 && !p.private {
+		p.wg.Add(1)
+		go func() {
+			defer p.wg.Done()
+			namedOverQUIC(bctx, h, trusted, func() bool {
+				return slices.ContainsFunc(h.Network().ListenAddresses(), isQUIC) && r.behindNAT()
+			}, p.log)
+		}()
 	}
 	return p, nil
 }
@@ -512,6 +535,9 @@ func (p *p2p) closeHost() error {
 	}
 	if p.host != nil {
 		errs = append(errs, p.host.Close())
+	}
+	if p.autonatDialer != nil {
+		errs = append(errs, p.autonatDialer.Close())
 	}
 	return errors.Join(errs...)
 }

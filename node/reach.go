@@ -48,14 +48,20 @@ type reach struct {
 	dhtBus  event.Bus
 	dhtEmit event.Emitter
 	// behindNAT reports whether peers see the node at a public address
-	// none of its interfaces has.
+	// none of its interfaces has; outside is the first such address ("").
 	behindNAT func() bool
+	outside   func() string
+	// answers are the single AutoNAT v2 answers (verdict.go).
+	answers dialBacks
 
 	mu        sync.Mutex
 	state     string
 	reachable []ma.Multiaddr
-	relays    map[peer.ID]*relayState
-	circuit   []ma.Multiaddr
+	basis     string
+	// confirmed and refuted are libp2p's tracker's verdicts.
+	confirmed, refuted []ma.Multiaddr
+	relays             map[peer.ID]*relayState
+	circuit            []ma.Multiaddr
 	// dhtMode is what the DHT was last told, once dhtSent.
 	dhtMode network.Reachability
 	dhtSent bool
@@ -69,7 +75,11 @@ type reach struct {
 
 // relayState is one relay's reservation.
 type relayState struct {
-	rsv     *client.Reservation
+	rsv *client.Reservation
+	// on are the IDs of the connections to the relay when the reservation
+	// was made: the relay forgets it once none of them is left, however
+	// quickly the node connects again.
+	on      []string
 	got     time.Time
 	err     string
 	next    time.Time
@@ -152,19 +162,37 @@ func (r *reach) close() {
 // servers only probe public addresses, so a node whose addresses are all
 // private, on a home LAN or loopback, stays unknown).
 func (r *reach) addrsChanged(e event.EvtHostReachableAddrsChanged) {
-	state := reachUnknown
-	switch {
-	case len(e.Reachable) > 0:
-		state = reachPublic
-	case len(e.Unreachable) > 0:
-		state = reachPrivate
+	r.mu.Lock()
+	r.confirmed, r.refuted = slices.Clone(e.Reachable), slices.Clone(e.Unreachable)
+	r.mu.Unlock()
+	r.decide()
+}
+
+// answered records one AutoNAT v2 answer on addr.
+func (r *reach) answered(addr ma.Multiaddr, reachable bool) {
+	r.answers.add(addr, reachable, time.Now())
+	r.log.Debug("dial-back answered", "addr", addr, "reachable", reachable)
+	r.decide()
+}
+
+// decide makes the verdict again from what the node knows (verdict.go).
+func (r *reach) decide() {
+	in := verdictInput{answers: r.answers.current(time.Now())}
+	if r.outside != nil {
+		in.outside = r.outside()
+	}
+	if r.h != nil {
+		ifaces, _ := r.h.Network().InterfaceListenAddresses()
+		in.publicIface = publicIfaceOf(ifaces)
 	}
 	r.mu.Lock()
+	in.confirmed, in.refuted = r.confirmed, r.refuted
+	state, reachable, basis := verdict(in)
 	old := r.state
-	r.state, r.reachable = state, slices.Clone(e.Reachable)
+	r.state, r.reachable, r.basis = state, reachable, basis
 	r.mu.Unlock()
 	if state != old {
-		r.log.Info("reachability changed", "from", old, "to", state, "reachable", e.Reachable, "unreachable", e.Unreachable)
+		r.log.Info("reachability changed", "from", old, "to", state, "because", basis, "reachable", reachable)
 		r.updateDHTMode()
 	}
 }
@@ -214,6 +242,13 @@ func (r *reach) Reachability() (string, []ma.Multiaddr) {
 	return r.state, slices.Clone(r.reachable)
 }
 
+// Basis is what the current reachability rests on, in words.
+func (r *reach) Basis() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.basis
+}
+
 // reserveLoop keeps a reservation with every relay the household chose
 // while the node is not public, renewing each well before it expires
 // and retrying a failed one with backoff (1 s doubling to 30 s).
@@ -222,6 +257,7 @@ func (r *reach) reserveLoop(ctx context.Context) {
 	defer t.Stop()
 	for {
 		r.reserveOnce(ctx)
+		r.decide() // what peers report of the node's address changes too
 		r.updateDHTMode()
 		select {
 		case <-ctx.Done():
@@ -238,8 +274,10 @@ func (r *reach) reserveOnce(ctx context.Context) {
 		r.mu.Lock()
 		rs := r.relays[ai.ID]
 		r.mu.Unlock()
+		conns := r.h.Network().ConnsToPeer(ai.ID)
 		connected := r.h.Network().Connectedness(ai.ID) == network.Connected
-		if rs.rsv != nil && (!connected || now.After(rs.rsv.Expiration) || state == reachPublic) {
+		kept := slices.ContainsFunc(conns, func(c network.Conn) bool { return slices.Contains(rs.on, c.ID()) })
+		if rs.rsv != nil && (!kept || now.After(rs.rsv.Expiration) || state == reachPublic) {
 			r.mu.Lock()
 			rs.rsv = nil
 			r.mu.Unlock()
@@ -247,6 +285,8 @@ func (r *reach) reserveOnce(ctx context.Context) {
 			switch {
 			case state == reachPublic:
 				why = "the node is publicly reachable"
+			case !kept && connected:
+				why = "the connection it was made on closed (the node connected again)"
 			case connected:
 				why = "reservation expired"
 			}
@@ -285,6 +325,10 @@ func (r *reach) reserveOnce(ctx context.Context) {
 		}
 		renewal := rs.rsv != nil
 		rs.rsv, rs.got, rs.err, rs.backoff, rs.warned = rsv, time.Now(), "", 0, false
+		rs.on = rs.on[:0]
+		for _, c := range r.h.Network().ConnsToPeer(ai.ID) {
+			rs.on = append(rs.on, c.ID())
+		}
 		r.mu.Unlock()
 		if r.protect != nil {
 			r.protect(ai.ID)

@@ -119,6 +119,7 @@ type natStatus struct {
 	Addrs          []string `json:"addrs"`
 	ObservedAddrs  []string `json:"observedAddrs"`
 	Reachability   string   `json:"reachability"`
+	Basis          string   `json:"reachabilityBasis"`
 	ReachableAddrs []string `json:"reachableAddrs"`
 	RelayService   bool     `json:"relayService"`
 	Relays         []struct {
@@ -419,4 +420,59 @@ func median(v []float64) float64 {
 	s := append([]float64{}, v...)
 	sort.Float64s(s)
 	return s[len(s)/2]
+}
+
+// reachWatch polls /api/status of every household and remembers when
+// each first showed the reachability it should (want), and every other
+// verdict than unknown it showed on the way (a wrong one).
+type reachWatch struct {
+	mu    sync.Mutex
+	at    map[string]time.Time // household → first time at want
+	basis map[string]string    // household → what that verdict rested on
+	wrong []string
+	stop  chan struct{}
+	done  chan struct{}
+}
+
+func watchReach(t *testing.T, want map[*natHousehold]string) *reachWatch {
+	w := &reachWatch{at: map[string]time.Time{}, basis: map[string]string{}, stop: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(w.done)
+		tick := time.NewTicker(500 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			for h, st := range want {
+				s, err := natStatusOf(h)
+				if err != nil {
+					continue // down or restarting
+				}
+				w.mu.Lock()
+				switch {
+				case s.Reachability == st:
+					if _, ok := w.at[h.svc]; !ok {
+						w.at[h.svc], w.basis[h.svc] = time.Now(), s.Basis
+					}
+				case s.Reachability != "unknown":
+					w.wrong = append(w.wrong, fmt.Sprintf("%s %s (%s)", h.svc, s.Reachability, s.Basis))
+				}
+				w.mu.Unlock()
+			}
+			select {
+			case <-w.stop:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	t.Cleanup(w.close)
+	return w
+}
+
+func (w *reachWatch) close() {
+	select {
+	case <-w.stop:
+	default:
+		close(w.stop)
+	}
+	<-w.done
 }

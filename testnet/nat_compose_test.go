@@ -28,8 +28,12 @@ type natRun struct {
 	hs                     []*natHousehold
 	pub, cone1, cone2, sym *natHousehold
 	watch                  *connWatch
+	reach                  *reachWatch
 	start                  time.Time // `up -d`
 	figs                   []string
+	// reject: the routers answer unsolicited packets (a TCP RST, an ICMP
+	// port unreachable) instead of dropping them.
+	reject bool
 }
 
 // figure logs one figure now and keeps it for the summary.
@@ -42,11 +46,19 @@ func (r *natRun) figure(t *testing.T, format string, args ...any) {
 
 // TestComposeNAT brings the NAT testnet up, checks the routers, then the
 // scenarios of docs/testnet.md "The NAT testnet", printing the figures it
-// reports.
+// reports: once with routers that drop unsolicited packets, once with
+// routers that answer them (NAT_UNSOLICITED=reject). The two run one after
+// the other (the subnets are fixed).
 func TestComposeNAT(t *testing.T) {
 	t.Parallel()
 	composeGate(t)
-	r := &natRun{c: newComposeNet(t, projectName("nat"), "testnet/compose/nat.yml"), hs: natHouseholds()}
+	for _, unsolicited := range []string{"drop", "reject"} {
+		t.Run("unsolicited="+unsolicited, func(t *testing.T) { runComposeNAT(t, unsolicited == "reject") })
+	}
+}
+
+func runComposeNAT(t *testing.T, reject bool) {
+	r := &natRun{c: newComposeNet(t, projectName("nat"), "testnet/compose/nat.yml"), hs: natHouseholds(), reject: reject}
 	r.pub, r.cone1, r.cone2, r.sym = r.hs[0], r.hs[1], r.hs[2], r.hs[3]
 	libs, err := os.MkdirTemp("", "metamesh-nat-")
 	if err != nil {
@@ -60,7 +72,11 @@ func TestComposeNAT(t *testing.T) {
 	// Debug logs: besides the resolver's line for a failed lookup, the
 	// API's line for every request names the CID; and a failed run
 	// leaves fuller logs (natSaveLogs).
-	r.c.env = []string{"LIBS=" + libs, "NAT_LOG_LEVEL=debug"}
+	unsolicited := "drop"
+	if reject {
+		unsolicited = "reject"
+	}
+	r.c.env = []string{"LIBS=" + libs, "NAT_LOG_LEVEL=debug", "NAT_UNSOLICITED=" + unsolicited}
 	for _, h := range r.hs {
 		r.c.env = append(r.c.env, fmt.Sprintf("%s_PORT=%d", strings.ToUpper(h.svc), freePort(t)))
 	}
@@ -92,6 +108,29 @@ func TestComposeNAT(t *testing.T) {
 // cone2), sym only the public one, so sym's verdict may take longer than
 // the run, and restarts start it over; it is reported, not required.
 func (r *natRun) reachability(t *testing.T) {
+	// Every household shows the right reachability within a minute of
+	// up -d (the relay public, the NATed ones private), and never a
+	// wrong one on the way.
+	r.reach.mu.Lock()
+	for _, h := range r.hs {
+		want := "private"
+		if h == r.pub {
+			want = "public"
+		}
+		at, ok := r.reach.at[h.svc]
+		switch {
+		case !ok:
+			t.Errorf("%s never showed %s", h.svc, want)
+		case at.Sub(r.start) > time.Minute:
+			t.Errorf("%s showed %s only %.1f s after up -d, want within 60 s", h.svc, want, at.Sub(r.start).Seconds())
+		default:
+			r.figure(t, "%s %s %.1f s after up -d, because %s", h.svc, want, at.Sub(r.start).Seconds(), r.reach.basis[h.svc])
+		}
+	}
+	if len(r.reach.wrong) > 0 {
+		t.Errorf("wrong reachability shown: %v", r.reach.wrong[:min(len(r.reach.wrong), 5)])
+	}
+	r.reach.mu.Unlock()
 	for _, h := range []*natHousehold{r.cone1, r.sym} {
 		at := natPrivateAt(r.c, h)
 		switch {
@@ -168,6 +207,7 @@ func (r *natRun) up(t *testing.T) {
 		})
 	}
 	r.watch = watchConns(t, r.start, 200*time.Millisecond, r.cone1, r.cone2, r.sym)
+	r.reach = watchReach(t, map[*natHousehold]string{r.pub: "public", r.cone1: "private", r.cone2: "private", r.sym: "private"})
 	r.c.waitHealthy(3*time.Minute, "public", "cone1", "cone2", "sym")
 	r.figure(t, "up -d to all four households healthy: %.1f s", time.Since(r.start).Seconds())
 	if res := <-crossing; strings.HasPrefix(res, "after ") {
@@ -195,13 +235,15 @@ func (r *natRun) coneDirect(t *testing.T) {
 		}
 		return ""
 	})
-	// The households learnt their outside addresses over TCP (they
-	// bootstrap over TCP), so the hole punch was a TCP one: what a private
-	// federation (--swarm-key, no QUIC) relies on.
+	// The households bootstrap over TCP and then reach the public one
+	// over QUIC too, so they know their outside addresses on both: behind
+	// routers that refuse an unsolicited SYN only QUIC can punch.
 	if peers, err := natPeersOf(cone1); err != nil {
 		t.Error(err)
-	} else if p := peers[cone2.peer]; p.Transport != "tcp" {
-		t.Errorf("cone1's direct connection to cone2 is over %q, want a TCP hole punch", p.Transport)
+	} else if p := peers[cone2.peer]; r.reject && !strings.HasPrefix(p.Transport, "quic") {
+		t.Errorf("cone1's direct connection to cone2 is over %q, want a QUIC hole punch behind rejecting routers", p.Transport)
+	} else {
+		r.figure(t, "cone1–cone2 went direct over %s", p.Transport)
 	}
 	relayed, direct := r.watch.firstSeen(cone1.peer, cone2.peer, "relayed"), r.watch.firstSeen(cone1.peer, cone2.peer, "direct")
 	if relayed.IsZero() || relayed.After(direct) {
@@ -346,10 +388,15 @@ func (r *natRun) topology(t *testing.T) {
 			if !ok {
 				return h.svc + " is not connected to public"
 			}
+			// Over TCP, or over QUIC once the node moved its connection
+			// to its named peer there (docs/reachability.md).
 			port := ""
 			for _, a := range p.Addrs {
 				if rest, ok := strings.CutPrefix(a, "/ip4/"+h.wan+"/tcp/"); ok {
 					port = rest
+				}
+				if rest, ok := strings.CutPrefix(a, "/ip4/"+h.wan+"/udp/"); ok {
+					port, _, _ = strings.Cut(rest, "/")
 				}
 			}
 			switch {
@@ -415,12 +462,16 @@ func (r *natRun) topology(t *testing.T) {
 		}
 	}
 
-	// Unsolicited inbound: dropped without an answer (a timeout, not a
-	// refusal), though the router's probe port answers on its LAN.
+	// Unsolicited inbound: dropped without an answer (a timeout), or
+	// refused (NAT_UNSOLICITED=reject), though the router's probe port
+	// answers on its LAN.
 	for _, h := range hs[1:] {
 		for _, port := range []string{"4689", "4681"} {
 			out, err := dockerExec(pubID, "nc", "-w", "3", h.wan, port)
-			if err == nil || !strings.Contains(out, "timed out") {
+			switch {
+			case r.reject && (err == nil || !strings.Contains(out, "refused")):
+				t.Errorf("public → %s:%s (%s's WAN): %v %q, want it refused", h.wan, port, h.router, err, out)
+			case !r.reject && (err == nil || !strings.Contains(out, "timed out")):
 				t.Errorf("public → %s:%s (%s's WAN): %v %q, want a timeout: dropped", h.wan, port, h.router, err, out)
 			}
 		}

@@ -150,23 +150,7 @@ func TestNAT_RecordOverRelayLimit(t *testing.T) {
 	// An outside writer gives the file 180 KiB of metadata (three values
 	// of 60 KiB: a record value may hold 64 KiB): its record is larger
 	// than a circuit may carry.
-	st, err := c.Nodes[2].Node.Store().Path(context.Background(), big.Path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts, _ := redis.ParseURL(c.Nodes[2].redis.URL())
-	rc := redis.NewClient(opts)
-	defer rc.Close()
-	for _, f := range []string{"a", "b", "c"} {
-		if err := rc.Set(context.Background(), "file:"+string(st.Root)+"/notes/"+f, strings.Repeat(f, 60<<10), 0).Err(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	c.WaitFor("the outside field", 10*time.Second, func() bool {
-		_, doc := c.Nodes[2].Get("/api/meta/" + big.Canonical + "?local=1")
-		n, _ := doc["notes"].(map[string]any)
-		return len(n) == 3
-	})
+	bulkNotes(t, c, 2, big, 3, 60<<10)
 	announced(c, 2, 2)
 	code, doc := c.Nodes[1].Get("/api/meta/" + url.PathEscape(big.Canonical))
 	if code != 404 {
@@ -186,27 +170,10 @@ func TestNAT_RecordOverRelayLimit(t *testing.T) {
 func TestNAT_RecordOnFreshCircuit(t *testing.T) {
 	t.Parallel()
 	c := natCluster(t, 2, nil)
-	opts, _ := redis.ParseURL(c.Nodes[2].redis.URL())
-	rc := redis.NewClient(opts)
-	defer rc.Close()
 	var files []ingest.FileHashes
 	for i, name := range []string{"First Half (2001).mkv", "Second Half (2002).mkv"} {
 		f := file(t, c, 2, name, 200_000+i)
-		st, err := c.Nodes[2].Node.Store().Path(context.Background(), f.Path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		// An outside writer gives each 80 KiB of metadata.
-		for _, k := range []string{"a", "b"} {
-			if err := rc.Set(context.Background(), "file:"+string(st.Root)+"/notes/"+k, strings.Repeat(k, 40<<10), 0).Err(); err != nil {
-				t.Fatal(err)
-			}
-		}
-		c.WaitFor("the outside fields", 10*time.Second, func() bool {
-			_, doc := c.Nodes[2].Get("/api/meta/" + f.Canonical + "?local=1")
-			n, _ := doc["notes"].(map[string]any)
-			return len(n) == 2
-		})
+		bulkNotes(t, c, 2, f, 2, 40<<10) // 80 KiB of metadata
 		files = append(files, f)
 	}
 	announced(c, 2, 2)
@@ -306,4 +273,28 @@ func swarmKeyFile(t *testing.T, seed byte) string {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// bulkNotes has an outside writer give node i's file n fields notes/<k>
+// of size bytes each, and waits until its record carries them.
+func bulkNotes(t *testing.T, c *Cluster, i int, f ingest.FileHashes, n, size int) {
+	t.Helper()
+	st, err := c.Nodes[i].Node.Store().Path(context.Background(), f.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts, _ := redis.ParseURL(c.Nodes[i].redis.URL())
+	rc := redis.NewClient(opts)
+	defer rc.Close()
+	for k := range n {
+		name := string(rune('a' + k))
+		if err := rc.Set(context.Background(), "file:"+string(st.Root)+"/notes/"+name, strings.Repeat(name, size), 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.WaitFor("the outside fields", time.Minute, func() bool {
+		_, doc := c.Nodes[i].Get("/api/meta/" + f.Canonical + "?local=1")
+		notes, _ := doc["notes"].(map[string]any)
+		return len(notes) == n
+	})
 }

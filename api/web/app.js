@@ -693,7 +693,8 @@ function renderReachability(st) {
   const r = st.reachability || "unknown";
   const dd = $("reachability");
   dd.dataset.reachability = r;
-  dd.replaceChildren(el("strong", {}, r), REACHABILITY[r] ? el("span", { class: "muted" }, " · " + REACHABILITY[r]) : null);
+  dd.replaceChildren(el("strong", {}, r), REACHABILITY[r] ? el("span", { class: "muted" }, " · " + REACHABILITY[r]) : null,
+    st.reachabilityBasis ? el("div", { class: "muted", id: "reachability-basis" }, st.reachabilityBasis) : null);
   codeList("reachable-addrs", st.reachableAddrs || [], "none confirmed");
   const relays = st.relays || [];
   $("relays").replaceChildren(...(relays.length === 0 ? [el("li", { class: "muted" }, "none")] : relays.map(relayItem)));

@@ -472,6 +472,9 @@ func printStatus(out io.Writer, m map[string]any) error {
 	}
 	if r, ok := m["reachability"]; ok {
 		fmt.Fprintf(w, "reachability\t%s\n", text(r))
+		if b, _ := m["reachabilityBasis"].(string); b != "" {
+			fmt.Fprintf(w, "because\t%s\n", b)
+		}
 		ra := list(m["reachableAddrs"])
 		if len(ra) == 0 {
 			fmt.Fprintf(w, "reachable\tnone confirmed\n")
