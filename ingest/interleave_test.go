@@ -2,6 +2,7 @@ package ingest_test
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"os"
 	"slices"
@@ -122,6 +123,27 @@ func waitHeld(tb testing.TB, gt *gate) {
 	})
 }
 
+// interleave holds the next write of held's metadata by method, makes
+// first happen (which reaches that write), then then, waits until the
+// store has the full hashes of every path of stored (relative to l),
+// and lets the held write go.
+func interleave(t *testing.T, s *store.Store, g *gateStore, l *lib, method, held string, first, then func(), stored ...string) {
+	t.Helper()
+	gt := g.hold(method, l.path(held))
+	first()
+	waitHeld(t, gt)
+	then()
+	waitFor(t, fmt.Sprint(stored, " stored"), func() bool {
+		for _, p := range stored {
+			if !hashed(s, l.path(p)) {
+				return false
+			}
+		}
+		return true
+	})
+	gt.open()
+}
+
 // hashed reports whether the store has the full hashes of path.
 func hashed(s *store.Store, path string) bool {
 	st, err := s.Path(bg, path)
@@ -172,37 +194,27 @@ func TestRelink_Interleavings(t *testing.T) {
 		name:   "a sidecar lands while its video's relink is held",
 		before: []string{video, poster},
 		run: func(t *testing.T, s *store.Store, g *gateStore, l *lib) {
-			gt := g.hold("SetExtracted", l.path(video))
-			l.write(sub, srt("Hi"))
-			waitHeld(t, gt)
-			l.write(fanart, randBytes(t, 7<<10))
-			waitFor(t, "the fan art stored", func() bool { return hashed(s, l.path(fanart)) })
-			gt.open()
+			interleave(t, s, g, l, "SetExtracted", video,
+				func() { l.write(sub, srt("Hi")) },
+				func() { l.write(fanart, randBytes(t, 7<<10)) }, fanart)
 		},
 		wantLinks: []string{poster, sub, fanart},
 	}, {
 		name:   "a sidecar lands while its video's own extraction is held",
 		before: nil,
 		run: func(t *testing.T, s *store.Store, g *gateStore, l *lib) {
-			gt := g.hold("Ingest", l.path(video))
-			l.write(video, randBytes(t, 80<<10))
-			waitHeld(t, gt)
-			l.write(sub, srt("Hi"))
-			l.write(poster, randBytes(t, 6<<10))
-			waitFor(t, "the sidecars stored", func() bool { return hashed(s, l.path(sub)) && hashed(s, l.path(poster)) })
-			gt.open()
+			interleave(t, s, g, l, "Ingest", video,
+				func() { l.write(video, randBytes(t, 80<<10)) },
+				func() { l.write(sub, srt("Hi")); l.write(poster, randBytes(t, 6<<10)) }, sub, poster)
 		},
 		wantLinks: []string{poster, sub},
 	}, {
 		name:   "a video's NFO lands while its extraction is held",
 		before: nil,
 		run: func(t *testing.T, s *store.Store, g *gateStore, l *lib) {
-			gt := g.hold("Ingest", l.path(video))
-			l.write(video, randBytes(t, 80<<10))
-			waitHeld(t, gt)
-			l.write(nfo, []byte("<episodedetails><title>Pilot</title></episodedetails>"))
-			waitFor(t, "the NFO stored", func() bool { return hashed(s, l.path(nfo)) })
-			gt.open()
+			interleave(t, s, g, l, "Ingest", video,
+				func() { l.write(video, randBytes(t, 80<<10)) },
+				func() { l.write(nfo, []byte("<episodedetails><title>Pilot</title></episodedetails>")) }, nfo)
 		},
 		want: map[string]string{"episodeTitle": "Pilot"},
 	}, {
@@ -211,12 +223,9 @@ func TestRelink_Interleavings(t *testing.T) {
 		name:   "a video is extracted while its sidecar waits for its full hashes",
 		before: nil,
 		run: func(t *testing.T, s *store.Store, g *gateStore, l *lib) {
-			gt := g.hold("Ingest", l.path(sub))
-			l.write(sub, srt("Hi"))
-			waitHeld(t, gt)
-			l.write(video, randBytes(t, 80<<10))
-			waitFor(t, "the video stored", func() bool { return hashed(s, l.path(video)) })
-			gt.open()
+			interleave(t, s, g, l, "Ingest", sub,
+				func() { l.write(sub, srt("Hi")) },
+				func() { l.write(video, randBytes(t, 80<<10)) }, video)
 		},
 		wantLinks: []string{sub},
 	}, {

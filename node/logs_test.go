@@ -88,7 +88,6 @@ func closedPort(t *testing.T) string {
 // naming the peer, its address and the reason; kad-dht's own "failed to
 // bootstrap" for it goes to debug.
 func TestLogs_BootstrapDialFailureIsOneLine(t *testing.T) {
-	t.Parallel()
 	_, pub, err := crypto.GenerateEd25519Key(rand.Reader)
 	if err != nil {
 		t.Fatal(err)
@@ -115,7 +114,6 @@ func TestLogs_BootstrapDialFailureIsOneLine(t *testing.T) {
 // A UDP listen port in use is refused before libp2p starts, with the
 // address and the reason, as a TCP one is.
 func TestLogs_ListenPortTakenIsOneError(t *testing.T) {
-	t.Parallel()
 	addr := "/ip4/127.0.0.1/udp/" + takenUDPPort(t) + "/quic-v1"
 	logs := &storetest.Buffer{}
 	cfg := logConfig(t, logs)
@@ -137,11 +135,14 @@ func TestLogs_ListenPortTakenIsOneError(t *testing.T) {
 	}
 }
 
+// The tests of this file do not run in parallel: go-libp2p logs through
+// one process-wide slog handler, which every node's start points at its
+// own logger (routeLibp2pLogs).
+
 // When libp2p.New fails, fx's lines about it ("OnStart hook failed",
 // "start failed") go to debug: the error libp2p.New returns is the one
 // the node tells.
 func TestLogs_FxStartFailureIsQuiet(t *testing.T) {
-	t.Parallel()
 	port := takenUDPPort(t)
 	logs := &storetest.Buffer{}
 	routeLibp2pLogs(slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})), slog.LevelDebug)
@@ -190,7 +191,6 @@ func logNode(t *testing.T, logs *storetest.Buffer, edit func(*Config)) *Node {
 // An API address written 0.0.0.0 is logged as written, not as the
 // listener's [::], with the port the system picked for 0.
 func TestLogs_APIAddressAsWritten(t *testing.T) {
-	t.Parallel()
 	logs := &storetest.Buffer{}
 	n := logNode(t, logs, func(c *Config) { c.APIAddr = "0.0.0.0:0" })
 	_, port, _ := net.SplitHostPort(n.APIAddr())
@@ -204,7 +204,6 @@ func TestLogs_APIAddressAsWritten(t *testing.T) {
 // A federated lookup the HTTP client gave up on is logged at debug as
 // abandoned, not as an error of the node's.
 func TestLogs_AbandonedLookupIsNotAnError(t *testing.T) {
-	t.Parallel()
 	logs := &storetest.Buffer{}
 	n := logNode(t, logs, nil)
 	// A peer that takes the record request and never answers.
