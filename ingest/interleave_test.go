@@ -238,10 +238,14 @@ func TestRelink_Interleavings(t *testing.T) {
 			gt := g.hold("SetExtracted", l.path(video))
 			l.write(subFr, srt("Salut"))
 			waitHeld(t, gt)
-			if err := os.Rename(l.path(video), l.path("Shows/Lost/Season 1/Lost.S01E01.Pilot.mkv")); err != nil {
+			renamed := l.path("Shows/Lost/Season 1/Lost.S01E01.Pilot.mkv")
+			if err := os.Rename(l.path(video), renamed); err != nil {
 				t.Fatal(err)
 			}
 			gt.open()
+			// Idle says nothing before the rename's events reach the
+			// ingester: wait for its end.
+			waitFor(t, "the renamed video stored", func() bool { return known(s, renamed) && !known(s, l.path(video)) })
 		},
 		wantLinks: []string{poster},
 	}} {
