@@ -98,8 +98,12 @@ func (a *Access) hostAllowed(host string) bool {
 		h = host[1 : len(host)-1]
 	}
 	h = strings.ToLower(strings.TrimSuffix(h, "."))
-	switch h {
-	case "localhost", "127.0.0.1", "::1":
+	if h == "localhost" {
+		return true
+	}
+	// Any loopback address (127.0.0.0/8, ::1): --api 127.0.0.2:PORT is
+	// this node's own URL. A rebinding name never parses as an IP.
+	if ip := net.ParseIP(h); ip != nil && ip.IsLoopback() {
 		return true
 	}
 	for _, n := range a.Hosts {

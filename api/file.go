@@ -7,6 +7,7 @@ import (
 	"mime"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -40,6 +41,15 @@ func (s *Server) file(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	if c := s.caller(r); c.s != nil {
+		// A stranger (--public-read) holds at most maxStrangerStreams
+		// file streams at once: each holds a descriptor and a goroutine.
+		if !s.streams.enter(c.key) {
+			writeErrorCode(w, http.StatusTooManyRequests, fmt.Sprintf("at most %d files at once from one address without the token: finish a download first", maxStrangerStreams))
+			return
+		}
+		defer s.streams.leave(c.key)
+	}
 	f, err := s.b.File(r.Context(), c)
 	if err != nil {
 		s.logFailure(r, "open file", err, "cid", c)
@@ -60,7 +70,12 @@ func (s *Server) file(w http.ResponseWriter, r *http.Request) {
 	h.Set("Content-Security-Policy", "sandbox")
 	h.Set("Cache-Control", "public, max-age=31536000, immutable")
 	h.Set("Content-Disposition", contentDisposition(f.Name))
-	fw := &fileWriter{ResponseWriter: w}
+	if msg := rangeProblem(r); msg != "" {
+		h.Set("Content-Range", fmt.Sprintf("bytes */%d", f.Size))
+		writeErrorCode(w, http.StatusRequestedRangeNotSatisfiable, fmt.Sprintf("Range %q: %s", r.Header.Get("Range"), msg))
+		return
+	}
+	fw := &fileWriter{ResponseWriter: w, rc: http.NewResponseController(w), stall: s.opts.Stall}
 	http.ServeContent(fw, r, f.Name, f.ModTime, f.Content)
 	if fw.code == 0 {
 		return
@@ -85,6 +100,71 @@ func (s *Server) file(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// maxStrangerStreams caps the /api/file answers one stranger's address
+// (an IPv4 address, an IPv6 /64) receives at once.
+const maxStrangerStreams = 4
+
+// streamCount counts the file streams open per stranger's address.
+type streamCount struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func (c *streamCount) enter(key string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.n == nil {
+		c.n = map[string]int{}
+	}
+	if c.n[key] >= maxStrangerStreams {
+		return false
+	}
+	c.n[key]++
+	return true
+}
+
+func (c *streamCount) leave(key string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.n[key]--; c.n[key] <= 0 {
+		delete(c.n, key)
+	}
+}
+
+// maxRanges caps the ranges of one request: 12,000 ranges of "0-0" would
+// turn 48 KB of request into a 1.6 MB multipart answer.
+const maxRanges = 32
+
+// rangeProblem is why r's Range cannot be served ("" when it can, or
+// when http.ServeContent decides): more than maxRanges ranges, or a
+// suffix of zero bytes ("-0", which names no byte). A Range with If-Range
+// is left to ServeContent, which may serve the whole file instead.
+func rangeProblem(r *http.Request) string {
+	rng := r.Header.Get("Range")
+	if rng == "" || r.Header.Get("If-Range") != "" {
+		return ""
+	}
+	spec, ok := strings.CutPrefix(rng, "bytes=")
+	if !ok {
+		return ""
+	}
+	n := 0
+	for _, part := range strings.Split(spec, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		n++
+		if strings.HasPrefix(part, "-") && strings.TrimLeft(part[1:], "0") == "" {
+			return "a suffix of 0 bytes names no byte"
+		}
+	}
+	if n > maxRanges {
+		return fmt.Sprintf("%d ranges, at most %d", n, maxRanges)
+	}
+	return ""
+}
+
 // fileWriter is the ResponseWriter http.ServeContent writes to: a success
 // (200, 206, 304) goes straight through, ReadFrom included (sendfile),
 // while an error status and its text/plain body are held back in code
@@ -94,6 +174,21 @@ type fileWriter struct {
 	code    int // the error status held back; 0 while passing through
 	body    bytes.Buffer
 	started bool // a status or bytes went through
+	// Every write must go out within stall of its start: a client that
+	// stops reading is cut, a slow one that keeps reading is not (the
+	// deadline is renewed for each chunk).
+	rc    *http.ResponseController
+	stall time.Duration
+}
+
+// stallChunk is how much goes out under one write deadline.
+const stallChunk = 256 << 10
+
+// renew moves the write deadline stall from now.
+func (w *fileWriter) renew() {
+	if w.rc != nil && w.stall > 0 {
+		_ = w.rc.SetWriteDeadline(time.Now().Add(w.stall))
+	}
 }
 
 func (w *fileWriter) WriteHeader(code int) {
@@ -115,6 +210,7 @@ func (w *fileWriter) Write(b []byte) (int, error) {
 		return len(b), nil
 	}
 	w.started = true
+	w.renew()
 	return w.ResponseWriter.Write(b)
 }
 
@@ -123,11 +219,39 @@ func (w *fileWriter) ReadFrom(r io.Reader) (int64, error) {
 		return io.Copy(io.Discard, r)
 	}
 	w.started = true
+	readFrom := func(src io.Reader) (int64, error) { return io.Copy(writerOnly{w.ResponseWriter}, src) }
 	if rf, ok := w.ResponseWriter.(io.ReaderFrom); ok {
-		return rf.ReadFrom(r)
+		readFrom = rf.ReadFrom
 	}
-	return io.Copy(w.ResponseWriter, r)
+	// In chunks, each under a fresh deadline; a chunk of a file stays one
+	// level of io.LimitedReader over it, which net keeps as sendfile.
+	inner, left := r, int64(-1)
+	if lr, ok := r.(*io.LimitedReader); ok {
+		inner, left = lr.R, lr.N
+	}
+	var total int64
+	for left != 0 {
+		n := int64(stallChunk)
+		if left > 0 {
+			n = min(n, left)
+		}
+		w.renew()
+		m, err := readFrom(&io.LimitedReader{R: inner, N: n})
+		total += m
+		if left > 0 {
+			left -= m
+		}
+		if err != nil || m < n {
+			return total, err
+		}
+	}
+	return total, nil
 }
+
+// writerOnly hides a writer's other methods (io.Copy then copies).
+type writerOnly struct{ w io.Writer }
+
+func (o writerOnly) Write(b []byte) (int, error) { return o.w.Write(b) }
 
 func (w *fileWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 

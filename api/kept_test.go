@@ -1,7 +1,9 @@
 package api_test
 
 import (
+	"context"
 	"log/slog"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -84,4 +86,23 @@ func requests(t *testing.T, reg *prometheus.Registry, route, code string) float6
 	t.Helper()
 	v, _ := counter(t, reg, "metamesh_http_requests_total", map[string]string{"route": route, "code": code})
 	return v
+}
+
+// A request whose client went away before the answer counts as 499, not
+// as the 500 its canceled lookup would answer: nothing failed here.
+func TestServer_AbandonedRequestIs499(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	b := &fakeBackend{metaErr: context.Canceled}
+	srv := api.New(b, slog.New(slog.DiscardHandler), api.Options{Access: api.Access{Loopback: true}, Registerer: reg})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	req := httptest.NewRequestWithContext(ctx, "GET", "http://127.0.0.1/api/meta/"+heldV1, nil)
+	req.RemoteAddr = "127.0.0.1:5000"
+	srv.ServeHTTP(httptest.NewRecorder(), req)
+	if got := requests(t, reg, "GET /api/meta/{cid}", "499"); got != 1 {
+		t.Errorf("abandoned requests counted as 499: %v, want 1", got)
+	}
+	if got := requests(t, reg, "GET /api/meta/{cid}", "500"); got != 0 {
+		t.Errorf("abandoned requests counted as 500: %v", got)
+	}
 }

@@ -150,7 +150,15 @@ type Options struct {
 	// them make it ask none. With Registerer set, refusals are counted
 	// in metamesh_api_rate_limited_total{what}.
 	Strangers StrangerLimits
+	// Stall cuts a client that reads nothing of a file (/api/file) for
+	// this long; a slow but steady download goes on. Default 30s.
+	Stall time.Duration
 }
+
+// statusClientClosed counts, in metamesh_http_requests_total, a request
+// whose client went away before the answer (nginx's 499): not an error of
+// the node's.
+const statusClientClosed = 499
 
 // Server routes the API.
 type Server struct {
@@ -164,6 +172,8 @@ type Server struct {
 	answers AnswerCache
 	// strangers are the buckets of clients without the token.
 	strangers *strangers
+	// streams are the file streams each stranger holds (file.go).
+	streams streamCount
 }
 
 // New builds the routes; it starts nothing.
@@ -173,6 +183,9 @@ func New(b Backend, log *slog.Logger, opts Options) *Server {
 	}
 	if opts.Heartbeat <= 0 {
 		opts.Heartbeat = 15 * time.Second
+	}
+	if opts.Stall <= 0 {
+		opts.Stall = 30 * time.Second
 	}
 	s := &Server{b: b, log: log.With("component", "api"), mux: http.NewServeMux(), opts: opts,
 		subs: make(chan struct{}, opts.MaxSubscribers)}
@@ -251,7 +264,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	cw := &codeWriter{ResponseWriter: w}
 	s.mux.ServeHTTP(cw, r)
-	s.hm.observe(pattern, cw.status(), time.Since(start))
+	code := cw.status()
+	if r.Context().Err() != nil && code >= 500 {
+		// The client went away before the answer: nothing failed here.
+		code = statusClientClosed
+	}
+	s.hm.observe(pattern, code, time.Since(start))
 	if s.log.Enabled(r.Context(), slog.LevelDebug) {
 		s.log.Debug("request", "method", r.Method, "path", r.URL.Path, "code", cw.status(), "took", time.Since(start))
 	}

@@ -582,6 +582,8 @@ func TestServer_File(t *testing.T) {
 			{"If-Range of another ETag", map[string]string{"Range": "bytes=0-0", "If-Range": `"other"`}, 200, string(data), ""},
 			{"past the end", map[string]string{"Range": "bytes=16-20"}, 416, "", "no range starts inside the file's 16 bytes"},
 			{"malformed", map[string]string{"Range": "bytes=abc"}, 416, "", "is malformed"},
+			{"a suffix of 0 bytes", map[string]string{"Range": "bytes=-0"}, 416, "", "a suffix of 0 bytes names no byte"},
+			{"too many ranges", map[string]string{"Range": "bytes=" + strings.Repeat("0-0,", 33) + "1-1"}, 416, "", "34 ranges, at most 32"},
 			{"If-Match of another ETag", map[string]string{"If-Match": `"other"`}, 412, "", `the file's ETag is "` + heldV1 + `"`},
 		}
 		for _, tt := range tests {

@@ -39,6 +39,13 @@ type Config struct {
 	// file took, in seconds (for metrics). It may be called from several
 	// goroutines at once.
 	OnHashed func(seconds float64)
+	// StopWait bounds how long Close waits for workers blocked on a
+	// file (a read of a hung network mount): past it Close returns and
+	// logs the paths it left. Default 10s.
+	StopWait time.Duration
+	// StuckAfter is how long a job may run while no byte is hashed
+	// before Stuck reports it. Default 2m.
+	StuckAfter time.Duration
 	// Extractors; nil means DefaultExtractors.
 	Extractors []Extractor
 	// Logger; default slog.Default().
@@ -57,6 +64,12 @@ func (c *Config) setDefaults() {
 	}
 	if c.ProgressInterval <= 0 {
 		c.ProgressInterval = 5 * time.Second
+	}
+	if c.StuckAfter <= 0 {
+		c.StuckAfter = 2 * time.Minute
+	}
+	if c.StopWait <= 0 {
+		c.StopWait = 10 * time.Second
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()

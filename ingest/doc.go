@@ -33,6 +33,10 @@
 //     "added 240 files: a, b, c, …"), paths relative to their library.
 //   - touch.go: Touch, a caller's request to look at a path again.
 //   - store.go: Store, what ingest asks of the store (*store.Store).
+//   - open.go: the library boundary, OpenInLibrary: every library file
+//     the node reads is opened there (regular files only, never out of
+//     its library, never blocking on the open).
+//   - busy.go: the jobs the workers run now, for Stuck and Close.
 //   - queue.go, progress.go, errset.go, skip.go, config.go, errors.go,
 //     util.go (small number helpers).
 //
@@ -68,10 +72,14 @@
 //     removed re-reads the names, NFOs and links of the videos it belongs
 //     to (relink): those fields only, without reading or hashing the
 //     videos. A sidecar the scan finds unchanged relinks nothing.
+//   - Close waits at most Config.StopWait for workers blocked on a
+//     file (a hung mount), then returns and logs what it left; Stuck
+//     reports a job that has run Config.StuckAfter without a byte
+//     hashed (the node is then not ready).
 //   - Hidden names (leading dot) and partial downloads (.part, .crdownload,
 //     .!qB, .partial, .download, ~) are skipped. Symlinked files count only
-//     when they resolve inside a library; symlinked directories are not
-//     descended.
+//     when they resolve inside their own library; symlinked directories
+//     are not descended.
 //   - With Config.ReleaseOutside (a running node), stored paths under no
 //     configured library are released; a one-off scan of some libraries
 //     leaves the others alone. The stored paths of a configured library

@@ -274,3 +274,39 @@ func TestIngest_RedisOutagePausesAndResumes(t *testing.T) {
 	}
 	consistent(t, s)
 }
+
+// A worker blocked on a file for good (a read of a hung mount) makes the
+// ingester say it is stuck, naming the file, and Close returns after
+// StopWait without it, naming what it left.
+func TestIngest_BlockedWorker(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	var target string
+	in, _, dir, logs := setup(t, false, func(in *Ingester) {
+		in.cfg.StopWait, in.cfg.StuckAfter = 300*time.Millisecond, 300*time.Millisecond
+		open := in.open
+		in.open = func(p string) (*os.File, error) {
+			if p == target {
+				<-release
+			}
+			return open(p)
+		}
+	})
+	target = filepath.Join(dir, "hung.bin")
+	write(t, target, 4096)
+	in.Rescan()
+	eventually(t, "the ingester to say it is stuck", func() bool {
+		p, _, stuck := in.Stuck()
+		return stuck && strings.Contains(p, "hung.bin")
+	})
+	done := make(chan struct{})
+	go func() { in.Close(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(time.Minute):
+		t.Fatal("Close waited for the blocked worker")
+	}
+	if out := logs.String(); !strings.Contains(out, "stopped without the workers still blocked on a file") || !strings.Contains(out, "hung.bin") {
+		t.Errorf("Close did not say what it left:\n%s", out)
+	}
+}

@@ -9,7 +9,6 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
-	"syscall"
 
 	chunk "github.com/ipfs/boxo/chunker"
 	"github.com/ipfs/boxo/ipld/unixfs/importer/balanced"
@@ -71,6 +70,12 @@ func HashFileReporting(ctx context.Context, path string, read func(n int64)) (Fi
 		return FileHashes{}, err
 	}
 	defer f.Close()
+	return hashOpen(ctx, path, f, fi, read)
+}
+
+// hashOpen is HashFileReporting on f, opened at path.
+func hashOpen(ctx context.Context, path string, f *os.File, fi os.FileInfo, read func(n int64)) (FileHashes, error) {
+	var err error
 	h := FileHashes{Path: path, Size: fi.Size()}
 	if h.Midhash, err = MidhashFile(f, h.Size); err != nil {
 		return FileHashes{}, fmt.Errorf("%s: %w", path, err)
@@ -103,53 +108,6 @@ func (p reporter) Read(b []byte) (int, error) {
 		p.read(int64(n))
 	}
 	return n, err
-}
-
-// openRegular opens path for reading only if it is a regular file. Anything
-// else is refused before it is opened: opening a FIFO that has no writer
-// blocks in the kernel, out of reach of any context, and opening a device
-// can have side effects. The open itself is non-blocking, in case path was
-// swapped for a FIFO after the Stat, and what was opened is checked again.
-func openRegular(path string) (*os.File, os.FileInfo, error) {
-	notRegular := fmt.Errorf("%s: not a regular file", path)
-	fi, err := os.Stat(path)
-	if err != nil {
-		return nil, nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, nil, notRegular
-	}
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, nil, err
-	}
-	if fi, err = f.Stat(); err == nil && !fi.Mode().IsRegular() {
-		err = notRegular
-	}
-	if err == nil {
-		err = setBlocking(f)
-	}
-	if err != nil {
-		f.Close()
-		return nil, nil, err
-	}
-	return f, fi, nil
-}
-
-// setBlocking clears O_NONBLOCK, which a regular file does not need.
-func setBlocking(f *os.File) error {
-	rc, err := f.SyscallConn()
-	if err != nil {
-		return err
-	}
-	var serr error
-	if err := rc.Control(func(fd uintptr) { serr = syscall.SetNonblock(int(fd), false) }); err != nil {
-		return err
-	}
-	if serr != nil {
-		return fmt.Errorf("%s: %w", f.Name(), serr)
-	}
-	return nil
 }
 
 // FullHash reads r once and returns the byte count, the sha2-256 CID and

@@ -33,12 +33,14 @@ type Ingester struct {
 	// relinks collects the videos to relink, from every worker, until a
 	// job's result takes them to the loop.
 	relinks pathSet
+	// busy are the jobs the workers run now (for Stuck and Close).
+	busy busyJobs
 
 	watcher  *fsnotify.Watcher
 	addWatch func(string) error // fsnotify Add; replaceable in tests
 
-	// Fault-injection points for tests: open a file for its midhash; run
-	// between the midhash and the full pass.
+	// Fault-injection points for tests: open a library file (the library
+	// boundary, OpenInLibrary); run between the midhash and the full pass.
 	open           func(string) (*os.File, error)
 	beforeFullPass func(string)
 
@@ -93,7 +95,10 @@ func New(st Store, cfg Config) (*Ingester, error) {
 		idleReq:  make(chan chan error),
 	}
 	in.prog.p.State = StateStarting
-	in.open = os.Open
+	in.open = func(p string) (*os.File, error) {
+		f, _, err := OpenInLibrary(in.libraryOf(p), p)
+		return f, err
+	}
 	in.beforeFullPass = func(string) {}
 	return in, nil
 }
@@ -174,7 +179,13 @@ func (in *Ingester) Close() error {
 		if in.cancel != nil {
 			in.cancel()
 		}
-		in.wg.Wait()
+		done := make(chan struct{})
+		go func() { in.wg.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(in.cfg.StopWait):
+			in.log.Warn("stopped without the workers still blocked on a file", "waited", in.cfg.StopWait, "paths", in.busy.paths())
+		}
 		if in.watcher != nil {
 			err = in.watcher.Close()
 		}

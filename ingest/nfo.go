@@ -3,6 +3,7 @@ package ingest
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/xml"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/metamesh/node/protocol"
@@ -101,6 +103,10 @@ func ParseNFO(data []byte) (NFO, error) {
 		return NFO{}, fmt.Errorf("%w: %d bytes, at most %d", ErrBadNFO, len(data), MaxNFOSize)
 	}
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
+	utf16Doc := false
+	if b, ok := fromUTF16(data); ok {
+		data, utf16Doc = b, true // some tools write NFOs in UTF-16 with a byte-order mark
+	}
 	if err := checkNFOShape(data); err != nil {
 		return NFO{}, err
 	}
@@ -110,7 +116,12 @@ func ParseNFO(data []byte) (NFO, error) {
 	}
 	dec := xml.NewDecoder(bytes.NewReader(data))
 	dec.Strict = true
-	dec.CharsetReader = nfoCharset
+	dec.CharsetReader = func(label string, in io.Reader) (io.Reader, error) {
+		if utf16Doc && strings.HasPrefix(strings.ToLower(label), "utf-16") {
+			return in, nil // already read as UTF-16 above
+		}
+		return nfoCharset(label, in)
+	}
 	var docs []nfoDoc
 	for len(docs) < maxEpisodes {
 		var d nfoDoc
@@ -189,6 +200,30 @@ func checkNFOShape(data []byte) error {
 		}
 	}
 	return nil
+}
+
+// fromUTF16 turns a document in UTF-16 with its byte-order mark (FF FE
+// little-endian, FE FF big-endian) into UTF-8; false for anything else.
+func fromUTF16(data []byte) ([]byte, bool) {
+	var order binary.ByteOrder
+	switch {
+	case bytes.HasPrefix(data, []byte{0xff, 0xfe}):
+		order = binary.LittleEndian
+	case bytes.HasPrefix(data, []byte{0xfe, 0xff}):
+		order = binary.BigEndian
+	default:
+		return nil, false
+	}
+	data = data[2:]
+	units := make([]uint16, len(data)/2)
+	for i := range units {
+		units[i] = order.Uint16(data[2*i:])
+	}
+	out := make([]byte, 0, len(data))
+	for _, r := range utf16.Decode(units) {
+		out = utf8.AppendRune(out, r)
+	}
+	return out, true
 }
 
 // nfoCharset reads the encodings NFOs are written in: UTF-8 (the
@@ -376,10 +411,10 @@ func (NFOReader) Extract(_ context.Context, s *Subject) (map[string]string, erro
 	out := map[string]string{}
 	var errs []error
 	read := func(path string) (NFO, bool) {
-		n, err := readNFO(path)
+		n, err := readNFO(s.Library, path)
 		if err != nil {
 			if !errors.Is(err, fs.ErrNotExist) {
-				errs = append(errs, fmt.Errorf("%s: %w", path, err))
+				errs = append(errs, err) // it names the file
 			}
 			return NFO{}, false
 		}
@@ -438,21 +473,28 @@ func hasGenre(f map[string]string) bool {
 	return false
 }
 
-// readNFO reads and parses the NFO file at path, at most MaxNFOSize bytes.
-func readNFO(path string) (NFO, error) {
-	f, err := os.Open(path)
+// readNFO reads and parses the NFO file at path, inside the library lib
+// (the library boundary, OpenInLibrary; any regular file when lib is ""),
+// at most MaxNFOSize bytes.
+func readNFO(lib, path string) (NFO, error) {
+	open := func() (*os.File, os.FileInfo, error) { return OpenInLibrary(lib, path) }
+	if lib == "" {
+		open = func() (*os.File, os.FileInfo, error) { return openRegular(path) }
+	}
+	f, _, err := open()
 	if err != nil {
 		return NFO{}, err
 	}
 	defer f.Close()
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return NFO{}, fmt.Errorf("%w: not a regular file", ErrBadNFO)
-	}
 	data, err := io.ReadAll(io.LimitReader(f, MaxNFOSize+1))
 	if err != nil {
-		return NFO{}, err
+		return NFO{}, fmt.Errorf("%s: %w", path, err)
 	}
-	return ParseNFO(data)
+	n, err := ParseNFO(data)
+	if err != nil {
+		return NFO{}, fmt.Errorf("%s: %w", path, err)
+	}
+	return n, nil
 }
 
 // isNFO reports an NFO file's path.

@@ -38,6 +38,8 @@ func TestParseNFO_Kodi(t *testing.T) {
 		}, []int{1, 2}},
 		{"url-imdb.nfo", "url", map[string]string{"imdbid": "tt0133093"}, nil},
 		{"latin1.nfo", "movie", map[string]string{"titles/eng": "Amélie", "movieYear": "2001", "imdbid": "tt0211915"}, nil},
+		{"utf16le.nfo", "movie", map[string]string{"titles/eng": "Amélie", "movieYear": "2001", "imdbid": "tt0211915"}, nil},
+		{"utf16be.nfo", "movie", map[string]string{"titles/eng": "Amélie", "movieYear": "2001", "imdbid": "tt0211915"}, nil},
 		{"xml-then-url.nfo", "movie", map[string]string{"titles/eng": "The Matrix", "movieYear": "1999", "tmdbid": "603"}, nil},
 	}
 	for _, tt := range tests {

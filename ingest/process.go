@@ -23,7 +23,9 @@ func (in *Ingester) worker(ctx context.Context) {
 		if !ok {
 			return
 		}
+		done := in.busy.start(j.describe())
 		r := in.run(ctx, j)
+		done()
 		for _, it := range append([]job{j}, j.items...) {
 			if it.fromScan {
 				in.prog.update(func(p *Progress) {
@@ -57,6 +59,18 @@ func (in *Ingester) run(ctx context.Context, j job) result {
 	}
 	res.relink = in.relinks.take()
 	return res
+}
+
+// describe names a job's paths for a log line.
+func (j job) describe() string {
+	ps := j.paths()
+	switch len(ps) {
+	case 0:
+		return ""
+	case 1:
+		return ps[0]
+	}
+	return fmt.Sprintf("%s and %d more", ps[0], len(ps)-1)
 }
 
 // jobPaths are the paths of a batch's items.
@@ -383,7 +397,16 @@ func (in *Ingester) hash(ctx context.Context, path string, cur store.FileStat) (
 	}
 	var read int64
 	start := time.Now()
-	h, err := HashFileReporting(ctx, path, func(n int64) {
+	f, err := in.open(path)
+	if err != nil {
+		return FileHashes{}, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return FileHashes{}, err
+	}
+	h, err := hashOpen(ctx, path, f, fi, func(n int64) {
 		read += n
 		in.prog.update(func(p *Progress) { p.BytesHashed += n; p.BytesInFlight += n })
 	})

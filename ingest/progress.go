@@ -43,6 +43,15 @@ type Progress struct {
 type progress struct {
 	mu sync.Mutex
 	p  Progress
+	// hashedAt is when BytesHashed last grew.
+	hashedAt time.Time
+}
+
+// lastHashed is when a worker last hashed a byte.
+func (p *progress) lastHashed() time.Time {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.hashedAt
 }
 
 func (p *progress) get() Progress {
@@ -63,6 +72,10 @@ func (p *progress) get() Progress {
 
 func (p *progress) update(fn func(*Progress)) {
 	p.mu.Lock()
+	before := p.p.BytesHashed
 	fn(&p.p)
+	if p.p.BytesHashed != before {
+		p.hashedAt = time.Now()
+	}
 	p.mu.Unlock()
 }

@@ -131,8 +131,9 @@ func (in *Ingester) scan(ctx context.Context) {
 
 // fileStat returns what the store records of a file to ingest: a regular
 // file with at least one byte (an empty file carries no content to
-// address), or a symlink that resolves to one inside a library root (the
-// node never follows a link out of its libraries).
+// address), or a symlink that resolves to one inside its own library
+// (the node never follows a link out of a library: the library boundary,
+// OpenInLibrary).
 func (in *Ingester) fileStat(p string, d fs.DirEntry) (store.FileStat, bool) {
 	if d != nil && d.Type()&fs.ModeSymlink == 0 && !d.Type().IsRegular() {
 		return store.FileStat{}, false
@@ -144,7 +145,7 @@ func (in *Ingester) fileStat(p string, d fs.DirEntry) (store.FileStat, bool) {
 	link := fi.Mode()&fs.ModeSymlink != 0
 	if link {
 		target, err := filepath.EvalSymlinks(p)
-		if err != nil || !in.inLibrary(target) {
+		if err != nil || !within(in.libraryOf(p), target) {
 			return store.FileStat{}, false
 		}
 		if fi, err = os.Stat(target); err != nil {

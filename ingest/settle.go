@@ -85,7 +85,7 @@ func (in *Ingester) settle(ctx context.Context, b *settleBatch) (next []job, hol
 		}
 		if match == nil && !replace {
 			// Another file system: the midhash decides.
-			if mid, err := midhashOf(a, cur.Size); err == nil {
+			if mid, err := in.midhashOf(a, cur.Size); err == nil {
 				for _, c := range list {
 					if !c.used && c.st.Midhash == mid {
 						match = c
@@ -119,8 +119,8 @@ func (in *Ingester) settle(ctx context.Context, b *settleBatch) (next []job, hol
 }
 
 // midhashOf reads the midhash of the file at p.
-func midhashOf(p string, size int64) (string, error) {
-	f, err := os.Open(p)
+func (in *Ingester) midhashOf(p string, size int64) (string, error) {
+	f, err := in.open(p)
 	if err != nil {
 		return "", err
 	}

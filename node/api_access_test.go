@@ -41,6 +41,8 @@ func TestAPI_Access(t *testing.T) {
 		{"loopback no token", loop, "/api/status", nil, 200},
 		{"loopback localhost", loop, "/api/status", map[string]string{"Host": "localhost:4680"}, 200},
 		{"loopback [::1]", loop, "/api/status", map[string]string{"Host": "[::1]:4680"}, 200},
+		{"loopback 127.0.0.2 (--api 127.0.0.2:PORT)", loop, "/api/status", map[string]string{"Host": "127.0.0.2:4740"}, 200},
+		{"loopback rebinding to a public IP", loop, "/api/status", map[string]string{"Host": "203.0.113.9:4680"}, 403},
 		{"loopback --api-host", loop, "/api/status", map[string]string{"Host": "media.home"}, 200},
 		{"loopback rebinding", loop, "/api/status", map[string]string{"Host": "evil.example:4680"}, 403},
 		{"loopback rebinding meta", loop, "/api/meta/" + c, map[string]string{"Host": "evil.example"}, 403},

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -170,6 +169,9 @@ func (b *backend) Ready(ctx context.Context) error {
 	if err := b.n.st.Ping(ctx); err != nil {
 		return redisDown(err)
 	}
+	if p, since, stuck := b.n.ing.Stuck(); stuck {
+		return fmt.Errorf("ingest is stuck: a worker has been on %s since %s without a byte hashed (a read blocked on a hung mount?)", p, since.UTC().Format(time.RFC3339))
+	}
 	switch s := b.n.ing.Progress().State; s {
 	case ingest.StateWatching, ingest.StatePolling, ingest.StateIdle:
 		return nil
@@ -213,11 +215,11 @@ func (b *backend) File(ctx context.Context, c string) (*api.File, error) {
 	if c != own.Midhash && c != own.SHA256 && c != own.IPFS {
 		return nil, fmt.Errorf("%w: %s came from peers' records of the file, not from its bytes here; this node serves it as %s", api.ErrNotFound, c, own.SHA256)
 	}
-	lib, rel, ok := n.libraryOf(p)
+	lib, _, ok := n.libraryOf(p)
 	if !ok {
 		return nil, fmt.Errorf("%w: no file with CID %s inside the libraries", api.ErrNotFound, c)
 	}
-	f, fi, err := openIn(lib, rel)
+	f, fi, err := ingest.OpenInLibrary(lib, p)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: the file is not readable inside its library: %v", api.ErrNotFound, c, err)
 	}
@@ -241,30 +243,6 @@ func (n *Node) libraryOf(p string) (lib, rel string, ok bool) {
 		return l, r, true
 	}
 	return "", "", false
-}
-
-// openIn opens rel inside lib with os.Root, so neither a symlink nor ".."
-// leaves the library, and checks it is a regular file.
-func openIn(lib, rel string) (*os.File, os.FileInfo, error) {
-	root, err := os.OpenRoot(lib)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer root.Close()
-	f, err := root.Open(rel)
-	if err != nil {
-		return nil, nil, err
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		f.Close()
-		return nil, nil, fmt.Errorf("not a regular file")
-	}
-	return f, fi, nil
 }
 
 // Events follows meta:events for the API after the stream ID after, or

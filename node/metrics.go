@@ -1,6 +1,8 @@
 package node
 
 import (
+	"context"
+	"errors"
 	"net/http"
 	"sync/atomic"
 	"time"
@@ -197,6 +199,8 @@ func (m *nodeMetrics) lookup(doc api.Document, err error, took time.Duration) {
 		source = "peer"
 	case status404(err):
 		result = "not_found"
+	case errors.Is(err, context.Canceled):
+		result = "canceled" // the client went away: nothing failed here
 	default:
 		result = "error"
 	}

@@ -51,6 +51,10 @@ type ServerConfig struct {
 	// --databases); 0 keeps Redis' 16. A simulation of many households
 	// gives each its own.
 	Databases int
+	// HangAfter is how long the server may leave PING unanswered while
+	// its process still runs (stopped, or stuck on a hung disk) before
+	// it is killed and restarted. Default 10s.
+	HangAfter time.Duration
 }
 
 // Server is a supervised redis-server child process with append-only
@@ -90,6 +94,9 @@ func StartServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 	if cfg.LockWait == 0 {
 		cfg.LockWait = 5 * time.Second
 	}
+	if cfg.HangAfter <= 0 {
+		cfg.HangAfter = 10 * time.Second
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
@@ -121,8 +128,9 @@ func StartServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 		s.lock.Close()
 		return nil, err
 	}
-	s.wg.Add(1)
+	s.wg.Add(2)
 	go s.supervise()
+	go s.watch()
 	s.log.Info("redis-server ready", "socket", s.Addr(), "dir", cfg.Dir)
 	return s, nil
 }
@@ -288,6 +296,49 @@ func (s *Server) supervise() {
 		}
 		s.log.Info("redis-server restarted", "socket", s.socket)
 		backoff = 100 * time.Millisecond
+	}
+}
+
+// watch kills a server that has left PING unanswered for HangAfter
+// while its process runs (SIGSTOP, a hung disk): supervise then restarts
+// it, as it restarts one that exits.
+func (s *Server) watch() {
+	defer s.wg.Done()
+	c := redis.NewClient(&redis.Options{Network: "unix", Addr: s.socket, MaxRetries: -1, DialTimeout: time.Second,
+		ReadTimeout: time.Second, WriteTimeout: time.Second, PoolSize: 1})
+	defer c.Close()
+	every := max(s.cfg.HangAfter/5, 100*time.Millisecond)
+	t := time.NewTicker(every)
+	defer t.Stop()
+	var silentSince time.Time
+	for {
+		select {
+		case <-s.done:
+			return
+		case <-t.C:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), every)
+		err := c.Ping(ctx).Err()
+		cancel()
+		s.mu.Lock()
+		cmd, exited := s.cmd, s.exited
+		s.mu.Unlock()
+		select {
+		case <-exited:
+			silentSince = time.Time{} // supervise's to restart
+			continue
+		default:
+		}
+		switch {
+		case err == nil:
+			silentSince = time.Time{}
+		case silentSince.IsZero():
+			silentSince = time.Now()
+		case time.Since(silentSince) >= s.cfg.HangAfter:
+			s.log.Warn("redis-server has not answered PING; killing it to restart it", "for", time.Since(silentSince).Round(time.Second), "pid", cmd.Process.Pid, "err", err)
+			_ = cmd.Process.Kill()
+			silentSince = time.Time{}
+		}
 	}
 }
 

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -164,19 +165,37 @@ func TestServer_RestartsAfterCrash(t *testing.T) {
 	if err := syscall.Kill(old, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(time.Minute)
-	for srv.Pid() == old || s.Ping(ctx) != nil {
-		if time.Now().After(deadline) {
-			t.Fatal("redis-server was not restarted")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitRestarted(t, srv, s, old)
 	// The restarted server accepts work through the same Store.
 	b := ingest(t, s, stat("/b", 2), content{2, 2})
 	if b.Root == a.Root {
 		t.Fatal("distinct content shares a root")
 	}
 	mustCheck(t, s)
+}
+
+// A redis-server that stops answering while its process runs (SIGSTOP,
+// as a hung disk would leave it) is killed after HangAfter and
+// restarted, with its data.
+func TestServer_RestartsAHungServer(t *testing.T) {
+	dir := storetest.Dir(t)
+	logs := &storetest.Buffer{}
+	srv := must[*store.Server](t)(store.StartServer(ctx, store.ServerConfig{Dir: dir, Logger: slog.New(slog.NewTextHandler(logs, nil)), HangAfter: 500 * time.Millisecond}))
+	defer srv.Close()
+	s := must[*store.Store](t)(store.Open(ctx, store.Options{URL: srv.URL()}))
+	defer s.Close()
+	a := ingest(t, s, stat("/a", 1), content{1, 1})
+	old := srv.Pid()
+	if err := syscall.Kill(old, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	waitRestarted(t, srv, s, old)
+	if !strings.Contains(logs.String(), "redis-server has not answered PING; killing it to restart it") {
+		t.Errorf("no line says why it was restarted:\n%s", logs)
+	}
+	if got, err := s.Path(ctx, "/a"); err != nil || got.Root != a.Root {
+		t.Errorf("after the restart: %+v %v", got, err)
+	}
 }
 
 func TestServer_DataSurvivesCleanRestart(t *testing.T) {
@@ -250,5 +269,18 @@ func TestRunningServer(t *testing.T) {
 	}
 	if u, ok := store.RunningServer(ctx, data); ok {
 		t.Errorf("a stopped server still found: %s", u)
+	}
+}
+
+// waitRestarted waits until srv runs another process than old and s's
+// Redis answers again.
+func waitRestarted(t *testing.T, srv *store.Server, s *store.Store, old int) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for srv.Pid() == old || s.Ping(ctx) != nil {
+		if time.Now().After(deadline) {
+			t.Fatalf("redis-server (pid %d) was not restarted", old)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }

@@ -44,6 +44,9 @@ func main() {
 // Run executes the command line args.
 func Run(ctx context.Context, args []string) error {
 	root := newRootCmd()
+	// What the commands print comes from file names and peers' records:
+	// no control character of theirs reaches the terminal.
+	root.SetOut(controlEscaper{w: os.Stdout})
 	root.SetArgs(args)
 	cmd, err := root.ExecuteContextC(ctx)
 	if errors.Is(err, node.ErrConfig) {
