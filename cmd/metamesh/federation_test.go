@@ -4,7 +4,6 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,16 +15,6 @@ import (
 
 	"github.com/metamesh/node/store/storetest"
 )
-
-// freePort returns a TCP port nobody listens on.
-func freePort(t *testing.T) int {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
 
 // Three `metamesh run` processes bootstrapped in a chain (C knows only B,
 // B only A) answer each other's /api/meta/<cid> for every CID of every

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -180,15 +179,6 @@ func TestScan_SubsetLeavesOtherLibraries(t *testing.T) {
 	if !strings.Contains(help, "leaves the stored paths of every other library alone") {
 		t.Errorf("scan --help does not say a subset scan leaves other libraries alone:\n%s", help)
 	}
-}
-
-func freeAddr(t *testing.T) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
 }
 
 // waitReady waits until the node cmd runs answers /ready on api, and

@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"regexp"
@@ -16,16 +15,6 @@ import (
 	"github.com/metamesh/node/api"
 	"github.com/metamesh/node/store/storetest"
 )
-
-// freeUDPPort returns a UDP port nobody listens on.
-func freeUDPPort(t *testing.T) int {
-	l, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.LocalAddr().(*net.UDPAddr).Port
-}
 
 // startRun starts `metamesh run` on an empty library with args added,
 // and stops it when the test ends.
