@@ -1,8 +1,12 @@
 package testnet
 
 import (
+	"fmt"
 	"net/url"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -264,5 +268,44 @@ func TestSidecars_PosterRecordFromPeer(t *testing.T) {
 	pdoc := lookup(t, c, 0, poster)
 	if pdoc["source"] != c.Nodes[1].PeerID || pdoc["canonical_cid"] != poster {
 		t.Errorf("the poster's record = %v, want it from node 1", pdoc)
+	}
+}
+
+// An NFO and a poster symlinked out of a household's library give its
+// film nothing: a second household's lookup of the film returns neither
+// the outside NFO's title and plot nor a poster, and a search for the
+// outside title finds nothing.
+func TestSidecars_NothingFromOutsideTheLibraryReachesAPeer(t *testing.T) {
+	t.Parallel()
+	c := New(t, 2)
+	c.Connect(0, 1)
+	outside := t.TempDir()
+	nfo := filepath.Join(outside, "secret.nfo")
+	if err := os.WriteFile(nfo, []byte("<movie><title>Zephyrsecret</title><plot>not for peers</plot></movie>"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	jpg := filepath.Join(outside, "poster.jpg")
+	if err := os.WriteFile(jpg, randBytes(t, 4<<10), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(c.Nodes[1].Library, "Movies", "Leak (1977)")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for target, name := range map[string]string{nfo: "Leak (1977).nfo", jpg: "poster.jpg"} {
+		if err := os.Symlink(target, filepath.Join(dir, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	film := file(t, c, 1, "Movies/Leak (1977)/Leak (1977).mkv", 40<<10)
+	doc := lookup(t, c, 0, film.Canonical)
+	if doc["source"] != c.Nodes[1].PeerID {
+		t.Fatalf("the film's record came from %v, want node 1", doc["source"])
+	}
+	if s := fmt.Sprint(doc); strings.Contains(s, "Zephyrsecret") || strings.Contains(s, "not for peers") || doc["art"] != nil {
+		t.Errorf("node 0 got what lies outside node 1's library: %v", doc)
+	}
+	if _, m := c.Nodes[0].Get("/api/search?q=zephyrsecret&federated=1"); len(hitsOf(m)) != 0 {
+		t.Errorf("a search for the outside NFO's title found %v", hitsOf(m))
 	}
 }
