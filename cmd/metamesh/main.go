@@ -1,5 +1,3 @@
-// Command metamesh is the MetaMesh node binary: it runs a node and offers
-// tools around it (hash, cid, scan, fsck). See `metamesh --help`.
 package main
 
 import (

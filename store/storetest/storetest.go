@@ -1,6 +1,3 @@
-// Package storetest starts throwaway Redis servers for tests, with the same
-// managed-process code the node uses. Each call gets its own redis-server
-// on its own unix socket and data directory, stopped by t.Cleanup.
 package storetest
 
 import (

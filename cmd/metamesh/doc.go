@@ -1,0 +1,27 @@
+// Command metamesh is the MetaMesh node binary: it runs a node and offers
+// tools around it (hash, cid, scan, fsck). See `metamesh --help`.
+//
+// It is thin: each subcommand parses its flags into a node.Config or a
+// client call and hands it to the packages below; only main calls
+// os.Exit.
+//
+// # Files
+//
+//   - main.go: main (signals through signal.NotifyContext) and Run, the
+//     exit statuses (exitError, usage errors).
+//   - root.go: the root command and its global flags; version.go.
+//   - run.go: metamesh run; scan.go: metamesh scan (one-shot ingest);
+//     fsck.go: metamesh fsck.
+//   - client.go: the commands that talk to a running node (status,
+//     lookup, providers, peers, id) and how they print; search.go:
+//     metamesh search; health.go: metamesh health.
+//   - hash.go: metamesh hash; cid.go: metamesh cid inspect and canonical.
+//   - escape.go: controlEscaper, every control character of what the
+//     commands print written as an escape.
+//
+// # Goroutines and concurrency
+//
+// The main goroutine runs the command; metamesh run starts a node, whose
+// goroutines node documents, and stops it when the context ends (the
+// first SIGINT or SIGTERM; a second one ends the process).
+package main
