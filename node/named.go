@@ -38,6 +38,9 @@ func namedOverQUIC(ctx context.Context, h host.Host, named []peer.ID, want func(
 			return
 		case <-t.C:
 		}
+		if len(moved) == len(named) {
+			return // each named peer was looked at once
+		}
 		if !want() {
 			continue
 		}

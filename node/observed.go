@@ -236,8 +236,9 @@ func (t *trustedObservations) behindNAT(ifaces func() ([]ma.Multiaddr, error)) b
 // outside is the first address the peers see the node at that none of
 // its interfaces has, or "".
 func (t *trustedObservations) outside(ifaces func() ([]ma.Multiaddr, error)) string {
-	if i := slices.IndexFunc(t.Addrs(1), outsideOf(ifaces)); i >= 0 {
-		return t.Addrs(1)[i].String()
+	addrs := t.Addrs(1)
+	if i := slices.IndexFunc(addrs, outsideOf(ifaces)); i >= 0 {
+		return addrs[i].String()
 	}
 	return ""
 }

@@ -201,17 +201,21 @@ func startP2P(ctx context.Context, cfg Config, key crypto.PrivKey, log *slog.Log
 			return nil, fmt.Errorf("p2p: %w (lower --conn-high)", err)
 		}
 	}
-	opts := []libp2p.Option{
+	var psk pnet.PSK
+	if cfg.SwarmKeyFile != "" {
+		if psk, err = readSwarmKey(cfg.SwarmKeyFile); err != nil {
+			rm.Close()
+			return nil, err
+		}
+	}
+	// TCP dials from its listen port (SO_REUSEPORT), so the address peers
+	// observe is one they can dial back and TCP hole punching works;
+	// portsFree above keeps a second node on the same port from starting.
+	// QUIC dials from its listening socket (no SO_REUSEPORT).
+	opts := append(transports(psk),
 		libp2p.Identity(key),
 		libp2p.ListenAddrs(listen...),
-		// TCP dials from its listen port (SO_REUSEPORT), so the address
-		// peers observe is one they can dial back and TCP hole punching
-		// works; portsFree above keeps a second node on the same port from
-		// starting. QUIC dials from its listening socket (no SO_REUSEPORT).
-		libp2p.Transport(tcp.NewTCPTransport),
 		libp2p.QUICReuse(quicreuse.NewConnManager),
-		libp2p.Security(noise.ID, noise.New),
-		libp2p.Muxer(yamux.ID, yamux.DefaultTransport),
 		libp2p.ConnectionManager(cm),
 		libp2p.ResourceManager(rm),
 		// The relay transport: dial a household through its relay, and
@@ -224,23 +228,12 @@ func startP2P(ctx context.Context, cfg Config, key crypto.PrivKey, log *slog.Log
 			return obs
 		})),
 		libp2p.Ping(true),
-	}
+	)
 	if !cfg.NoHolePunching {
 		opts = append(opts, libp2p.EnableHolePunching(holepunch.WithTracer(r)))
 	}
-	if !cfg.hasPSK() {
-		opts = append(opts, libp2p.Transport(quic.NewTransport))
-	}
 	if cfg.NATPortMap {
 		opts = append(opts, libp2p.NATPortMap())
-	}
-	var psk pnet.PSK
-	if cfg.SwarmKeyFile != "" {
-		if psk, err = readSwarmKey(cfg.SwarmKeyFile); err != nil {
-			rm.Close()
-			return nil, err
-		}
-		opts = append(opts, libp2p.PrivateNetwork(psk))
 	}
 	var gaters gaterChain
 	var allow *allowGater // the allow-list, which the relay service keeps too
@@ -377,6 +370,22 @@ func startP2P(ctx context.Context, cfg Config, key crypto.PrivKey, log *slog.Log
 		}()
 	}
 	return p, nil
+}
+
+// transports are the node's transports, security and muxer: TCP, Noise,
+// Yamux, and QUIC unless psk makes it a private network (TCP only: QUIC
+// cannot run one). The node's host and its AutoNAT dial-back host share
+// them.
+func transports(psk pnet.PSK) []libp2p.Option {
+	opts := []libp2p.Option{
+		libp2p.Transport(tcp.NewTCPTransport),
+		libp2p.Security(noise.ID, noise.New),
+		libp2p.Muxer(yamux.ID, yamux.DefaultTransport),
+	}
+	if psk == nil {
+		return append(opts, libp2p.Transport(quic.NewTransport))
+	}
+	return append(opts, libp2p.PrivateNetwork(psk))
 }
 
 // Resource-manager limits of the record and search protocols, each on its

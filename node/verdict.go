@@ -13,12 +13,8 @@ import (
 	"github.com/libp2p/go-libp2p/core/host"
 	"github.com/libp2p/go-libp2p/core/network"
 	"github.com/libp2p/go-libp2p/core/pnet"
-	yamux "github.com/libp2p/go-libp2p/p2p/muxer/yamux"
 	"github.com/libp2p/go-libp2p/p2p/net/swarm"
 	"github.com/libp2p/go-libp2p/p2p/protocol/autonatv2"
-	noise "github.com/libp2p/go-libp2p/p2p/security/noise"
-	quic "github.com/libp2p/go-libp2p/p2p/transport/quic"
-	tcp "github.com/libp2p/go-libp2p/p2p/transport/tcp"
 	ma "github.com/multiformats/go-multiaddr"
 	manet "github.com/multiformats/go-multiaddr/net"
 )
@@ -187,23 +183,15 @@ func newAutoNAT(psk pnet.PSK, gaters gaterChain, r *reach) (*autonatv2.AutoNAT, 
 	if err != nil {
 		return nil, nil, err
 	}
-	opts := []libp2p.Option{
+	opts := append(transports(psk),
 		libp2p.Identity(key),
 		libp2p.NoListenAddrs,
-		libp2p.Transport(tcp.NewTCPTransport),
-		libp2p.Security(noise.ID, noise.New),
-		libp2p.Muxer(yamux.ID, yamux.DefaultTransport),
 		libp2p.DisableRelay(),
 		libp2p.DisableMetrics(),
 		libp2p.ResourceManager(&network.NullResourceManager{}),
 		libp2p.DialRanker(swarm.NoDelayDialRanker),
 		libp2p.Ping(false),
-	}
-	if psk == nil {
-		opts = append(opts, libp2p.Transport(quic.NewTransport))
-	} else {
-		opts = append(opts, libp2p.PrivateNetwork(psk))
-	}
+	)
 	if len(gaters) > 0 {
 		opts = append(opts, libp2p.ConnectionGater(gaters))
 	}

@@ -115,9 +115,8 @@ func TestSoak(t *testing.T) {
 	// Kills, one household every two minutes; a Redis once, midway. The
 	// baseline of a node's memory is taken a minute after its last start.
 	restarts, redisKills := 0, 0
-	for i, h := range hs {
+	for _, h := range hs {
 		h.baselineAt = start.Add(time.Minute)
-		_ = i
 	}
 	sampleTick := time.NewTicker(5 * time.Second)
 	killEvery := 2 * time.Minute
