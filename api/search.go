@@ -41,6 +41,11 @@ type SearchResult struct {
 	Next string `json:"next,omitempty"`
 	// Peers are the peers whose answers were merged (federated only).
 	Peers []string `json:"peers"`
+	// Asked is how many households a federated search asked, FromIndex
+	// how many of them because the DHT's keyword index named them (the
+	// others are connected peers); 0 for a local search.
+	Asked     int `json:"asked"`
+	FromIndex int `json:"fromIndex"`
 }
 
 // SearchHit is one hit of GET /api/search. The node builds every hit,

@@ -460,7 +460,7 @@ func TestServer_Search(t *testing.T) {
 	} {
 		rec := serveAsking(t, srv, b, target, want)
 		// No hits and no peers asked are empty lists, never null.
-		if want := "{\n  \"hits\": [],\n  \"peers\": []\n}\n"; rec.Body.String() != want {
+		if want := "{\n  \"hits\": [],\n  \"peers\": [],\n  \"asked\": 0,\n  \"fromIndex\": 0\n}\n"; rec.Body.String() != want {
 			t.Errorf("%s: %q, want %q", target, rec.Body, want)
 		}
 	}
@@ -505,7 +505,7 @@ func TestServer_Search(t *testing.T) {
 	// Hits go out as SearchHit writes them, the optional fields only when
 	// set (a season of 0 is one).
 	zero, two := 0, 2
-	answer = api.SearchResult{Next: "AtY7lj4akMCx", Peers: []string{"12D3KooWp"}, Hits: []api.SearchHit{
+	answer = api.SearchResult{Next: "AtY7lj4akMCx", Peers: []string{"12D3KooWp"}, Asked: 3, FromIndex: 2, Hits: []api.SearchHit{
 		{CID: "c1", CIDs: []string{"c1"}, Title: "T", Size: 1, FileType: "video", Source: "local", Year: 2001, Season: &zero, Episode: &two, EpisodeTitle: "E"},
 		{CID: "c2", CIDs: []string{"c2"}, Title: "U", Source: "12D3KooWp", Peers: []string{"12D3KooWp"}},
 	}}
@@ -514,7 +514,7 @@ func TestServer_Search(t *testing.T) {
 	if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil {
 		t.Fatal(err)
 	}
-	want := `map[hits:[map[cid:c1 cids:[c1] episode:2 episodeTitle:E fileType:video season:0 size:1 source:local title:T year:2001] ` +
+	want := `map[asked:3 fromIndex:2 hits:[map[cid:c1 cids:[c1] episode:2 episodeTitle:E fileType:video season:0 size:1 source:local title:T year:2001] ` +
 		`map[cid:c2 cids:[c2] fileType: peers:[12D3KooWp] size:0 source:12D3KooWp title:U]] next:AtY7lj4akMCx peers:[12D3KooWp]]`
 	if fmt.Sprint(got) != want {
 		t.Errorf("got  %v\nwant %s", got, want)

@@ -3,30 +3,55 @@ package node
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/ipfs/go-cid"
 
+	"github.com/metamesh/node/protocol"
 	"github.com/metamesh/node/store"
 )
 
-// announcer gives the sweeping provider (provide.go), for every local
-// root, the CID the node computed from its own bytes (store.Announced),
-// and nothing else: never another member, never a root known only from
-// peers. It follows the store's change feed, so a new or changed root is
-// provided at once (StartProviding) and a root that went, or whose CID
-// changed, stops being reprovided (StopProviding; its records expire by
-// themselves). At start-up and after a feed trim it resyncs the whole key
-// set from the store (ResetCids); the provider reprovides everything,
-// region by region, every ReprovideInterval.
+// announcer gives the sweeping provider (provide.go) two kinds of keys
+// and nothing else:
+//
+//   - for every local root, the CID the node computed from its own bytes
+//     (store.Announced): never another member, never a root known only
+//     from peers. It follows the store's change feed, so a new or changed
+//     root is provided at once (StartProviding) and a root that went, or
+//     whose CID changed, stops being reprovided (StopProviding; its
+//     records expire by themselves);
+//   - unless turned off (--search-index=false), the DHT key of every
+//     search token the local files hold (protocol.SearchTokenKey of
+//     store.KeyTokens), as the search indexer reports them root by root
+//     (setTokens) and after each of its sweeps (sweptTokens): a token is
+//     provided when its first local root gains it and stopped when its
+//     last one loses it.
+//
+// At start-up and after a feed trim it reads every root's CID again; once
+// both the CIDs and the indexer's first sweep are known the provider's
+// whole key set is reset to them (ResetCids), so keys nothing holds any
+// more go. Until the indexer's first sweep is in, CIDs the keystore lacks
+// are provided without removing anything. The provider reprovides
+// everything, region by region, every ReprovideInterval.
 type announcer struct {
-	st  *store.Store
-	sw  *sweeper
-	log *slog.Logger
+	st    *store.Store
+	sw    *sweeper
+	log   *slog.Logger
+	index bool // provide token keys
+
+	// ks serializes what writes the keystore (a reset, a start, a stop)
+	// with the maps it is read from; taken before mu.
+	ks sync.Mutex
 
 	mu          sync.Mutex
-	announced   map[store.RootID]string // what each root is announced as
+	announced   map[store.RootID]string   // what each root is announced as
+	cidRefs     map[string]int            // CID → roots announcing it
+	tokens      map[store.RootID][]string // each local root's key tokens
+	refs        map[string]int            // token → local roots holding it
+	cidsSwept   bool                      // announced was read from the store once
+	tokensSwept bool                      // the indexer reported a whole sweep once
 	feedResyncs int64
 	last        string
 	stats       ProvideStats // as Stats last read them, at statsAt
@@ -62,6 +87,11 @@ type ProvideStats struct {
 	// Connectivity is the provider's view: online, disconnected (it
 	// retries) or offline (no peers for a long time: keys wait).
 	Connectivity string `json:"connectivity"`
+	// CIDKeys and TokenKeys are the keys the announcer gave the keystore:
+	// distinct CIDs of local roots, and search token keys (0 with
+	// --search-index=false).
+	CIDKeys   int `json:"cidKeys"`
+	TokenKeys int `json:"tokenKeys"`
 	// Announced are the local roots with a CID to announce; FeedResyncs
 	// the times the change feed was trimmed past the announcer (it then
 	// resyncs the keystore from the store); LastProvided the CID most
@@ -71,8 +101,11 @@ type ProvideStats struct {
 	LastProvided string `json:"lastProvided,omitempty"`
 }
 
-func newAnnouncer(st *store.Store, sw *sweeper, log *slog.Logger) *announcer {
-	return &announcer{st: st, sw: sw, log: log.With("component", "announce"), announced: map[store.RootID]string{}}
+// newAnnouncer announces on sw what st holds; index: the search token
+// keys too.
+func newAnnouncer(st *store.Store, sw *sweeper, index bool, log *slog.Logger) *announcer {
+	return &announcer{st: st, sw: sw, index: index, log: log.With("component", "announce"),
+		announced: map[store.RootID]string{}, cidRefs: map[string]int{}, tokens: map[store.RootID][]string{}, refs: map[string]int{}}
 }
 
 // statsTTL is how long Stats reuses the provider's statistics: reading
@@ -87,7 +120,8 @@ func (a *announcer) Stats() ProvideStats {
 		a.mu.Unlock()
 		return s
 	}
-	s := ProvideStats{Announced: len(a.announced), FeedResyncs: a.feedResyncs, LastProvided: a.last}
+	s := ProvideStats{Announced: len(a.announced), FeedResyncs: a.feedResyncs, LastProvided: a.last,
+		CIDKeys: len(a.cidRefs), TokenKeys: len(a.refs)}
 	a.mu.Unlock()
 	defer func() {
 		a.mu.Lock()
@@ -134,35 +168,136 @@ func (a *announcer) run(ctx context.Context) {
 	}).run(ctx)
 }
 
-// sweep reads what every root announces and makes it the provider's whole
-// key set.
+// sweep reads what every root announces and brings the keystore in step.
 func (a *announcer) sweep(ctx context.Context) error {
 	roots, err := a.st.RootIDs(ctx)
 	if err != nil {
 		return err
 	}
 	announced := make(map[store.RootID]string, len(roots))
-	var want []cid.Cid
 	for _, r := range roots {
 		c, err := a.st.Announced(ctx, r)
 		if err != nil {
 			return err
 		}
-		id, err := cid.Decode(c)
-		if c == "" || err != nil {
+		if _, err := cid.Decode(c); c == "" || err != nil {
 			continue
 		}
 		announced[r] = c
-		want = append(want, id)
+	}
+	a.ks.Lock()
+	defer a.ks.Unlock()
+	cidRefs := map[string]int{}
+	for _, c := range announced {
+		cidRefs[c]++
+	}
+	a.mu.Lock()
+	a.announced, a.cidRefs, a.cidsSwept = announced, cidRefs, true
+	a.mu.Unlock()
+	return a.reconcile(ctx)
+}
+
+// sweptTokens takes every local root's key tokens, from a whole sweep of
+// the search indexer, and brings the keystore in step.
+func (a *announcer) sweptTokens(ctx context.Context, all map[store.RootID][]string) error {
+	if !a.index {
+		return nil
+	}
+	a.ks.Lock()
+	defer a.ks.Unlock()
+	refs := map[string]int{}
+	for _, toks := range all {
+		for _, t := range toks {
+			refs[t]++
+		}
+	}
+	a.mu.Lock()
+	a.tokens, a.refs, a.tokensSwept = all, refs, true
+	a.mu.Unlock()
+	return a.reconcile(ctx)
+}
+
+// reconcile makes the keystore what the maps say, under a.ks: the whole
+// key set once both the CIDs and the tokens were swept; before the
+// tokens, the CIDs it lacks only (what it holds stays: token keys of the
+// last run among them); nothing before the CIDs.
+func (a *announcer) reconcile(ctx context.Context) error {
+	a.mu.Lock()
+	cidsSwept, whole := a.cidsSwept, a.tokensSwept || !a.index
+	var want []cid.Cid
+	for c := range a.cidRefs {
+		if id, err := cid.Decode(c); err == nil {
+			want = append(want, id)
+		}
+	}
+	cids := len(want)
+	if a.index {
+		for t := range a.refs {
+			want = append(want, protocol.SearchTokenKey(t))
+		}
+	}
+	a.mu.Unlock()
+	switch {
+	case !cidsSwept:
+		return nil
+	case !whole:
+		return a.sw.add(want)
 	}
 	if err := a.sw.reset(ctx, want); err != nil {
 		return err
 	}
-	a.mu.Lock()
-	a.announced = announced
-	a.mu.Unlock()
-	a.log.Debug("provider keystore in step with the store", "cids", len(want))
+	a.log.Debug("provider keystore in step with the store", "cids", cids, "tokens", len(want)-cids)
 	return nil
+}
+
+// setTokens takes root's key tokens now (none: it is gone, or not a local
+// file): a token its first root gains is provided, one its last root
+// loses is stopped. Before the indexer's first whole sweep it only
+// notes them (the sweep's reset provides them).
+func (a *announcer) setTokens(root store.RootID, toks []string) {
+	if !a.index {
+		return
+	}
+	a.ks.Lock()
+	defer a.ks.Unlock()
+	a.mu.Lock()
+	old := a.tokens[root]
+	if slices.Equal(old, toks) {
+		a.mu.Unlock()
+		return
+	}
+	if len(toks) == 0 {
+		delete(a.tokens, root)
+	} else {
+		a.tokens[root] = toks
+	}
+	var gained, lost []string
+	for _, t := range toks {
+		if a.refs[t]++; a.refs[t] == 1 {
+			gained = append(gained, t)
+		}
+	}
+	for _, t := range old {
+		if a.refs[t]--; a.refs[t] == 0 {
+			delete(a.refs, t)
+			lost = append(lost, t)
+		}
+	}
+	live := a.tokensSwept && a.cidsSwept
+	a.mu.Unlock()
+	if !live {
+		return
+	}
+	for _, t := range lost {
+		if err := a.sw.stop(protocol.SearchTokenKey(t)); err != nil {
+			a.log.Warn("cannot stop providing a search token key", "token", t, "err", err)
+		}
+	}
+	for _, t := range gained {
+		if err := a.sw.start(protocol.SearchTokenKey(t)); err != nil {
+			a.log.Warn("cannot provide a search token key", "token", t, "err", err)
+		}
+	}
 }
 
 // check brings root's announcement in line with the store.
@@ -172,6 +307,8 @@ func (a *announcer) check(ctx context.Context, r store.RootID) {
 		a.log.Warn("cannot read what a root announces", "err", err)
 		return
 	}
+	a.ks.Lock()
+	defer a.ks.Unlock()
 	a.mu.Lock()
 	old := a.announced[r]
 	if c == old {
@@ -182,11 +319,19 @@ func (a *announcer) check(ctx context.Context, r store.RootID) {
 		delete(a.announced, r)
 	} else {
 		a.announced[r] = c
+		a.cidRefs[c]++
+	}
+	still := 0
+	if old != "" {
+		a.cidRefs[old]--
+		if still = a.cidRefs[old]; still == 0 {
+			delete(a.cidRefs, old)
+		}
 	}
 	a.mu.Unlock()
 	// The provider's calls go through its keystore: not under a.mu, which
-	// Stats takes.
-	if old != "" {
+	// Stats takes. A CID another root still announces stays.
+	if old != "" && still == 0 {
 		if id, err := cid.Decode(old); err == nil {
 			if err := a.sw.stop(id); err != nil {
 				a.log.Warn("cannot stop providing a CID", "cid", old, "err", err)

@@ -83,6 +83,11 @@ type Config struct {
 	// RelayService makes the node a circuit relay v2 for others
 	// (--relay-service), with libp2p's default limits (relay.go).
 	RelayService bool
+	// NoSearchIndex stops providing search token keys
+	// (--search-index=false): peers' federated searches then find the
+	// household only when connected to it. It still searches others and
+	// answers their searches.
+	NoSearchIndex bool
 	// NoHolePunching turns DCUtR off (--hole-punching=false): connections
 	// that start over a relay stay relayed.
 	NoHolePunching bool

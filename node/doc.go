@@ -36,7 +36,9 @@
 //     search indexer share (sweep at start and after a trim, pause and
 //     retry on Redis errors).
 //   - announce.go: the announcer (what is provided, and when: the store's
-//     announced CIDs, from the change feed).
+//     announced CIDs, from the change feed, and the search token keys of
+//     local files, from the search indexer; one lock orders every
+//     keystore write).
 //   - provide.go: kad-dht's sweeping provider, its keystore and schedule
 //     persisted under DATA/provider (pebble), walk and message counters.
 //   - household.go: Household, the federation side alone on a host and
@@ -47,14 +49,19 @@
 //     a store.Document in one place (known fields typed, exact bytes of
 //     paths that are not UTF-8).
 //   - indexer.go: the search indexer (feed + field writes →
-//     store.IndexRoot, and the catalog).
+//     store.IndexRoot, and the catalog; each local root's key tokens go
+//     to the announcer).
 //   - catalog.go: the catalog, the library's lists in memory (recent,
 //     movies, shows → seasons → episodes) that GET /api/library pages
 //     through; loaded by the indexer's sweep, kept by its feed and field
 //     writes (store.CatalogEntries).
 //   - search.go: /metamesh/search/1.1.0 and 1.0.0 (answered with local files only,
 //     signed), the federated fan-out (at most 32 connected peers, 8 at
-//     once, 3 s) and GET /api/search.
+//     once, and up to 64 households the keyword index names, 8 at once,
+//     all within 3 s, none asked twice) and GET /api/search.
+//   - index.go: the households the DHT's keyword index names for a
+//     query (the providers of its words' token keys, looked up in
+//     parallel).
 //   - backend.go: the api.Backend the HTTP API calls (documents, status,
 //     files opened through os.Root, the event stream with root IDs mapped
 //     to canonical CIDs).

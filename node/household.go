@@ -40,6 +40,8 @@ type HouseholdConfig struct {
 	LookupTimeout     time.Duration
 	// Bootstrap peers seed the DHT's routing table.
 	Bootstrap []peer.AddrInfo
+	// NoSearchIndex: provide no search token keys (Config.NoSearchIndex).
+	NoSearchIndex bool
 	// Logger; default discards.
 	Logger *slog.Logger
 }
@@ -86,9 +88,9 @@ func StartHousehold(ctx context.Context, cfg HouseholdConfig) (*Household, error
 	}
 	hh := &Household{p: p, st: cfg.Store}
 	hh.rs = newRecordService(cfg.Host, cfg.Store, cfg.Key, log)
-	hh.ss = newSearchService(cfg.Host, cfg.Store, cfg.Key, log)
+	hh.ss = newSearchService(cfg.Host, d, cfg.Store, cfg.Key, log)
 	hh.res = newResolver(cfg.Store, p, hh.rs, c.LookupTimeout, log)
-	hh.ann = newAnnouncer(cfg.Store, sw, log)
+	hh.ann = newAnnouncer(cfg.Store, sw, !cfg.NoSearchIndex, log)
 	bg, cancel := context.WithCancel(context.Background())
 	hh.cancel = cancel
 	hh.wg.Add(2)
@@ -98,7 +100,7 @@ func StartHousehold(ctx context.Context, cfg HouseholdConfig) (*Household, error
 	}()
 	go func() {
 		defer hh.wg.Done()
-		newSearchIndexer(cfg.Store, nil, log).run(bg)
+		newSearchIndexer(cfg.Store, nil, hh.ann, log).run(bg)
 	}()
 	return hh, nil
 }

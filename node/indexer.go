@@ -16,11 +16,14 @@ import (
 // re-indexed by one worker goroutine, so IndexRoot never runs twice at
 // once for a root. A sweep of every root runs at start (it loads the
 // catalog), after the feed was trimmed past it and after the field
-// subscription was lost.
+// subscription was lost. Every local root's key tokens (store.KeyTokens)
+// go to keys as it indexes them, root by root, and as one whole set after
+// a sweep.
 type searchIndexer struct {
-	st  *store.Store
-	cat *catalog // nil: no catalog (a Household serves no API)
-	log *slog.Logger
+	st   *store.Store
+	cat  *catalog // nil: no catalog (a Household serves no API)
+	keys tokenKeys
+	log  *slog.Logger
 
 	mu      sync.Mutex
 	pending map[store.RootID]bool
@@ -28,8 +31,16 @@ type searchIndexer struct {
 	wake    chan struct{}
 }
 
-func newSearchIndexer(st *store.Store, cat *catalog, log *slog.Logger) *searchIndexer {
-	return &searchIndexer{st: st, cat: cat, log: log.With("component", "search"), pending: map[store.RootID]bool{}, wake: make(chan struct{}, 1)}
+// tokenKeys takes the key tokens of local roots (the announcer).
+type tokenKeys interface {
+	// setTokens: root's key tokens are now toks.
+	setTokens(root store.RootID, toks []string)
+	// sweptTokens: every root's, after a whole sweep.
+	sweptTokens(ctx context.Context, all map[store.RootID][]string) error
+}
+
+func newSearchIndexer(st *store.Store, cat *catalog, keys tokenKeys, log *slog.Logger) *searchIndexer {
+	return &searchIndexer{st: st, cat: cat, keys: keys, log: log.With("component", "search"), pending: map[store.RootID]bool{}, wake: make(chan struct{}, 1)}
 }
 
 // run indexes until ctx ends.
@@ -151,15 +162,46 @@ func (x *searchIndexer) work(ctx context.Context) {
 				continue
 			}
 		}
-		for i, r := range roots {
-			if err := x.st.IndexRoot(ctx, r); err != nil {
-				if ctx.Err() != nil {
-					return
-				}
-				x.add(roots[i:]...)
-				pause(ctx, x.log, "index a root for search", err)
-				break
+		x.index(ctx, roots, sweep)
+	}
+}
+
+// index indexes roots and hands their key tokens on: one by one, or, for
+// a sweep that indexed every root, as one set. A root that fails is queued
+// again with those after it (a failed sweep asks for another).
+func (x *searchIndexer) index(ctx context.Context, roots []store.RootID, sweep bool) {
+	var all map[store.RootID][]string
+	if sweep {
+		all = make(map[store.RootID][]string, len(roots))
+	}
+	for i, r := range roots {
+		toks, err := x.st.IndexRoot(ctx, r)
+		if err != nil {
+			if ctx.Err() != nil {
+				return
 			}
+			x.add(roots[i:]...)
+			if sweep {
+				for r, toks := range all {
+					x.keys.setTokens(r, toks)
+				}
+				x.requestSweep()
+			}
+			pause(ctx, x.log, "index a root for search", err)
+			return
+		}
+		if sweep {
+			if len(toks) > 0 {
+				all[r] = toks
+			}
+			continue
+		}
+		x.keys.setTokens(r, toks)
+	}
+	if sweep {
+		if err := x.keys.sweptTokens(ctx, all); err != nil && ctx.Err() == nil {
+			x.requestSweep()
+			pause(ctx, x.log, "provide the search token keys", err)
 		}
 	}
 }

@@ -104,7 +104,7 @@ func (n *Node) Start(ctx context.Context) error {
 	if err != nil {
 		return errors.Join(err, n.Close())
 	}
-	n.ann = newAnnouncer(st, sw, n.log)
+	n.ann = newAnnouncer(st, sw, !n.cfg.NoSearchIndex, n.log)
 	bg, cancel := context.WithCancel(context.Background())
 	n.stop = cancel
 	n.wg.Add(2)
@@ -119,12 +119,12 @@ func (n *Node) Start(ctx context.Context) error {
 	}()
 	// Search: the index follows the feed and field writes; peers ask on
 	// /metamesh/search/1.1.0 (or 1.0.0).
-	n.srch = newSearchService(p.host, st, key, n.log)
+	n.srch = newSearchService(p.host, p.dht, st, key, n.log)
 	n.cat = newCatalog()
 	n.wg.Add(1)
 	go func() {
 		defer n.wg.Done()
-		newSearchIndexer(st, n.cat, n.log).run(bg)
+		newSearchIndexer(st, n.cat, n.ann, n.log).run(bg)
 	}()
 	n.wg.Add(1)
 	go func() {

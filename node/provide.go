@@ -157,6 +157,19 @@ func (s *sweeper) reset(ctx context.Context, want []cid.Cid) error {
 	return s.sp.RefreshSchedule()
 }
 
+// add provides the keys of cs the keystore lacks and keeps reproviding
+// them; it removes nothing.
+func (s *sweeper) add(cs []cid.Cid) error {
+	if len(cs) == 0 {
+		return nil
+	}
+	hs := make([]mh.Multihash, len(cs))
+	for i, c := range cs {
+		hs[i] = c.Hash()
+	}
+	return s.sp.StartProviding(false, hs...)
+}
+
 // start provides c and keeps reproviding it.
 func (s *sweeper) start(c cid.Cid) error { return s.sp.StartProviding(false, c.Hash()) }
 

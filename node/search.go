@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ipfs/go-cid"
 	"github.com/libp2p/go-libp2p/core/crypto"
 	"github.com/libp2p/go-libp2p/core/host"
 	"github.com/libp2p/go-libp2p/core/network"
@@ -42,14 +43,31 @@ const (
 	// searchFanOutParallel how many at once.
 	searchFanOutPeers    = 32
 	searchFanOutParallel = 8
+	// searchIndexHouseholds bounds the households one federated search
+	// asks because the DHT's keyword index names them (beside the
+	// connected peers), searchIndexParallel how many of them at once.
+	searchIndexHouseholds = 64
+	searchIndexParallel   = 8
+	// searchIndexProviders is the most providers one word's lookup takes:
+	// a word with more is "long" and stops being asked for more.
+	searchIndexProviders = 256
 )
 
 // searchService answers /metamesh/search/1.1.0 and 1.0.0 with local files
-// only and asks connected peers, 1.1.0 first.
-type searchService struct{ peerService }
+// only, and asks the connected peers and the households the DHT's keyword
+// index names (index.go), 1.1.0 first.
+type searchService struct {
+	peerService
+	providers providerFinder
+}
 
-func newSearchService(h host.Host, st *store.Store, key crypto.PrivKey, log *slog.Logger) *searchService {
-	ss := &searchService{newPeerService(h, st, key, log, "search", protocol.SearchProtocolV11)}
+// providerFinder finds a key's providers on the DHT (kad-dht's).
+type providerFinder interface {
+	FindProvidersAsync(ctx context.Context, key cid.Cid, count int) <-chan peer.AddrInfo
+}
+
+func newSearchService(h host.Host, d providerFinder, st *store.Store, key crypto.PrivKey, log *slog.Logger) *searchService {
+	ss := &searchService{newPeerService(h, st, key, log, "search", protocol.SearchProtocolV11), d}
 	for _, v := range protocol.SearchProtocols {
 		h.SetStreamHandler(libp2pproto.ID(v), ss.handle)
 	}
@@ -162,46 +180,113 @@ type peerHits struct {
 	hits []protocol.SearchHit
 }
 
-// fanOut asks up to searchFanOutPeers connected peers, searchFanOutParallel
-// at a time, within searchFanOutTimeout, and returns the answers that
-// verified, by peer ID.
-func (ss *searchService) fanOut(ctx context.Context, req protocol.SearchRequest) []peerHits {
+// fanOutResult is what a federated search's asking brought: the answers
+// that verified, by peer ID; how many households were asked, and how many
+// of them because the keyword index named them.
+type fanOutResult struct {
+	answers          []peerHits
+	asked, fromIndex int
+}
+
+// fanOut asks, within searchFanOutTimeout, up to searchFanOutPeers
+// connected peers (searchFanOutParallel at a time) and the households the
+// keyword index names for the query's words (indexCandidates; up to
+// searchIndexHouseholds, searchIndexParallel at a time). No household is
+// asked twice, however many ways it is named.
+func (ss *searchService) fanOut(ctx context.Context, req protocol.SearchRequest) fanOutResult {
 	ctx, cancel := context.WithTimeout(ctx, searchFanOutTimeout)
 	defer cancel()
-	peers := ss.h.Network().Peers()
-	sort.Slice(peers, func(i, j int) bool { return peers[i] < peers[j] })
-	if len(peers) > searchFanOutPeers {
-		peers = peers[:searchFanOutPeers]
+	var (
+		mu  sync.Mutex
+		res fanOutResult
+		got = map[peer.ID]bool{} // asked already
+		wg  sync.WaitGroup
+	)
+	claim := func(p peer.ID, indexed bool) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		if got[p] || p == ss.h.ID() {
+			return false
+		}
+		got[p] = true
+		res.asked++
+		if indexed {
+			res.fromIndex++
+		}
+		return true
 	}
-	out := make([]peerHits, len(peers))
-	sem := make(chan struct{}, searchFanOutParallel)
-	var wg sync.WaitGroup
-	for i, p := range peers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+	ask := func(p peer.ID) {
+		hits, err := ss.ask(ctx, p, req)
+		if err != nil {
+			ss.log.Debug("peer's search answer dropped", "peer", p, "err", err)
+			return
+		}
+		mu.Lock()
+		res.answers = append(res.answers, peerHits{peer: p, hits: hits})
+		mu.Unlock()
+	}
+	// pool runs ask on what from gives, parallel at a time.
+	pool := func(parallel int, from <-chan peer.ID) {
+		for range parallel {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for p := range from {
+					ask(p)
+				}
+			}()
+		}
+	}
+
+	// The connected peers are claimed first: the index's count is of
+	// households asked only because it named them.
+	all := ss.h.Network().Peers()
+	sort.Slice(all, func(i, j int) bool { return all[i] < all[j] })
+	var peers []peer.ID
+	for _, p := range all {
+		if len(peers) < searchFanOutPeers && claim(p, false) {
+			peers = append(peers, p)
+		}
+	}
+	connected := make(chan peer.ID)
+	pool(searchFanOutParallel, connected)
+	indexed := make(chan peer.ID)
+	pool(searchIndexParallel, indexed)
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		defer close(connected)
+		for _, p := range peers {
 			select {
-			case sem <- struct{}{}:
+			case connected <- p:
 			case <-ctx.Done():
 				return
 			}
-			defer func() { <-sem }()
-			hits, err := ss.ask(ctx, p, req)
-			if err != nil {
-				ss.log.Debug("peer's search answer dropped", "peer", p, "err", err)
-				return
-			}
-			out[i] = peerHits{peer: p, hits: hits}
-		}()
-	}
-	wg.Wait()
-	kept := out[:0]
-	for _, ph := range out {
-		if ph.peer != "" {
-			kept = append(kept, ph)
 		}
-	}
-	return kept
+	}()
+	go func() {
+		defer wg.Done()
+		defer close(indexed)
+		n := 0
+		for ai := range ss.indexCandidates(ctx, req.Q) {
+			if n == searchIndexHouseholds {
+				continue // drained: the lookups end with ctx
+			}
+			if !claim(ai.ID, true) {
+				continue
+			}
+			n++
+			ss.h.Peerstore().AddAddrs(ai.ID, ai.Addrs, time.Minute)
+			select {
+			case indexed <- ai.ID:
+			case <-ctx.Done():
+			}
+		}
+	}()
+	wg.Wait()
+	// By peer ID: the merge's turns do not depend on who answered first.
+	sort.Slice(res.answers, func(i, j int) bool { return res.answers[i].peer < res.answers[j].peer })
+	return res
 }
 
 // search is the node's answer to GET /api/search: the local page, then,
@@ -242,7 +327,9 @@ func (ss *searchService) search(ctx context.Context, q string, limit int, cursor
 	if err := req.Validate(); err != nil {
 		return res, fmt.Errorf("%w: %v", api.ErrBadRequest, err)
 	}
-	answers := ss.fanOut(ctx, req)
+	fo := ss.fanOut(ctx, req)
+	answers := fo.answers
+	res.Asked, res.FromIndex = fo.asked, fo.fromIndex
 	res.Peers = []string{}
 	longest := 0
 	for _, ph := range answers {

@@ -169,6 +169,13 @@ func TestWeb_SearchRecordLive(t *testing.T) {
 	poll("wait for the node's peer ID", `document.getElementById("peer-id").textContent !== ""`)
 	peerID := must(t, ctx, "read the peer ID", ce, chromedp.TextContent(chromedp.CSS("#peer-id")))
 
+	// A federated search says whom it asked: nobody here (no peer, no
+	// household in the index).
+	must(t, ctx, "search federated", ce, chromedp.Navigate(base+"?q=zebra+crossing&federated=1"))
+	poll("wait for the federated search's line", `document.getElementById("search-status").textContent.includes("(asked 0 households, 0 through the search index; 0 households answered)")`)
+	must(t, ctx, "load the page again", ce, chromedp.Navigate(base))
+	poll("wait for the node's peer ID again", `document.getElementById("peer-id").textContent !== ""`)
+
 	must(t, ctx, "type a title", ce, chromedp.SendKeys(chromedp.CSS("#q"), "zebra crossing"))
 	must(t, ctx, "search", ce, chromedp.Click(chromedp.CSS(`#search-form button[type=submit]`)))
 	must(t, ctx, "wait for a result", ce, chromedp.WaitVisible(chromedp.CSS(`#results a[data-cid]`)))

@@ -21,6 +21,9 @@
 //   - search.go: the search protocol, 1.0.0 and 1.1.0: SearchRequest
 //     (Write/ReadSearchRequest), SearchHit, SealSearchAs and OpenSearchAs
 //     (SealSearch and OpenSearch for 1.0.0).
+//   - tokens.go: Tokens, the normalization of search text into tokens
+//     (what a search matches, and what the DHT's token keys name);
+//     searchkey.go: SearchTokenKey and Keyed, the keyword index's DHT keys.
 //   - errors.go: the package's sentinel errors.
 //   - testdata/record-vector.txt: one request and one response, byte for
 //     byte, signed with a fixed key, for other implementations to test
@@ -166,4 +169,47 @@
 // peer speaks (libp2p's protocol negotiation picks the first the peer
 // supports). testdata/search-vector.txt holds one request and its answer
 // in both versions, byte for byte.
+//
+// # Search token keys: the keyword index on the DHT
+//
+// A household provides on the DHT (the /metamesh Kademlia, as a provider
+// record, like a file's canonical CID) one key for every distinct token of
+// its own files' titles (title, original title, show and episode titles,
+// "titles/<lang>"), IMDb, TMDB and TVDB IDs and genres that carries a key;
+// never a token of a file name or path, never one of a file known only
+// from peers. A federated search looks up the providers of its words'
+// keys and asks the households that provide every one of them.
+//
+// Tokens (Tokens) are cut from text this way: the text is decomposed
+// (Unicode NFKD) and its nonspacing marks (category Mn) dropped; every
+// maximal run of letters and decimal digits (Unicode L and Nd) is one
+// token, anything else separates; letters are lower-cased (Unicode simple
+// lower case), and ß, ẞ → "ss", æ/Æ → "ae", ø/Ø → "o", œ/Œ → "oe", đ/Đ →
+// "d", ł/Ł → "l", þ/Þ → "th", ð/Ð → "d", ı → "i". A token that is "s"
+// and 1 to 4 digits, "e" and 1 to 4 digits, or "s" and 1 to 4 digits,
+// "e", 1 to 4 digits, is written with each number as at least two digits
+// ("S1E2" → "s01e02", "E003" → "e03"). A token is cut to its first 64
+// bytes (MaxTokenLen).
+//
+// A token carries a key (Keyed) unless it is: shorter than three
+// characters (Unicode code points); four ASCII digits from 1880 to 2099
+// (a year); a season or episode mark as written above ("s01", "e07",
+// "s01e07"); ASCII digits then "p" or "i" (a resolution: "720p"); or one
+// of the stop words and tags of unkeyedWords (searchkey.go: articles,
+// conjunctions and prepositions of English, French, German, Spanish,
+// Italian, Dutch and Portuguese; container, source, codec, audio and HDR
+// tags). Such tokens would name most of the federation; a search still
+// matches them, on the households it asks.
+//
+// The key of a token (SearchTokenKey) is the CIDv1, codec raw (0x55),
+// multihash sha2-256, of the bytes
+//
+//	"metamesh/search-token/1" 0x00 <the token as UTF-8>
+//
+// so "heat" has the key of sha2-256("metamesh/search-token/1\x00heat"),
+// bafkreicaemn6eqe7zkjtpi6mjmzvhgb7txhamvhw7ja4jbmezeg6msie6i; the DHT
+// stores and finds it by that multihash, like any provider record. The
+// version in the prefix changes with any change of the rules above.
+// testdata/search-token-keys.tsv lists texts, their tokens and each
+// token's key, or "-" for a token that carries none.
 package protocol

@@ -53,7 +53,7 @@ func BenchmarkFootprint(b *testing.B) {
 	roots, _ := s.RootIDs(ctx)
 	start = time.Now()
 	for _, r := range roots {
-		if err := s.IndexRoot(ctx, r); err != nil {
+		if _, err := s.IndexRoot(ctx, r); err != nil {
 			b.Fatal(err)
 		}
 	}

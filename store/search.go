@@ -11,10 +11,10 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"unicode"
 
 	"github.com/redis/go-redis/v9"
-	"golang.org/x/text/unicode/norm"
+
+	"github.com/metamesh/node/protocol"
 )
 
 // The search index. Every root's searchable text (titles, the file name,
@@ -40,8 +40,6 @@ const (
 	maxQueryTokens = 16
 	// maxRootTokens bounds the tokens one root is indexed under.
 	maxRootTokens = 256
-	// maxTokenLen bounds one token, in bytes; longer ones are cut.
-	maxTokenLen = 64
 )
 
 // ErrInvalidCursor: a search cursor that Search did not hand out for the
@@ -102,90 +100,9 @@ func idField(f string) bool { return f == "imdbid" || f == "tmdbid" || f == "tvd
 // genreField reports a genre (genre/0, genre/1, …).
 func genreField(f string) bool { return strings.HasPrefix(f, "genre/") }
 
-// Tokens cuts text into search tokens: lower case, accents removed
-// ("Amélie" → "amelie", "Straße" → "strasse"), split at everything that
-// is not a letter or digit. Season and episode marks are written one way:
-// "S1E2" → "s01e02", "s1" → "s01", "E002" → "e02". Tokens are at most 64
-// bytes.
-func Tokens(text string) []string {
-	var out []string
-	var b strings.Builder
-	flush := func() {
-		if b.Len() > 0 {
-			out = append(out, normToken(b.String()))
-			b.Reset()
-		}
-	}
-	for _, r := range norm.NFKD.String(text) {
-		switch {
-		case unicode.Is(unicode.Mn, r):
-			continue
-		case unicode.IsLetter(r) || unicode.IsDigit(r):
-			if f, ok := foldSpecial[r]; ok {
-				b.WriteString(f)
-			} else {
-				b.WriteRune(unicode.ToLower(r))
-			}
-		default:
-			flush()
-		}
-	}
-	flush()
-	return out
-}
-
-// foldSpecial are letters NFKD does not decompose.
-var foldSpecial = map[rune]string{
-	'ß': "ss", 'ẞ': "ss", 'æ': "ae", 'Æ': "ae", 'ø': "o", 'Ø': "o", 'œ': "oe", 'Œ': "oe",
-	'đ': "d", 'Đ': "d", 'ł': "l", 'Ł': "l", 'þ': "th", 'Þ': "th", 'ð': "d", 'Ð': "d", 'ı': "i",
-}
-
-// normToken writes season/episode marks one way and cuts long tokens.
-func normToken(t string) string {
-	if s, e, ok := seasonEpisode(t); ok {
-		switch {
-		case s >= 0 && e >= 0:
-			t = fmt.Sprintf("s%02de%02d", s, e)
-		case s >= 0:
-			t = fmt.Sprintf("s%02d", s)
-		default:
-			t = fmt.Sprintf("e%02d", e)
-		}
-	}
-	if len(t) > maxTokenLen {
-		t = t[:maxTokenLen]
-	}
-	return t
-}
-
-// seasonEpisode parses "s<n>", "e<n>" and "s<n>e<m>" (-1 for a part that
-// is not there).
-func seasonEpisode(t string) (int, int, bool) {
-	num := func(s string) (int, bool) {
-		if s == "" || len(s) > 4 {
-			return 0, false
-		}
-		n, err := strconv.Atoi(s)
-		return n, err == nil && s[0] != '+' && s[0] != '-'
-	}
-	switch {
-	case strings.HasPrefix(t, "s"):
-		sp, ep, both := strings.Cut(t[1:], "e")
-		s, ok := num(sp)
-		if !ok {
-			return 0, 0, false
-		}
-		if !both {
-			return s, -1, true
-		}
-		e, ok := num(ep)
-		return s, e, ok
-	case strings.HasPrefix(t, "e"):
-		e, ok := num(t[1:])
-		return -1, e, ok
-	}
-	return 0, 0, false
-}
+// Tokens cuts text into search tokens (protocol.Tokens: the one
+// normalization the index, queries and the DHT's token keys share).
+func Tokens(text string) []string { return protocol.Tokens(text) }
 
 // searchTokens is what root's document is indexed under: token → 2 for a
 // title token, 1 for one only elsewhere.
@@ -250,26 +167,59 @@ func searchTokens(d Document) map[string]int {
 	return out
 }
 
+// KeyTokens are the tokens a local file's document gives DHT keys for
+// (protocol.SearchTokenKey): the tokens search indexes it under from its
+// titles (title, original, show and episode titles), its IMDb, TMDB and
+// TVDB IDs and its genres, never from its file name or path, that
+// protocol.Keyed keeps; sorted, distinct. A root known only from peers
+// gives none: a household provides keys for its own files only.
+func KeyTokens(d Document) []string {
+	if !d.Local() {
+		return nil
+	}
+	fields := d.Presented()
+	seen := map[string]bool{}
+	for f, v := range fields {
+		if !titleField(f) && !idField(f) && !genreField(f) {
+			continue
+		}
+		for _, t := range Tokens(v) {
+			if protocol.Keyed(t) {
+				seen[t] = true
+			}
+		}
+	}
+	out := make([]string, 0, len(seen))
+	for t := range seen {
+		out = append(out, t)
+	}
+	sort.Strings(out)
+	return out[:min(len(out), maxRootTokens)]
+}
+
 // IndexRoot brings the search index of root in step with its document:
 // tokens it gained are added, tokens it lost removed, and everything is
 // dropped when the root is gone. It is idempotent; one script writes it
 // all. Calls for the same root must not run concurrently (the node's
 // indexer calls it from one goroutine), so a later call always reads a
-// later document.
-func (s *Store) IndexRoot(ctx context.Context, root RootID) error {
+// later document. It returns the document's KeyTokens (none when the
+// root is gone), read from the same document.
+func (s *Store) IndexRoot(ctx context.Context, root RootID) ([]string, error) {
 	d, err := s.Document(ctx, root)
 	args := indexRootArgs{root: root}
+	var keyed []string
 	switch {
 	case errors.Is(err, ErrNotFound):
 	case err != nil:
-		return err
+		return nil, err
 	default:
 		args.present, args.tokens = true, searchTokens(d)
+		keyed = KeyTokens(d)
 	}
 	if _, err := luaIndexRoot.run(ctx, s, args); err != nil && !errors.Is(err, redis.Nil) {
-		return err
+		return nil, err
 	}
-	return nil
+	return keyed, nil
 }
 
 // Search finds roots by text: every root holding at least one of the
@@ -423,7 +373,7 @@ func (s *Store) PruneSearchIndex(ctx context.Context) (int, error) {
 			return n, fmt.Errorf("store: %w", err)
 		}
 		if !in {
-			if err := s.IndexRoot(ctx, r); err != nil {
+			if _, err := s.IndexRoot(ctx, r); err != nil {
 				return n, err
 			}
 			n++

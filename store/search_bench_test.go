@@ -51,7 +51,7 @@ func BenchmarkSearch(b *testing.B) {
 				go func() {
 					defer wg.Done()
 					for r := range ch {
-						if err := s.IndexRoot(ctx, r); err != nil {
+						if _, err := s.IndexRoot(ctx, r); err != nil {
 							b.Error(err)
 						}
 					}

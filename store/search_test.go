@@ -16,28 +16,6 @@ import (
 	"github.com/metamesh/node/store/storetest"
 )
 
-func TestTokens(t *testing.T) {
-	for _, tc := range []struct{ in, want []string }{
-		{[]string{"The Matrix"}, []string{"the", "matrix"}},
-		{[]string{"Amélie"}, []string{"amelie"}},
-		{[]string{"AMÉLIE"}, []string{"amelie"}},
-		{[]string{"Straße nach Çanakkale"}, []string{"strasse", "nach", "canakkale"}},
-		{[]string{"Show.Name.S1E2.1080p.mkv"}, []string{"show", "name", "s01e02", "1080p", "mkv"}},
-		{[]string{"s01 E003"}, []string{"s01", "e03"}},
-		{[]string{"Blade_Runner-2049 (2017)"}, []string{"blade", "runner", "2049", "2017"}},
-		{[]string{"Ｆｕｌｌｗｉｄｔｈ"}, []string{"fullwidth"}},
-		{[]string{"  ...  "}, nil},
-		{[]string{"søren æble"}, []string{"soren", "aeble"}},
-		{[]string{"season seven"}, []string{"season", "seven"}},
-	} {
-		t.Run(tc.in[0], func(t *testing.T) {
-			if got := store.Tokens(tc.in[0]); !reflect.DeepEqual(got, tc.want) {
-				t.Errorf("Tokens(%q) = %q, want %q", tc.in[0], got, tc.want)
-			}
-		})
-	}
-}
-
 // addFile ingests a file with extracted metadata and indexes it.
 func addFile(tb testing.TB, s *store.Store, path string, c content, fields map[string]string) store.RootID {
 	tb.Helper()
@@ -45,7 +23,7 @@ func addFile(tb testing.TB, s *store.Store, path string, c content, fields map[s
 	if err != nil {
 		tb.Fatal(err)
 	}
-	if err := s.IndexRoot(ctx, o.Root); err != nil {
+	if _, err := s.IndexRoot(ctx, o.Root); err != nil {
 		tb.Fatal(err)
 	}
 	return o.Root
@@ -171,7 +149,7 @@ func TestSearch_Removal(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		must[struct{}](t)(struct{}{}, s.IndexRoot(ctx, r))
+		must[[]string](t)(s.IndexRoot(ctx, r))
 		if got := search(t, s, "centauri"); got != nil {
 			t.Errorf("old title still found: %q", got)
 		}
@@ -183,7 +161,7 @@ func TestSearch_Removal(t *testing.T) {
 		if _, err := s.Rename(ctx, "/lib/Alpha.mkv", "/lib/Gamma.mkv"); err != nil {
 			t.Fatal(err)
 		}
-		must[struct{}](t)(struct{}{}, s.IndexRoot(ctx, r))
+		must[[]string](t)(s.IndexRoot(ctx, r))
 		if got := search(t, s, "alpha"); got != nil {
 			t.Errorf("old file name still found: %q", got)
 		}
@@ -206,8 +184,33 @@ func TestSearch_Removal(t *testing.T) {
 				t.Errorf("index key left after delete: %s = %s", k, v)
 			}
 		}
-		must[struct{}](t)(struct{}{}, s.IndexRoot(ctx, r))
+		must[[]string](t)(s.IndexRoot(ctx, r))
 	})
+}
+
+// TestIndexRoot_KeyTokens: IndexRoot gives what a local file provides DHT
+// keys for: the keyed tokens of its titles, IDs and genres, never of its
+// file name; none once the file is gone.
+func TestIndexRoot_KeyTokens(t *testing.T) {
+	s := storetest.New(t)
+	o, _, err := s.Ingest(ctx, stat("/lib/Some.Release.Name.1080p.mkv", 5000), content{40, 40}.hashes(), store.Meta{Version: 1,
+		Owned: []string{"titles", "originalTitle", "movieYear", "genre", "imdbid", "tmdbid"},
+		Fields: map[string]string{"titles/eng": "The Lighthouse Keepers", "originalTitle": "Les Gardiens du Phare", "movieYear": "2019",
+			"genre/0": "Drama", "imdbid": "tt0113277", "tmdbid": "949", "plot/eng": "Two keepers on a rock"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := must[[]string](t)(s.IndexRoot(ctx, o.Root))
+	want := []string{"949", "drama", "gardiens", "keepers", "lighthouse", "phare", "tt0113277"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("key tokens = %q, want %q (no file name, year, stop word or plot)", got, want)
+	}
+	if _, err := s.RemovePath(ctx, "/lib/Some.Release.Name.1080p.mkv"); err != nil {
+		t.Fatal(err)
+	}
+	if got := must[[]string](t)(s.IndexRoot(ctx, o.Root)); got != nil {
+		t.Errorf("a gone root gives key tokens %q", got)
+	}
 }
 
 func TestSearch_PeerOnlyRoots(t *testing.T) {
@@ -223,7 +226,9 @@ func TestSearch_PeerOnlyRoots(t *testing.T) {
 	if err != nil {
 		t.Fatal(err, res)
 	}
-	must[struct{}](t)(struct{}{}, s.IndexRoot(ctx, root))
+	if keyed := must[[]string](t)(s.IndexRoot(ctx, root)); keyed != nil {
+		t.Errorf("a root known only from a peer gives key tokens %q", keyed)
+	}
 	pg, err := s.Search(ctx, "remote film", 10, "")
 	if err != nil || len(pg.Hits) != 1 {
 		t.Fatalf("Search = %+v, %v", pg, err)

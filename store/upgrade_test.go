@@ -169,7 +169,7 @@ func buildFixture(tb testing.TB, s *store.Store) {
 	merge(tb, s, peerB, []string{content{3, 3}.hashes().SHA256, content{4, 4}.hashes().SHA256}, nil)
 	merge(tb, s, peerB, []string{weakCID(60)}, map[string]string{"titles/eng": "Weak peer thing"})
 	for _, r := range must[[]store.RootID](tb)(s.RootIDs(ctx)) {
-		if err := s.IndexRoot(ctx, r); err != nil {
+		if _, err := s.IndexRoot(ctx, r); err != nil {
 			tb.Fatal(err)
 		}
 	}

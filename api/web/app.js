@@ -117,7 +117,8 @@ async function search(q, federated) {
     if (seq !== searchSeq) return;
     const hits = res.hits || [];
     status.textContent = (hits.length === 0 ? "Nothing found for “" + q + "”" : plural(hits.length, "result") + " for “" + q + "”") +
-      (federated ? " (asked " + plural((res.peers || []).length, "peer") + ")" : "") + ".";
+      (federated ? " (asked " + plural(res.asked || 0, "household") + ", " + (res.fromIndex || 0) + " through the search index; " +
+        plural((res.peers || []).length, "household") + " answered)" : "") + ".";
     for (const h of hits) {
       list.append(el("li", { class: "hit", "data-source": h.source === "local" ? "local" : "peer" },
         recordLink(h.cid, { class: "title" }, h.title || "(untitled)"),

@@ -529,6 +529,7 @@ func printStatus(out io.Writer, m map[string]any) error {
 			line += ", resumed its cycle"
 		}
 		fmt.Fprintf(w, "provider\t%s\n", line)
+		fmt.Fprintf(w, "keys\t%s file CIDs, %s search words\n", text(pr["cidKeys"]), text(pr["tokenKeys"]))
 		fmt.Fprintf(w, "provided\t%s keys, %s failed, %s DHT walks, %s messages\n", text(pr["provided"]), text(pr["failed"]), text(pr["walks"]), text(pr["messages"]))
 		next, _ := pr["nextReprovideAt"].(string)
 		if next == "" {

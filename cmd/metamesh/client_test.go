@@ -249,10 +249,11 @@ func TestClient_StatusOutput(t *testing.T) {
 	// The sweeping provider's statistics, as the node gives them.
 	next := time.Date(2026, 5, 1, 13, 0, 0, 0, time.UTC)
 	st.Provide = node.ProvideStats{Keys: 100000, Regions: 12, AvgPrefixLength: 3.58, NextReprovideAt: next, LastCycle: 1500 * time.Millisecond,
-		Provided: 100012, Failed: 3, Walks: 15, Messages: 420, Resumed: true, Connectivity: "online"}
+		Provided: 100012, Failed: 3, Walks: 15, Messages: 420, Resumed: true, Connectivity: "online", CIDKeys: 99000, TokenKeys: 1000}
 	got := statusOf(st)
 	for _, l := range []string{
 		"announce      0 queued\nprovider      100000 keys in 12 regions (prefix 3.6 bits), online, resumed its cycle\n",
+		"keys          99000 file CIDs, 1000 search words\n",
 		"provided      100012 keys, 3 failed, 15 DHT walks, 420 messages\n",
 		"reprovide     next 2026-05-01T13:00:00Z, last cycle 1.5s\nredis",
 	} {

@@ -37,6 +37,8 @@ comma-separated.`,
 			cfg.RelayService, _ = f.GetBool("relay-service")
 			punch, _ := f.GetBool("hole-punching")
 			cfg.NoHolePunching = !punch
+			index, _ := f.GetBool("search-index")
+			cfg.NoSearchIndex = !index
 			cfg.ConnLow, _ = f.GetInt("conn-low")
 			cfg.ConnHigh, _ = f.GetInt("conn-high")
 			cfg.ReprovideInterval, _ = f.GetDuration("reprovide-interval")
@@ -64,6 +66,7 @@ comma-separated.`,
 	f.String("dht-mode", "auto", "DHT mode: auto (a server unless AutoNAT finds the node behind NAT, then a client), server or client (env METAMESH_DHT_MODE)")
 	f.StringArray("relay", nil, "a circuit relay to keep a reservation with while not publicly reachable, …/p2p/<peerID>; repeat for more (env METAMESH_RELAY)")
 	f.Bool("relay-service", false, "relay for other households (circuit relay v2, libp2p's default limits); for a publicly reachable node (env METAMESH_RELAY_SERVICE)")
+	f.Bool("search-index", true, "provide on the DHT a key for every word of the local files' titles, IDs and genres, so that federated searches anywhere in the federation find this household; --search-index=false stops it (searching others and answering their searches go on) (env METAMESH_SEARCH_INDEX)")
 	f.Bool("hole-punching", true, "upgrade relayed connections to direct ones where the NATs allow (DCUtR); --hole-punching=false turns it off (env METAMESH_HOLE_PUNCHING)")
 	f.Int("conn-low", 100, "connection manager low watermark (env METAMESH_CONN_LOW)")
 	f.Int("conn-high", 400, "connection manager high watermark (env METAMESH_CONN_HIGH)")

@@ -21,8 +21,12 @@ func newSearchCmd() *cobra.Command {
 		Short: "Find files by title, file name, year, season, episode or IMDb ID, on this node and optionally its peers",
 		Long: `Ask the running node's search index (GET /api/search). Words match
 without regard to case or accents ("amelie" finds "Amélie"); files holding
-every word come first. --federated also asks the connected peers and shows
-their hits after the local ones, with the peer as source. --json prints the
+every word come first. --federated also asks other households and shows
+their hits after the local ones, with the household as source: the
+connected peers, and the households that the DHT's search index names for
+the words (those whose files hold every word of three letters or more;
+years, SxxEyy marks and tags only narrow their hits). A last line says how
+many were asked. --json prints the
 node's JSON as it is (its "next" cursor pages on with the API). The words
 may be given apart or quoted together: "metamesh search doctor who" asks
 for "doctor who".`,
@@ -46,19 +50,30 @@ for "doctor who".`,
 			if err := json.Unmarshal(raw, &res); err != nil {
 				return fmt.Errorf("the node's search answer: %w", err)
 			}
-			return printHits(cmd.OutOrStdout(), res)
+			f, _ := cmd.Flags().GetBool("federated")
+			return printHits(cmd.OutOrStdout(), res, f)
 		},
 	}
 	apiFlag(c)
-	c.Flags().Bool("federated", false, "also ask the connected peers")
+	c.Flags().Bool("federated", false, "also ask the connected peers and the households the DHT's search index names")
 	c.Flags().Int("limit", 0, "hits to show, 1 to 100 (default 20)")
 	return c
 }
 
 // printHits writes the readable output of metamesh search: a table of
 // the hits (title and episode title, year, season and episode, size,
-// source, canonical CID), then the cursor of the next page.
-func printHits(out io.Writer, res api.SearchResult) error {
+// source, canonical CID), then the cursor of the next page; federated,
+// how many households were asked.
+func printHits(out io.Writer, res api.SearchResult, federated bool) error {
+	if err := printHitTable(out, res); err != nil || !federated {
+		return err
+	}
+	_, err := fmt.Fprintf(out, "asked %s (%d through the search index), %s answered\n",
+		plural(res.Asked, "household"), res.FromIndex, plural(len(res.Peers), "household"))
+	return err
+}
+
+func printHitTable(out io.Writer, res api.SearchResult) error {
 	if len(res.Hits) == 0 {
 		_, err := fmt.Fprintln(out, "no match")
 		return err
@@ -109,4 +124,12 @@ func humanSize(n int64) string {
 		exp++
 	}
 	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
+// plural writes n and the noun, with an s unless n is 1.
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

@@ -3,7 +3,9 @@ package sim
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
@@ -21,6 +23,7 @@ import (
 	"github.com/libp2p/go-libp2p/core/routing"
 
 	"github.com/metamesh/node/node"
+	"github.com/metamesh/node/protocol"
 )
 
 // envInts reads a comma-separated list of integers from the environment.
@@ -252,36 +255,49 @@ func BenchmarkSimNetwork(b *testing.B) {
 			report("N=%d: federated lookup of a file one household holds: p50 %s, p95 %s (%d lookups, %d failed); DHT hops to its provider record p50 %d, p95 %d, max %d (%d searches from other random households)",
 				size, percentile(lat, 0.5).Round(time.Millisecond), percentile(lat, 0.95).Round(time.Millisecond), len(lat), failed, hp(0.5), hp(0.95), hp(1), len(hopsSeen))
 
-			// Federated search reach.
+			// Federated search reach, and latency: a title ten households
+			// hold, and one only one household holds.
+			rare := n.Live()[10]
+			if _, err := n.AddFiles(ctx, rare, 1, func(int) string { return "Forgotten Harbour Chronicles" }); err != nil {
+				b.Fatal(err)
+			}
+			waitForB(b, "the rare title's provides", 5*time.Minute, func() bool { return rare.HH.ProvideStats().Provided >= 4 })
 			var reach []float64
-			for range 10 {
+			var searchLat []time.Duration
+			asked, fromIndex, rareFound, rareSearches := 0, 0, 0, 0
+			for k := range 40 {
 				from := n.Random(nil)
-				res, err := from.HH.Search(ctx, "common title", 50)
+				q, want := "common title", holders
+				if k%2 == 1 {
+					from = n.Random(rare)
+					q, want = "forgotten harbour chronicles", []*Member{rare}
+				}
+				start := time.Now()
+				res, err := from.HH.Search(ctx, q, 50)
 				if err != nil {
 					b.Fatal(err)
 				}
-				found := map[string]bool{}
-				for _, h := range res.Hits {
-					for _, p := range h.Peers {
-						found[p] = true
-					}
-					if h.Source == "local" {
-						found[from.ID.String()] = true
-					}
+				searchLat = append(searchLat, time.Since(start))
+				got := holdersFound(res, from, want)
+				if len(want) == 1 {
+					rareSearches++
+					rareFound += got
+					continue
 				}
-				got := 0
-				for _, m := range holders {
-					if found[m.ID.String()] {
-						got++
-					}
-				}
-				reach = append(reach, float64(got)/float64(len(holders)))
+				reach = append(reach, float64(got)/float64(len(want)))
+				asked += res.Asked
+				fromIndex += res.FromIndex
 			}
+			slices.Sort(searchLat)
 			mean := 0.0
 			for _, r := range reach {
 				mean += r
 			}
-			report("N=%d: federated search reach: %.0f%% of the 10 households holding a title found, on average over 10 searches", size, 100*mean/float64(len(reach)))
+			report("N=%d: federated search reach: %.0f%% of the 10 households holding a title found, on average over %d searches (%.1f households asked a search, %.1f of them from the index)",
+				size, 100*mean/float64(len(reach)), len(reach), float64(asked)/float64(len(reach)), float64(fromIndex)/float64(len(reach)))
+			report("N=%d: a title one household holds: found by %d of %d searches from random households (%.0f%%)", size, rareFound, rareSearches, 100*float64(rareFound)/float64(rareSearches))
+			report("N=%d: federated search latency (both titles, %d searches): p50 %s, p95 %s", size, len(searchLat),
+				percentile(searchLat, 0.5).Round(time.Millisecond), percentile(searchLat, 0.95).Round(time.Millisecond))
 
 			if !largest {
 				return
@@ -290,6 +306,9 @@ func BenchmarkSimNetwork(b *testing.B) {
 				if L > 0 { // METAMESH_SIM_KEYS=0: no bulk announcing
 					providing(b, n, L, report)
 				}
+			}
+			if os.Getenv("METAMESH_SIM_TOKENS") != "0" {
+				tokenCost(b, n, interval, report)
 			}
 			if os.Getenv("METAMESH_SIM_CHURN") != "0" {
 				churn(b, n, holders, interval, report)
@@ -398,3 +417,105 @@ func churn(b *testing.B, n *Network, holders []*Member, interval time.Duration, 
 	report("churn: %d of %d households left and as many joined; after one reprovide cycle (%s) %d of %d CIDs of the remaining holders findable (%.0f%%)",
 		len(leave), len(live), interval, ok, total, 100*float64(ok)/float64(max(total, 1)))
 }
+
+// corpusTitles are the titles of the release-name tables of
+// ingest/testdata/names (title and episode title of every path), as a
+// library of real names would hold them.
+func corpusTitles(b *testing.B) []string {
+	var out []string
+	for _, f := range []string{"rules.tsv", "heldout.tsv", "independent.tsv"} {
+		raw, err := os.ReadFile(filepath.Join("..", "..", "ingest", "testdata", "names", f))
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, line := range strings.Split(string(raw), "\n") {
+			if line == "" || strings.HasPrefix(line, "#") {
+				continue
+			}
+			cols := strings.Split(line, "\t")
+			var title string
+			if f == "independent.tsv" {
+				if len(cols) > 2 {
+					title = cols[2]
+				}
+			} else {
+				for _, c := range cols {
+					if v, ok := strings.CutPrefix(c, "title="); ok {
+						title = v + " " + title
+					}
+					if v, ok := strings.CutPrefix(c, "etitle="); ok {
+						title += " " + v
+					}
+				}
+			}
+			if title = strings.TrimSpace(title); title != "" {
+				out = append(out, title)
+			}
+		}
+	}
+	return out
+}
+
+// distinctKeyed counts the distinct keyed tokens of titles.
+func distinctKeyed(titles []string) (distinct, total int) {
+	seen := map[string]bool{}
+	for _, t := range titles {
+		for _, tok := range protocol.KeyedTokens(protocol.Tokens(t)) {
+			seen[tok] = true
+			total++
+		}
+	}
+	return len(seen), total
+}
+
+// tokenCost measures what the search token keys cost: the keys a library
+// of real names gives (and, by Heaps' law fitted on the names, a
+// 20,000-file library), and the DHT walks and messages of one reprovide
+// cycle of two fresh households holding the same titles, one providing
+// token keys and one not, in the same run.
+func tokenCost(b *testing.B, n *Network, interval time.Duration, report func(string, ...any)) {
+	ctx := context.Background()
+	titles := corpusTitles(b)
+	d, total := distinctKeyed(titles)
+	dHalf, _ := distinctKeyed(titles[:len(titles)/2])
+	beta := math.Log(float64(d)/float64(dHalf)) / math.Log(2)
+	at20k := float64(d) * math.Pow(20000/float64(len(titles)), beta)
+	report("token keys: %d files of real names (ingest/testdata/names) give %d keyed tokens, %d distinct (%.2f a file); Heaps' law fitted on them (exponent %.2f) gives ~%.0f token keys for a 20,000-file library",
+		len(titles), total, d, float64(d)/float64(len(titles)), beta, at20k)
+
+	with, err := n.JoinWith(ctx, false)
+	if err != nil {
+		b.Fatal(err)
+	}
+	without, err := n.JoinWith(ctx, true)
+	if err != nil {
+		b.Fatal(err)
+	}
+	time.Sleep(2 * time.Second) // their routing tables fill
+	for _, m := range []*Member{with, without} {
+		if _, err := n.AddFiles(ctx, m, len(titles), func(k int) string { return titles[k] }); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for _, m := range []*Member{with, without} {
+		waitForB(b, "the first provides", 30*time.Minute, func() bool {
+			st := m.HH.ProvideStats()
+			return st.Provided >= st.Keys && st.Keys > 0 && st.Queued == 0
+		})
+	}
+	s0, t0 := ProvideStatsPair{with.HH.ProvideStats(), without.HH.ProvideStats()}, time.Now()
+	time.Sleep(interval + interval/10)
+	s1 := ProvideStatsPair{with.HH.ProvideStats(), without.HH.ProvideStats()}
+	took := time.Since(t0)
+	for i, name := range []string{"with token keys", "without"} {
+		a, z := s0[i], s1[i]
+		report("one reprovide cycle (%s measured) of a household of %d files %s: %d keys (%d CIDs, %d tokens), %d DHT walks, %d messages, %d keys provided",
+			took.Round(time.Second), len(titles), name, z.Keys, z.CIDKeys, z.TokenKeys, z.Walks-a.Walks, z.Messages-a.Messages, z.Provided-a.Provided)
+	}
+	if err := n.KillAll([]*Member{with, without}); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// ProvideStatsPair are two households' provider statistics.
+type ProvideStatsPair [2]node.ProvideStats

@@ -139,7 +139,11 @@ func (n *Network) Latencies() []time.Duration {
 // Join adds a household: a mocknet host linked to every household (with
 // its own latency to each), connected to up to Degree random live ones,
 // its own database, and the node's federation side on them.
-func (n *Network) Join(ctx context.Context) (*Member, error) {
+func (n *Network) Join(ctx context.Context) (*Member, error) { return n.JoinWith(ctx, false) }
+
+// JoinWith is Join; noSearchIndex: the household provides no search token
+// keys (--search-index=false).
+func (n *Network) JoinWith(ctx context.Context, noSearchIndex bool) (*Member, error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.nextDB >= n.maxDB {
@@ -183,7 +187,7 @@ func (n *Network) Join(ctx context.Context) (*Member, error) {
 		Host: h, Key: key, Store: st,
 		ProviderStore:     dssync.MutexWrap(datastore.NewMapDatastore()),
 		ReprovideInterval: n.opts.ReprovideInterval, ProviderRecordTTL: n.opts.ProviderRecordTTL,
-		LookupTimeout: n.opts.LookupTimeout, Bootstrap: boot, Logger: n.opts.Logger,
+		LookupTimeout: n.opts.LookupTimeout, Bootstrap: boot, Logger: n.opts.Logger, NoSearchIndex: noSearchIndex,
 	})
 	if err != nil {
 		st.Close()

@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"fmt"
+	"github.com/metamesh/node/api"
 	"slices"
 	"testing"
 	"time"
@@ -73,7 +74,7 @@ func TestSim_SmallFederation(t *testing.T) {
 	for _, m := range holders {
 		waitFor(t, fmt.Sprintf("household %d to provide its 3 files", m.Index), 60*time.Second, func() bool {
 			st := m.HH.ProvideStats()
-			return st.Keys == 3 && st.Provided >= 3
+			return st.CIDKeys == 3 && st.Provided >= 3
 		})
 	}
 
@@ -95,12 +96,18 @@ func TestSim_SmallFederation(t *testing.T) {
 	}
 
 	stage("8 lookups")
-	res, err := n.Random(nil).HH.Search(ctx, "shared title", 20)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(res.Hits) == 0 {
-		t.Errorf("a federated search for a title six households hold found nothing: %+v", res)
+	// Every holder provides the words of its titles: a search from any
+	// household finds all six, connected or not.
+	for range 3 {
+		from := n.Random(nil)
+		res, err := from.HH.Search(ctx, "shared title", 20)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := holdersFound(res, from, holders); got != len(holders) {
+			t.Errorf("a federated search from household %d found %d of the %d households holding the title (asked %d, %d from the index)",
+				from.Index, got, len(holders), res.Asked, res.FromIndex)
+		}
 	}
 
 	// Churn: a third of the households that hold nothing leave, as many join.
@@ -138,4 +145,25 @@ func TestSim_SmallFederation(t *testing.T) {
 		}
 	}
 	stage("every file findable")
+}
+
+// holdersFound counts the households of want whose hits a federated
+// search from household from brought (from's own files count as found).
+func holdersFound(res api.SearchResult, from *Member, want []*Member) int {
+	found := map[string]bool{}
+	for _, h := range res.Hits {
+		for _, p := range h.Peers {
+			found[p] = true
+		}
+		if h.Source == "local" {
+			found[from.ID.String()] = true
+		}
+	}
+	got := 0
+	for _, m := range want {
+		if found[m.ID.String()] {
+			got++
+		}
+	}
+	return got
 }
