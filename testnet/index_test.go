@@ -119,9 +119,10 @@ func TestSearch_ThroughTheKeywordIndex(t *testing.T) {
 }
 
 // TestSearch_HostileIndexHousehold: a household that provides every token
-// key and never answers is asked once per search, and the search does not
-// wait on it past its budget: the other households' hits come back while
-// its stream is still held open.
+// key is asked once per search, even though it is connected too; the
+// first search does not wait on it past its budget (the other
+// households' hits come back while its stream is still held open), and
+// its forged answer to the second is dropped like any other.
 func TestSearch_HostileIndexHousehold(t *testing.T) {
 	t.Parallel()
 	c := New(t, 3)
@@ -138,9 +139,22 @@ func TestSearch_HostileIndexHousehold(t *testing.T) {
 	release := make(chan struct{})
 	var once sync.Once
 	t.Cleanup(func() { once.Do(func() { close(release) }) })
+	// Its first answer never comes; its later ones are a hit of a file it
+	// does not hold, signed by another key.
+	other, _, _ := crypto.GenerateEd25519Key(nil)
+	forged := func() []byte {
+		hit, _ := protocol.NewSearchHit([]string{held}, "Lighthouse Keepers forged", 1, "video")
+		b, _ := protocol.SealSearch([]protocol.SearchHit{hit}, other)
+		return b
+	}
 	for _, v := range protocol.SearchProtocols {
 		h.SetStreamHandler(libp2pproto.ID(v), func(s network.Stream) {
-			asked.Add(1)
+			if asked.Add(1) > 1 {
+				_, _ = protocol.ReadSearchRequest(s)
+				_ = protocol.WriteResponse(s, forged())
+				s.Close()
+				return
+			}
 			held0.Add(1)
 			defer held0.Add(-1)
 			<-release
@@ -179,11 +193,16 @@ func TestSearch_HostileIndexHousehold(t *testing.T) {
 		if got := asked.Load(); got != k {
 			t.Errorf("after %d searches the hostile household was asked %d times", k, got)
 		}
-		if held0.Load() == 0 {
-			t.Errorf("search %d: the hostile household's stream was closed before the search answered", k)
+		if held0.Load() != 1 {
+			t.Errorf("search %d: the hostile household's first stream is not held open (%d are)", k, held0.Load())
 		}
 		if slices.Contains(strs(m["peers"]), h.ID().String()) {
 			t.Errorf("search %d: the hostile household is named as answering", k)
+		}
+		for _, hit := range hitsOf(m) {
+			if hit["title"] == "Lighthouse Keepers forged" || slices.Contains(strs(hit["peers"]), h.ID().String()) {
+				t.Errorf("search %d: the forged answer made it in: %v", k, hit)
+			}
 		}
 	}
 }

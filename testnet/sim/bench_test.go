@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	mrand "math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -158,8 +159,12 @@ func hops(ctx context.Context, d *dht.IpfsDHT, c string) (int, bool) {
 // memory and CPU per household, federated lookup latency (p50, p95) of a
 // file one household holds, asked from random households, and the share
 // of the households holding a title that a federated search from a random
-// household finds, and the DHT hops to a file's provider record. At the
-// largest size it also measures one household
+// household finds (ten hold it; and one: a rare title), the searches'
+// latency, and the DHT hops to a file's provider record. At the largest
+// size it also measures what the search token keys cost
+// (METAMESH_SIM_TOKENS=0: not): the keys a library of real names gives,
+// and one reprovide cycle of two households holding those names, with
+// and without token keys, in the same run; and one household
 // announcing METAMESH_SIM_KEYS files (default 10000,100000) through the
 // sweeping provider (walks, messages, time until a sample of its keys is
 // findable from random households) against the per-CID way measured on a
@@ -210,8 +215,13 @@ func BenchmarkSimNetwork(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
+			// Every key of the holders (their files' CIDs and their titles'
+			// words) provided before anything is measured.
 			for _, m := range holders {
-				waitForB(b, fmt.Sprintf("household %d's provides", m.Index), 5*time.Minute, func() bool { return m.HH.ProvideStats().Provided >= 2 })
+				waitForB(b, fmt.Sprintf("household %d's provides", m.Index), 5*time.Minute, func() bool {
+					st := m.HH.ProvideStats()
+					return st.CIDKeys == 2 && st.Provided >= int64(st.CIDKeys+st.TokenKeys) && st.Queued == 0
+				})
 			}
 			runtime.GC()
 			var m1 runtime.MemStats
@@ -261,7 +271,10 @@ func BenchmarkSimNetwork(b *testing.B) {
 			if _, err := n.AddFiles(ctx, rare, 1, func(int) string { return "Forgotten Harbour Chronicles" }); err != nil {
 				b.Fatal(err)
 			}
-			waitForB(b, "the rare title's provides", 5*time.Minute, func() bool { return rare.HH.ProvideStats().Provided >= 4 })
+			waitForB(b, "the rare title's provides", 5*time.Minute, func() bool {
+				st := rare.HH.ProvideStats()
+				return st.CIDKeys == 1 && st.TokenKeys == 3 && st.Provided >= 4 && st.Queued == 0
+			})
 			var reach []float64
 			var searchLat []time.Duration
 			asked, fromIndex, rareFound, rareSearches := 0, 0, 0, 0
@@ -477,11 +490,21 @@ func tokenCost(b *testing.B, n *Network, interval time.Duration, report func(str
 	ctx := context.Background()
 	titles := corpusTitles(b)
 	d, total := distinctKeyed(titles)
-	dHalf, _ := distinctKeyed(titles[:len(titles)/2])
-	beta := math.Log(float64(d)/float64(dHalf)) / math.Log(2)
+	// Distinct words against files on the names in a random order, at
+	// an eighth, a quarter, a half and all of them; the exponent of the
+	// least-squares line through their logarithms (Heaps' law).
+	shuffled := slices.Clone(titles)
+	rng := mrand.New(mrand.NewPCG(1, 2))
+	rng.Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
+	var xs, ys []float64
+	for _, part := range []int{8, 4, 2, 1} {
+		k, _ := distinctKeyed(shuffled[:len(shuffled)/part])
+		xs, ys = append(xs, math.Log(float64(len(shuffled)/part))), append(ys, math.Log(float64(k)))
+	}
+	beta := slope(xs, ys)
 	at20k := float64(d) * math.Pow(20000/float64(len(titles)), beta)
-	report("token keys: %d files of real names (ingest/testdata/names) give %d keyed tokens, %d distinct (%.2f a file); Heaps' law fitted on them (exponent %.2f) gives ~%.0f token keys for a 20,000-file library",
-		len(titles), total, d, float64(d)/float64(len(titles)), beta, at20k)
+	report("token keys: %d files of real names (ingest/testdata/names, every title a different film or show) give %d keyed tokens, %d distinct (%.2f a file): at most ~%.0f token keys for a 20,000-file library of titles that never repeat a word; Heaps' law fitted on them (exponent %.2f) gives ~%.0f",
+		len(titles), total, d, float64(d)/float64(len(titles)), float64(d)/float64(len(titles))*20000, beta, at20k)
 
 	with, err := n.JoinWith(ctx, false)
 	if err != nil {
@@ -509,12 +532,27 @@ func tokenCost(b *testing.B, n *Network, interval time.Duration, report func(str
 	took := time.Since(t0)
 	for i, name := range []string{"with token keys", "without"} {
 		a, z := s0[i], s1[i]
-		report("one reprovide cycle (%s measured) of a household of %d files %s: %d keys (%d CIDs, %d tokens), %d DHT walks, %d messages, %d keys provided",
-			took.Round(time.Second), len(titles), name, z.Keys, z.CIDKeys, z.TokenKeys, z.Walks-a.Walks, z.Messages-a.Messages, z.Provided-a.Provided)
+		report("one reprovide cycle (%s measured) of a household of %d files %s: %d keys (%d CIDs, %d tokens), %d DHT walks, %d messages",
+			took.Round(time.Second), len(titles), name, z.Keys, z.CIDKeys, z.TokenKeys, z.Walks-a.Walks, z.Messages-a.Messages)
 	}
 	if err := n.KillAll([]*Member{with, without}); err != nil {
 		b.Fatal(err)
 	}
+}
+
+// slope is the least-squares slope of ys against xs.
+func slope(xs, ys []float64) float64 {
+	var mx, my float64
+	for i := range xs {
+		mx, my = mx+xs[i], my+ys[i]
+	}
+	mx, my = mx/float64(len(xs)), my/float64(len(ys))
+	var num, den float64
+	for i := range xs {
+		num += (xs[i] - mx) * (ys[i] - my)
+		den += (xs[i] - mx) * (xs[i] - mx)
+	}
+	return num / den
 }
 
 // ProvideStatsPair are two households' provider statistics.

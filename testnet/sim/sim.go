@@ -276,6 +276,7 @@ func (n *Network) Intn(k int) int {
 func (n *Network) AddFiles(ctx context.Context, m *Member, count int, title func(k int) string) ([]string, error) {
 	const batch = 500
 	var out []string
+	base := len(m.CIDs)
 	for start := 0; start < count; start += batch {
 		var items []store.IngestItem
 		var cids, titles []string
@@ -284,9 +285,9 @@ func (n *Network) AddFiles(ctx context.Context, m *Member, count int, title func
 			if err != nil {
 				return nil, err
 			}
-			t := title(len(m.CIDs) + k)
+			t := title(base + k)
 			items = append(items, store.IngestItem{
-				File:   store.FileStat{Path: fmt.Sprintf("/sim/%s/%d.mkv", m.ID, len(m.CIDs)+k), Size: 1 << 30, MtimeNs: time.Now().UnixNano()},
+				File:   store.FileStat{Path: fmt.Sprintf("/sim/%s/%d.mkv", m.ID, base+k), Size: 1 << 30, MtimeNs: time.Now().UnixNano()},
 				Hashes: h,
 				Meta:   store.Meta{Version: 1, Fields: map[string]string{"titles/eng": t, "fileType": "video", "mimeType": "video/x-matroska"}},
 			})
