@@ -137,6 +137,15 @@ func TestNAT_RelayedRecordsAndSearch(t *testing.T) {
 	if body := metricsText(t, c, 0); !strings.Contains(body, "libp2p_relaysvc_") {
 		t.Errorf("the relay's metrics lack the relay service's libp2p_relaysvc_* figures")
 	}
+
+	// Not connected to node 2, node 1 still finds its film: the keyword
+	// index names node 2 with its /p2p-circuit address, and the search
+	// dials it through the relay.
+	c.WaitFor("a search from node 1, cut from node 2, to find node 2 through the index and the relay", time.Minute, func() bool {
+		c.Nodes[1].Node.Disconnect(mustPeer(t, c.Nodes[2].PeerID))
+		m := federatedSearch(t, c, 1, "relayed film")
+		return hitFrom(m, fh.Canonical, c.Nodes[2].PeerID) && m["fromIndex"].(float64) >= 1
+	})
 }
 
 // A record that does not fit in the relay's data limit (128 KiB each way
