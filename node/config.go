@@ -17,6 +17,7 @@ import (
 	ma "github.com/multiformats/go-multiaddr"
 
 	"github.com/metamesh/node/ingest"
+	"github.com/metamesh/node/node/announce"
 )
 
 // DefaultAPIAddr is where the HTTP API listens unless told otherwise:
@@ -341,9 +342,9 @@ func (c *Config) validate() error {
 	if ttl == 0 {
 		ttl = amino.DefaultProvideValidity
 	}
-	if iv := c.ReprovideInterval; iv > 0 && iv+maxReprovideDelay(iv) >= ttl {
+	if iv := c.ReprovideInterval; iv > 0 && iv+announce.MaxReprovideDelay(iv) >= ttl {
 		return fmt.Errorf("config: --reprovide-interval %s: with the provider's %s of slack a cycle must end before provider records expire (%s)",
-			iv, maxReprovideDelay(iv), ttl)
+			iv, announce.MaxReprovideDelay(iv), ttl)
 	}
 	if c.LookupTimeout < 0 {
 		return fmt.Errorf("config: --lookup-timeout %s: may not be negative", c.LookupTimeout)

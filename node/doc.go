@@ -32,15 +32,8 @@
 //     into the node's, one level down, the ones that repeat the node's
 //     own at debug (fx's start-up failures, kad-dht's failed bootstrap
 //     dials); a failed dial's reason on one line.
-//   - feed.go: feedFollower, the change-feed loop the announcer and the
-//     search indexer share (sweep at start and after a trim, pause and
-//     retry on Redis errors).
-//   - announce.go: the announcer (what is provided, and when: the store's
-//     announced CIDs, from the change feed, and the search token keys of
-//     local files, from the search indexer; one lock orders every
-//     keystore write).
-//   - provide.go: kad-dht's sweeping provider, its keystore and schedule
-//     persisted under DATA/provider (pebble), walk and message counters.
+//   - node/announce (its own package): the change-feed follower, the
+//     announcer and the sweeping provider.
 //   - household.go: Household, the federation side alone on a host and
 //     store the caller made (testnet/sim runs hundreds of them).
 //   - records.go: /metamesh/record/1.0.0, both sides.

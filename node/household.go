@@ -15,6 +15,7 @@ import (
 	"github.com/libp2p/go-libp2p/core/peer"
 
 	"github.com/metamesh/node/api"
+	"github.com/metamesh/node/node/announce"
 	"github.com/metamesh/node/store"
 )
 
@@ -58,7 +59,7 @@ type Household struct {
 	rs  *recordService
 	ss  *searchService
 	res *resolver
-	ann *announcer
+	ann *announce.Announcer
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -81,7 +82,7 @@ func StartHousehold(ctx context.Context, cfg HouseholdConfig) (*Household, error
 		return nil, fmt.Errorf("household: start DHT: %w", err)
 	}
 	p := &p2p{host: cfg.Host, dht: d, log: log.With("component", "p2p")}
-	sw, err := newSweeper(d, cfg.ProviderDir, cfg.ProviderStore, c.ReprovideInterval, log)
+	sw, err := announce.NewSweeper(d, cfg.ProviderDir, cfg.ProviderStore, c.ReprovideInterval, log)
 	if err != nil {
 		d.Close()
 		return nil, err
@@ -90,13 +91,13 @@ func StartHousehold(ctx context.Context, cfg HouseholdConfig) (*Household, error
 	hh.rs = newRecordService(cfg.Host, cfg.Store, cfg.Key, log)
 	hh.ss = newSearchService(cfg.Host, d, cfg.Store, cfg.Key, log)
 	hh.res = newResolver(cfg.Store, p, hh.rs, c.LookupTimeout, log)
-	hh.ann = newAnnouncer(cfg.Store, sw, !cfg.NoSearchIndex, log)
+	hh.ann = announce.New(cfg.Store, sw, !cfg.NoSearchIndex, log)
 	bg, cancel := context.WithCancel(context.Background())
 	hh.cancel = cancel
 	hh.wg.Add(2)
 	go func() {
 		defer hh.wg.Done()
-		hh.ann.run(bg)
+		hh.ann.Run(bg)
 	}()
 	go func() {
 		defer hh.wg.Done()
@@ -120,7 +121,7 @@ func (hh *Household) Search(ctx context.Context, q string, limit int) (api.Searc
 }
 
 // ProvideStats are the sweeping provider's statistics.
-func (hh *Household) ProvideStats() ProvideStats { return hh.ann.Stats() }
+func (hh *Household) ProvideStats() announce.Stats { return hh.ann.Stats() }
 
 // Close stops everything StartHousehold started; the host and the store
 // stay open.
@@ -129,5 +130,5 @@ func (hh *Household) Close() error {
 	hh.wg.Wait()
 	hh.rs.close()
 	hh.ss.close()
-	return errors.Join(hh.ann.sw.close(), hh.p.dht.Close())
+	return errors.Join(hh.ann.Close(), hh.p.dht.Close())
 }

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"sync"
 
+	"github.com/metamesh/node/node/announce"
 	"github.com/metamesh/node/store"
 )
 
@@ -33,10 +34,10 @@ type searchIndexer struct {
 
 // tokenKeys takes the key tokens of local roots (the announcer).
 type tokenKeys interface {
-	// setTokens: root's key tokens are now toks.
-	setTokens(root store.RootID, toks []string)
-	// sweptTokens: every root's, after a whole sweep.
-	sweptTokens(ctx context.Context, all map[store.RootID][]string) error
+	// SetTokens: root's key tokens are now toks.
+	SetTokens(root store.RootID, toks []string)
+	// SweptTokens: every root's, after a whole sweep.
+	SweptTokens(ctx context.Context, all map[store.RootID][]string) error
 }
 
 func newSearchIndexer(st *store.Store, cat *catalog, keys tokenKeys, log *slog.Logger) *searchIndexer {
@@ -82,16 +83,16 @@ func (x *searchIndexer) poke() {
 // the head is read, covers what came before, and what a trim lost) and
 // queues every root an entry names.
 func (x *searchIndexer) follow(ctx context.Context) {
-	(&feedFollower{
-		st: x.st, log: x.log, name: "the search indexer",
-		resync:     func(context.Context) error { x.requestSweep(); return nil },
-		resyncWhat: "read the change feed's head",
-		entries: func(_ context.Context, evs []store.Event) {
+	(&announce.FeedFollower{
+		Store: x.st, Log: x.log, Name: "the search indexer",
+		Resync:     func(context.Context) error { x.requestSweep(); return nil },
+		ResyncWhat: "read the change feed's head",
+		Entries: func(_ context.Context, evs []store.Event) {
 			for _, e := range evs {
 				x.add(e.Root, e.Into)
 			}
 		},
-	}).run(ctx)
+	}).Run(ctx)
 }
 
 // watch queues roots whose searchable fields change; after the
@@ -115,7 +116,7 @@ func (x *searchIndexer) watch(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
-		pause(ctx, x.log, "follow field writes", err)
+		announce.Pause(ctx, x.log, "follow field writes", err)
 	}
 }
 
@@ -144,7 +145,7 @@ func (x *searchIndexer) work(ctx context.Context) {
 			}
 			if err != nil {
 				x.requestSweep()
-				pause(ctx, x.log, "sweep the search index", err)
+				announce.Pause(ctx, x.log, "sweep the search index", err)
 				continue
 			}
 			roots = append(roots, all...)
@@ -158,7 +159,7 @@ func (x *searchIndexer) work(ctx context.Context) {
 				if sweep {
 					x.requestSweep()
 				}
-				pause(ctx, x.log, "read roots into the catalog", err)
+				announce.Pause(ctx, x.log, "read roots into the catalog", err)
 				continue
 			}
 		}
@@ -183,11 +184,11 @@ func (x *searchIndexer) index(ctx context.Context, roots []store.RootID, sweep b
 			x.add(roots[i:]...)
 			if sweep {
 				for r, toks := range all {
-					x.keys.setTokens(r, toks)
+					x.keys.SetTokens(r, toks)
 				}
 				x.requestSweep()
 			}
-			pause(ctx, x.log, "index a root for search", err)
+			announce.Pause(ctx, x.log, "index a root for search", err)
 			return
 		}
 		if sweep {
@@ -196,12 +197,12 @@ func (x *searchIndexer) index(ctx context.Context, roots []store.RootID, sweep b
 			}
 			continue
 		}
-		x.keys.setTokens(r, toks)
+		x.keys.SetTokens(r, toks)
 	}
 	if sweep {
-		if err := x.keys.sweptTokens(ctx, all); err != nil && ctx.Err() == nil {
+		if err := x.keys.SweptTokens(ctx, all); err != nil && ctx.Err() == nil {
 			x.requestSweep()
-			pause(ctx, x.log, "provide the search token keys", err)
+			announce.Pause(ctx, x.log, "provide the search token keys", err)
 		}
 	}
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/metamesh/node/api"
 	"github.com/metamesh/node/ingest"
+	"github.com/metamesh/node/node/announce"
 	"github.com/metamesh/node/store"
 )
 
@@ -35,7 +36,7 @@ type Node struct {
 
 	p2p *p2p
 	rs  *recordService
-	ann *announcer
+	ann *announce.Announcer
 	res *resolver
 	met *nodeMetrics
 	// hashDuration exists before ingest starts (it reports into it);
@@ -100,11 +101,11 @@ func (n *Node) Start(ctx context.Context) error {
 	n.rs = newRecordService(p.host, st, key, n.log)
 	n.res = newResolver(st, p, n.rs, n.cfg.LookupTimeout, n.log)
 	n.res.refreshAfter = n.cfg.PeerRecordTTL
-	sw, err := newSweeper(p.dht, filepath.Join(n.cfg.DataDir, "provider"), nil, n.cfg.ReprovideInterval, n.log)
+	sw, err := announce.NewSweeper(p.dht, filepath.Join(n.cfg.DataDir, "provider"), nil, n.cfg.ReprovideInterval, n.log)
 	if err != nil {
 		return errors.Join(err, n.Close())
 	}
-	n.ann = newAnnouncer(st, sw, !n.cfg.NoSearchIndex, n.log)
+	n.ann = announce.New(st, sw, !n.cfg.NoSearchIndex, n.log)
 	bg, cancel := context.WithCancel(context.Background())
 	n.stop = cancel
 	n.wg.Add(2)
@@ -115,7 +116,7 @@ func (n *Node) Start(ctx context.Context) error {
 	}()
 	go func() {
 		defer n.wg.Done()
-		n.ann.run(bg)
+		n.ann.Run(bg)
 	}()
 	// Search: the index follows the feed and field writes; peers ask on
 	// /metamesh/search/1.1.0 (or 1.0.0).
@@ -236,7 +237,7 @@ func (n *Node) PeerID() string { return n.p2p.host.ID().String() }
 func (n *Node) P2PAddrs() []string { return n.p2p.Addrs() }
 
 // ProvideStats are the announcer's counters (after Start).
-func (n *Node) ProvideStats() ProvideStats { return n.ann.Stats() }
+func (n *Node) ProvideStats() announce.Stats { return n.ann.Stats() }
 
 // APIAddr is the address the HTTP API listens on (after Start).
 func (n *Node) APIAddr() string {
@@ -275,7 +276,7 @@ func (n *Node) Close() error {
 			n.srch.close()
 		}
 		if n.ann != nil {
-			errs = append(errs, n.ann.sw.close())
+			errs = append(errs, n.ann.Close())
 		}
 		if n.p2p != nil {
 			errs = append(errs, n.p2p.Close())

@@ -18,7 +18,7 @@ import (
 	"github.com/libp2p/go-libp2p/core/peer"
 
 	"github.com/metamesh/node/api"
-	"github.com/metamesh/node/node"
+	"github.com/metamesh/node/node/announce"
 )
 
 // Commands that talk to a node send the token of --api-token-file (or
@@ -248,7 +248,7 @@ func TestClient_StatusOutput(t *testing.T) {
 
 	// The sweeping provider's statistics, as the node gives them.
 	next := time.Date(2026, 5, 1, 13, 0, 0, 0, time.UTC)
-	st.Provide = node.ProvideStats{Keys: 100000, Regions: 12, AvgPrefixLength: 3.58, NextReprovideAt: next, LastCycle: 1500 * time.Millisecond,
+	st.Provide = announce.Stats{Keys: 100000, Regions: 12, AvgPrefixLength: 3.58, NextReprovideAt: next, LastCycle: 1500 * time.Millisecond,
 		Provided: 100012, Failed: 3, Walks: 15, Messages: 420, Resumed: true, Connectivity: "online", CIDKeys: 99000, TokenKeys: 1000}
 	got := statusOf(st)
 	for _, l := range []string{

@@ -23,7 +23,7 @@ import (
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/libp2p/go-libp2p/core/routing"
 
-	"github.com/metamesh/node/node"
+	"github.com/metamesh/node/node/announce"
 	"github.com/metamesh/node/protocol"
 )
 
@@ -67,7 +67,7 @@ func cpuTime() time.Duration {
 func perCID(ctx context.Context, m *Member, keys []string) (walks, messages int64, took time.Duration) {
 	d := m.HH.DHT()
 	var sent atomic.Int64
-	pm, err := pb.NewProtocolMessenger(node.CountingSender(d.MessageSender(), &sent))
+	pm, err := pb.NewProtocolMessenger(announce.CountingSender(d.MessageSender(), &sent))
 	if err != nil {
 		panic(err)
 	}
@@ -556,4 +556,4 @@ func slope(xs, ys []float64) float64 {
 }
 
 // ProvideStatsPair are two households' provider statistics.
-type ProvideStatsPair [2]node.ProvideStats
+type ProvideStatsPair [2]announce.Stats

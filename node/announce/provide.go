@@ -1,4 +1,4 @@
-package node
+package announce
 
 import (
 	"context"
@@ -20,14 +20,14 @@ import (
 	mh "github.com/multiformats/go-multihash"
 )
 
-// sweeper provides the node's announced CIDs through kad-dht's sweeping
+// Sweeper provides the node's announced CIDs through kad-dht's sweeping
 // provider: keys are grouped by keyspace region and each region is
 // provided with one DHT walk, so a reprovide cycle costs about as many
 // walks as there are regions (a few per DHT server), not one per file.
 // Its keystore and its schedule persist in a pebble datastore under the
 // data directory (DataDir/provider), so a restart resumes the cycle
 // instead of providing everything again.
-type sweeper struct {
+type Sweeper struct {
 	sp      *provider.SweepingProvider
 	ks      *keystore.ResettableKeystore
 	ds      datastore.Batching
@@ -38,18 +38,18 @@ type sweeper struct {
 	messages atomic.Int64 // DHT messages it sent
 }
 
-// maxReprovideDelay bounds how late a region's reprovide may come (kad-dht:
+// MaxReprovideDelay bounds how late a region's reprovide may come (kad-dht:
 // regions grow and shrink with churn): an hour, or a tenth of a shorter
 // interval.
-func maxReprovideDelay(interval time.Duration) time.Duration {
+func MaxReprovideDelay(interval time.Duration) time.Duration {
 	return max(min(time.Hour, interval/10), time.Millisecond)
 }
 
-// newSweeper opens the provider's datastore in dir (a pebble database), or
+// NewSweeper opens the provider's datastore in dir (a pebble database), or
 // uses ds when it is not nil, and starts the sweeping provider on d. It
 // provides nothing until the announcer gives it keys.
-func newSweeper(d *dht.IpfsDHT, dir string, ds datastore.Batching, interval time.Duration, log *slog.Logger) (*sweeper, error) {
-	s := &sweeper{ds: ds}
+func NewSweeper(d *dht.IpfsDHT, dir string, ds datastore.Batching, interval time.Duration, log *slog.Logger) (*Sweeper, error) {
+	s := &Sweeper{ds: ds}
 	if ds == nil {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return nil, fmt.Errorf("provider: %w", err)
@@ -82,7 +82,7 @@ func newSweeper(d *dht.IpfsDHT, dir string, ds datastore.Batching, interval time
 		provider.WithDatastore(namespace.Wrap(ds, datastore.NewKey("/schedule"))),
 		provider.WithReplicationFactor(20),
 		provider.WithReprovideInterval(interval),
-		provider.WithMaxReprovideDelay(maxReprovideDelay(interval)),
+		provider.WithMaxReprovideDelay(MaxReprovideDelay(interval)),
 		provider.WithLoggerName("metamesh-provider"),
 	)
 	if err != nil {
@@ -102,7 +102,7 @@ func newSweeper(d *dht.IpfsDHT, dir string, ds datastore.Batching, interval time
 }
 
 // keys lists the keystore: every multihash the provider reprovides.
-func (s *sweeper) keys(ctx context.Context) (map[string]bool, error) {
+func (s *Sweeper) keys(ctx context.Context) (map[string]bool, error) {
 	ks, err := s.ks.Get(ctx, "")
 	if err != nil {
 		return nil, err
@@ -116,7 +116,7 @@ func (s *sweeper) keys(ctx context.Context) (map[string]bool, error) {
 
 // reset makes want the whole keystore, provides at once the keys that were
 // not in it, and schedules every region that holds keys.
-func (s *sweeper) reset(ctx context.Context, want []cid.Cid) error {
+func (s *Sweeper) reset(ctx context.Context, want []cid.Cid) error {
 	had, err := s.keys(ctx)
 	if err != nil {
 		return fmt.Errorf("provider: read keystore: %w", err)
@@ -159,7 +159,7 @@ func (s *sweeper) reset(ctx context.Context, want []cid.Cid) error {
 
 // add provides the keys of cs the keystore lacks and keeps reproviding
 // them; it removes nothing.
-func (s *sweeper) add(cs []cid.Cid) error {
+func (s *Sweeper) add(cs []cid.Cid) error {
 	if len(cs) == 0 {
 		return nil
 	}
@@ -171,14 +171,14 @@ func (s *sweeper) add(cs []cid.Cid) error {
 }
 
 // start provides c and keeps reproviding it.
-func (s *sweeper) start(c cid.Cid) error { return s.sp.StartProviding(false, c.Hash()) }
+func (s *Sweeper) start(c cid.Cid) error { return s.sp.StartProviding(false, c.Hash()) }
 
 // stop stops reproviding c; its records expire by themselves.
-func (s *sweeper) stop(c cid.Cid) error { return s.sp.StopProviding(c.Hash()) }
+func (s *Sweeper) stop(c cid.Cid) error { return s.sp.StopProviding(c.Hash()) }
 
 // again provides every key at once (a new relay address to tell, say),
 // region by region.
-func (s *sweeper) again(ctx context.Context) error {
+func (s *Sweeper) again(ctx context.Context) error {
 	ks, err := s.ks.Get(ctx, "")
 	if err != nil || len(ks) == 0 {
 		return err
@@ -186,7 +186,7 @@ func (s *sweeper) again(ctx context.Context) error {
 	return s.sp.StartProviding(true, ks...)
 }
 
-func (s *sweeper) close() error {
+func (s *Sweeper) close() error {
 	err := s.sp.Close()
 	if e := s.ks.Close(); err == nil {
 		err = e
@@ -198,7 +198,7 @@ func (s *sweeper) close() error {
 }
 
 // closeDS closes the datastore when the sweeper opened it.
-func (s *sweeper) closeDS() error {
+func (s *Sweeper) closeDS() error {
 	if !s.owned {
 		return nil
 	}

@@ -1,4 +1,4 @@
-package node
+package announce
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 	"github.com/metamesh/node/store"
 )
 
-// announcer gives the sweeping provider (provide.go) two kinds of keys
+// Announcer gives the sweeping provider (provide.go) two kinds of keys
 // and nothing else:
 //
 //   - for every local root, the CID the node computed from its own bytes
@@ -25,7 +25,7 @@ import (
 //   - unless turned off (--search-index=false), the DHT key of every
 //     search token the local files hold (protocol.SearchTokenKey of
 //     store.KeyTokens), as the search indexer reports them root by root
-//     (setTokens) and after each of its sweeps (sweptTokens): a token is
+//     (SetTokens) and after each of its sweeps (SweptTokens): a token is
 //     provided when its first local root gains it and stopped when its
 //     last one loses it.
 //
@@ -35,9 +35,9 @@ import (
 // more go. Until the indexer's first sweep is in, CIDs the keystore lacks
 // are provided without removing anything. The provider reprovides
 // everything, region by region, every ReprovideInterval.
-type announcer struct {
+type Announcer struct {
 	st    *store.Store
-	sw    *sweeper
+	sw    *Sweeper
 	log   *slog.Logger
 	index bool // provide token keys
 
@@ -54,13 +54,13 @@ type announcer struct {
 	tokensSwept bool                      // the indexer reported a whole sweep once
 	feedResyncs int64
 	last        string
-	stats       ProvideStats // as Stats last read them, at statsAt
+	stats       Stats // as Stats last read them, at statsAt
 	statsAt     time.Time
 }
 
-// ProvideStats are the provider's statistics, as /api/status.provide
+// Stats are the provider's statistics, as /api/status.provide
 // gives them.
-type ProvideStats struct {
+type Stats struct {
 	// Keys are the CIDs in the provider's keystore; Regions the keyspace
 	// regions they fall in, AvgPrefixLength those regions' mean prefix
 	// length in bits.
@@ -101,10 +101,10 @@ type ProvideStats struct {
 	LastProvided string `json:"lastProvided,omitempty"`
 }
 
-// newAnnouncer announces on sw what st holds; index: the search token
+// New announces on sw what st holds; index: the search token
 // keys too.
-func newAnnouncer(st *store.Store, sw *sweeper, index bool, log *slog.Logger) *announcer {
-	return &announcer{st: st, sw: sw, index: index, log: log.With("component", "announce"),
+func New(st *store.Store, sw *Sweeper, index bool, log *slog.Logger) *Announcer {
+	return &Announcer{st: st, sw: sw, index: index, log: log.With("component", "announce"),
 		announced: map[store.RootID]string{}, cidRefs: map[string]int{}, tokens: map[store.RootID][]string{}, refs: map[string]int{}}
 }
 
@@ -113,14 +113,14 @@ func newAnnouncer(st *store.Store, sw *sweeper, index bool, log *slog.Logger) *a
 const statsTTL = 500 * time.Millisecond
 
 // Stats returns the provider's statistics and the announcer's counters.
-func (a *announcer) Stats() ProvideStats {
+func (a *Announcer) Stats() Stats {
 	a.mu.Lock()
 	if time.Since(a.statsAt) < statsTTL {
 		s := a.stats
 		a.mu.Unlock()
 		return s
 	}
-	s := ProvideStats{Announced: len(a.announced), FeedResyncs: a.feedResyncs, LastProvided: a.last,
+	s := Stats{Announced: len(a.announced), FeedResyncs: a.feedResyncs, LastProvided: a.last,
 		CIDKeys: len(a.cidRefs), TokenKeys: len(a.refs)}
 	a.mu.Unlock()
 	defer func() {
@@ -145,31 +145,31 @@ func (a *announcer) Stats() ProvideStats {
 	return s
 }
 
-// run follows the feed and hands keys to the provider until ctx ends:
+// Run follows the feed and hands keys to the provider until ctx ends:
 // first a full sweep (after reading the feed's head, so nothing that
 // happens meanwhile is missed), then every key-set entry; a trim counts
 // a resync and sweeps again.
-func (a *announcer) run(ctx context.Context) {
-	(&feedFollower{
-		st: a.st, log: a.log, name: "the announcer",
-		resync: a.sweep, resyncWhat: "sweep the store",
-		trimmed: func() {
+func (a *Announcer) Run(ctx context.Context) {
+	(&FeedFollower{
+		Store: a.st, Log: a.log, Name: "the announcer",
+		Resync: a.sweep, ResyncWhat: "sweep the store",
+		Trimmed: func() {
 			a.mu.Lock()
 			a.feedResyncs++
 			a.mu.Unlock()
 		},
-		entries: func(ctx context.Context, evs []store.Event) {
+		Entries: func(ctx context.Context, evs []store.Event) {
 			for _, e := range evs {
 				if e.KeySet() {
 					a.check(ctx, e.Root)
 				}
 			}
 		},
-	}).run(ctx)
+	}).Run(ctx)
 }
 
 // sweep reads what every root announces and brings the keystore in step.
-func (a *announcer) sweep(ctx context.Context) error {
+func (a *Announcer) sweep(ctx context.Context) error {
 	roots, err := a.st.RootIDs(ctx)
 	if err != nil {
 		return err
@@ -197,9 +197,9 @@ func (a *announcer) sweep(ctx context.Context) error {
 	return a.reconcile(ctx)
 }
 
-// sweptTokens takes every local root's key tokens, from a whole sweep of
+// SweptTokens takes every local root's key tokens, from a whole sweep of
 // the search indexer, and brings the keystore in step.
-func (a *announcer) sweptTokens(ctx context.Context, all map[store.RootID][]string) error {
+func (a *Announcer) SweptTokens(ctx context.Context, all map[store.RootID][]string) error {
 	if !a.index {
 		return nil
 	}
@@ -221,7 +221,7 @@ func (a *announcer) sweptTokens(ctx context.Context, all map[store.RootID][]stri
 // key set once both the CIDs and the tokens were swept; before the
 // tokens, the CIDs it lacks only (what it holds stays: token keys of the
 // last run among them); nothing before the CIDs.
-func (a *announcer) reconcile(ctx context.Context) error {
+func (a *Announcer) reconcile(ctx context.Context) error {
 	a.mu.Lock()
 	cidsSwept, whole := a.cidsSwept, a.tokensSwept || !a.index
 	var want []cid.Cid
@@ -250,11 +250,11 @@ func (a *announcer) reconcile(ctx context.Context) error {
 	return nil
 }
 
-// setTokens takes root's key tokens now (none: it is gone, or not a local
+// SetTokens takes root's key tokens now (none: it is gone, or not a local
 // file): a token its first root gains is provided, one its last root
 // loses is stopped. Before the indexer's first whole sweep it only
 // notes them (the sweep's reset provides them).
-func (a *announcer) setTokens(root store.RootID, toks []string) {
+func (a *Announcer) SetTokens(root store.RootID, toks []string) {
 	if !a.index {
 		return
 	}
@@ -301,7 +301,7 @@ func (a *announcer) setTokens(root store.RootID, toks []string) {
 }
 
 // check brings root's announcement in line with the store.
-func (a *announcer) check(ctx context.Context, r store.RootID) {
+func (a *Announcer) check(ctx context.Context, r store.RootID) {
 	c, err := a.st.Announced(ctx, r)
 	if err != nil {
 		a.log.Warn("cannot read what a root announces", "err", err)
@@ -356,8 +356,12 @@ func (a *announcer) check(ctx context.Context, r store.RootID) {
 
 // Reprovide provides every announced CID again at once, region by region
 // (the node has a new address to tell: a relay reservation).
-func (a *announcer) Reprovide(ctx context.Context) {
+func (a *Announcer) Reprovide(ctx context.Context) {
 	if err := a.sw.again(ctx); err != nil {
 		a.log.Warn("cannot provide again", "err", err)
 	}
 }
+
+// Close stops the provider and closes its keystore and datastore; Run
+// must have returned.
+func (a *Announcer) Close() error { return a.sw.close() }

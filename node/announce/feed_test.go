@@ -1,4 +1,4 @@
-package node
+package announce
 
 import (
 	"context"
@@ -50,17 +50,17 @@ func TestFeedFollower(t *testing.T) {
 	gate := make(chan struct{})
 	ctx, cancel := context.WithCancel(bg)
 	defer cancel()
-	ff := &feedFollower{
-		st: st, log: slog.New(slog.NewTextHandler(&logs, nil)), name: "the test follower",
-		resync: func(context.Context) error {
+	ff := &FeedFollower{
+		Store: st, Log: slog.New(slog.NewTextHandler(&logs, nil)), Name: "the test follower",
+		Resync: func(context.Context) error {
 			if resyncs.Add(1) == 1 {
 				return errors.New("injected resync failure")
 			}
 			return nil
 		},
-		resyncWhat: "resync the test follower",
-		trimmed:    func() { trims.Add(1) },
-		entries: func(ctx context.Context, evs []store.Event) {
+		ResyncWhat: "resync the test follower",
+		Trimmed:    func() { trims.Add(1) },
+		Entries: func(ctx context.Context, evs []store.Event) {
 			var paths []string
 			for _, e := range evs {
 				paths = append(paths, e.Path)
@@ -79,7 +79,7 @@ func TestFeedFollower(t *testing.T) {
 		},
 	}
 	done := make(chan struct{})
-	go func() { defer close(done); ff.run(ctx) }()
+	go func() { defer close(done); ff.Run(ctx) }()
 
 	waitFor := func(what string, ok func() bool) {
 		t.Helper()
