@@ -131,7 +131,7 @@ func (b *backend) Status(ctx context.Context) (api.Status, error) {
 		Provide:      ps,
 		HashQueue:    n.ing.QueueLen(),
 		Redis:        api.RedisStatus{OK: true, Managed: n.st.Server() != nil},
-		Files:        n.cat.counts(),
+		Files:        n.cat.Counts(),
 		RelayService: n.p2p.relay != nil,
 		Relays:       []api.Relay{},
 	}
@@ -366,5 +366,5 @@ func (b *backend) Search(ctx context.Context, q string, limit int, cursor string
 // Library answers GET /api/library from the catalog (catalog.go): no
 // Redis read.
 func (b *backend) Library(_ context.Context, q api.LibraryQuery) (api.LibraryPage, error) {
-	return b.n.cat.page(q)
+	return b.n.cat.Page(q)
 }

@@ -41,13 +41,8 @@
 //   - document.go: the api.Document GET /api/meta answers, built from
 //     a store.Document in one place (known fields typed, exact bytes of
 //     paths that are not UTF-8).
-//   - indexer.go: the search indexer (feed + field writes →
-//     store.IndexRoot, and the catalog; each local root's key tokens go
-//     to the announcer).
-//   - catalog.go: the catalog, the library's lists in memory (recent,
-//     movies, shows → seasons → episodes) that GET /api/library pages
-//     through; loaded by the indexer's sweep, kept by its feed and field
-//     writes (store.CatalogEntries).
+//   - node/catalog (its own package): the search indexer and the
+//     catalog, the library's lists in memory (GET /api/library).
 //   - search.go: /metamesh/search/1.1.0 and 1.0.0 (answered with local files only,
 //     signed), the federated fan-out (at most 32 connected peers, 8 at
 //     once, and up to 64 households the keyword index names, 8 at once,

@@ -16,6 +16,7 @@ import (
 
 	"github.com/metamesh/node/api"
 	"github.com/metamesh/node/node/announce"
+	"github.com/metamesh/node/node/catalog"
 	"github.com/metamesh/node/store"
 )
 
@@ -101,7 +102,7 @@ func StartHousehold(ctx context.Context, cfg HouseholdConfig) (*Household, error
 	}()
 	go func() {
 		defer hh.wg.Done()
-		newSearchIndexer(cfg.Store, nil, hh.ann, log).run(bg)
+		catalog.NewIndexer(cfg.Store, nil, hh.ann, log).Run(bg)
 	}()
 	return hh, nil
 }

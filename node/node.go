@@ -18,6 +18,7 @@ import (
 	"github.com/metamesh/node/api"
 	"github.com/metamesh/node/ingest"
 	"github.com/metamesh/node/node/announce"
+	"github.com/metamesh/node/node/catalog"
 	"github.com/metamesh/node/store"
 )
 
@@ -43,7 +44,7 @@ type Node struct {
 	// newMetrics registers it.
 	hashDuration prometheus.Histogram
 	srch         *searchService
-	cat          *catalog           // the library's lists (GET /api/library)
+	cat          *catalog.Catalog   // the library's lists (GET /api/library)
 	stop         context.CancelFunc // ends Follow and the announcer
 	// closing is closed when the API starts shutting down: event streams,
 	// which never go idle, end on it.
@@ -121,11 +122,11 @@ func (n *Node) Start(ctx context.Context) error {
 	// Search: the index follows the feed and field writes; peers ask on
 	// /metamesh/search/1.1.0 (or 1.0.0).
 	n.srch = newSearchService(p.host, p.dht, st, key, n.log)
-	n.cat = newCatalog()
+	n.cat = catalog.New()
 	n.wg.Add(1)
 	go func() {
 		defer n.wg.Done()
-		newSearchIndexer(st, n.cat, n.ann, n.log).run(bg)
+		catalog.NewIndexer(st, n.cat, n.ann, n.log).Run(bg)
 	}()
 	n.wg.Add(1)
 	go func() {

@@ -1,4 +1,4 @@
-package node
+package catalog
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 	"github.com/metamesh/node/store"
 )
 
-// searchIndexer keeps the store's search index and the node's catalog
+// Indexer keeps the store's search index and the node's catalog
 // (catalog.go) in step: every root the change feed names (key-set
 // changes, mints, merges, deletes) and every root whose searchable fields
 // were written (store.WatchSearchFields: extraction, re-extraction,
@@ -20,10 +20,10 @@ import (
 // subscription was lost. Every local root's key tokens (store.KeyTokens)
 // go to keys as it indexes them, root by root, and as one whole set after
 // a sweep.
-type searchIndexer struct {
+type Indexer struct {
 	st   *store.Store
-	cat  *catalog // nil: no catalog (a Household serves no API)
-	keys tokenKeys
+	cat  *Catalog // nil: no catalog (a Household serves no API)
+	keys TokenKeys
 	log  *slog.Logger
 
 	mu      sync.Mutex
@@ -32,20 +32,20 @@ type searchIndexer struct {
 	wake    chan struct{}
 }
 
-// tokenKeys takes the key tokens of local roots (the announcer).
-type tokenKeys interface {
+// TokenKeys takes the key tokens of local roots (the announcer).
+type TokenKeys interface {
 	// SetTokens: root's key tokens are now toks.
 	SetTokens(root store.RootID, toks []string)
 	// SweptTokens: every root's, after a whole sweep.
 	SweptTokens(ctx context.Context, all map[store.RootID][]string) error
 }
 
-func newSearchIndexer(st *store.Store, cat *catalog, keys tokenKeys, log *slog.Logger) *searchIndexer {
-	return &searchIndexer{st: st, cat: cat, keys: keys, log: log.With("component", "search"), pending: map[store.RootID]bool{}, wake: make(chan struct{}, 1)}
+func NewIndexer(st *store.Store, cat *Catalog, keys TokenKeys, log *slog.Logger) *Indexer {
+	return &Indexer{st: st, cat: cat, keys: keys, log: log.With("component", "search"), pending: map[store.RootID]bool{}, wake: make(chan struct{}, 1)}
 }
 
-// run indexes until ctx ends.
-func (x *searchIndexer) run(ctx context.Context) {
+// Run indexes until ctx ends.
+func (x *Indexer) Run(ctx context.Context) {
 	var wg sync.WaitGroup
 	wg.Add(2)
 	go func() { defer wg.Done(); x.follow(ctx) }()
@@ -54,7 +54,7 @@ func (x *searchIndexer) run(ctx context.Context) {
 	wg.Wait()
 }
 
-func (x *searchIndexer) add(roots ...store.RootID) {
+func (x *Indexer) add(roots ...store.RootID) {
 	x.mu.Lock()
 	for _, r := range roots {
 		if r != "" {
@@ -65,14 +65,14 @@ func (x *searchIndexer) add(roots ...store.RootID) {
 	x.poke()
 }
 
-func (x *searchIndexer) requestSweep() {
+func (x *Indexer) requestSweep() {
 	x.mu.Lock()
 	x.sweep = true
 	x.mu.Unlock()
 	x.poke()
 }
 
-func (x *searchIndexer) poke() {
+func (x *Indexer) poke() {
 	select {
 	case x.wake <- struct{}{}:
 	default:
@@ -82,7 +82,7 @@ func (x *searchIndexer) poke() {
 // follow reads the change feed from its head (a sweep, asked for once
 // the head is read, covers what came before, and what a trim lost) and
 // queues every root an entry names.
-func (x *searchIndexer) follow(ctx context.Context) {
+func (x *Indexer) follow(ctx context.Context) {
 	(&announce.FeedFollower{
 		Store: x.st, Log: x.log, Name: "the search indexer",
 		Resync:     func(context.Context) error { x.requestSweep(); return nil },
@@ -97,7 +97,7 @@ func (x *searchIndexer) follow(ctx context.Context) {
 
 // watch queues roots whose searchable fields change; after the
 // subscription is lost it subscribes again and sweeps.
-func (x *searchIndexer) watch(ctx context.Context) {
+func (x *Indexer) watch(ctx context.Context) {
 	first := true
 	for ctx.Err() == nil {
 		ready := make(chan struct{})
@@ -122,7 +122,7 @@ func (x *searchIndexer) watch(ctx context.Context) {
 
 // work reads the queued roots into the catalog and indexes them, and
 // sweeps when asked.
-func (x *searchIndexer) work(ctx context.Context) {
+func (x *Indexer) work(ctx context.Context) {
 	for {
 		select {
 		case <-ctx.Done():
@@ -170,7 +170,7 @@ func (x *searchIndexer) work(ctx context.Context) {
 // index indexes roots and hands their key tokens on: one by one, or, for
 // a sweep that indexed every root, as one set. A root that fails is queued
 // again with those after it (a failed sweep asks for another).
-func (x *searchIndexer) index(ctx context.Context, roots []store.RootID, sweep bool) {
+func (x *Indexer) index(ctx context.Context, roots []store.RootID, sweep bool) {
 	var all map[store.RootID][]string
 	if sweep {
 		all = make(map[store.RootID][]string, len(roots))

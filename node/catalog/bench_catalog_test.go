@@ -1,4 +1,4 @@
-package node
+package catalog
 
 import (
 	"fmt"
@@ -18,7 +18,7 @@ func BenchmarkCatalog(b *testing.B) {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	c := newCatalog()
+	c := New()
 	for i := range files {
 		e := store.CatalogEntry{Root: store.NewRootID(), CID: fmt.Sprintf("bafkrei%052d", i), Size: int64(i) << 20,
 			FileType: "video", Source: "local", Season: -1, Episode: -1}
@@ -44,7 +44,7 @@ func BenchmarkCatalog(b *testing.B) {
 	b.Run("page", func(b *testing.B) {
 		c.viewsOf()
 		for b.Loop() {
-			if _, err := c.page(api.LibraryQuery{View: api.ViewMovies, Season: -1, Page: 300, Limit: 50}); err != nil {
+			if _, err := c.Page(api.LibraryQuery{View: api.ViewMovies, Season: -1, Page: 300, Limit: 50}); err != nil {
 				b.Fatal(err)
 			}
 		}

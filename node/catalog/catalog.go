@@ -1,4 +1,4 @@
-package node
+package catalog
 
 import (
 	"cmp"
@@ -12,7 +12,7 @@ import (
 	"github.com/metamesh/node/store"
 )
 
-// catalog is the node's list of its library in memory, what GET
+// Catalog is the node's list of its library in memory, what GET
 // /api/library pages through: one store.CatalogEntry per root (the few
 // fields a list shows), so a list is sorted and cut without a Redis read.
 //
@@ -25,7 +25,7 @@ import (
 //
 // The sorted lists are built on the first read after a change and then
 // shared by every read until the next change: readers never sort.
-type catalog struct {
+type Catalog struct {
 	mu      sync.RWMutex
 	entries map[store.RootID]store.CatalogEntry
 	local   int  // entries of local files
@@ -33,11 +33,11 @@ type catalog struct {
 	views   *catalogViews
 }
 
-func newCatalog() *catalog { return &catalog{entries: map[store.RootID]store.CatalogEntry{}} }
+func New() *Catalog { return &Catalog{entries: map[store.RootID]store.CatalogEntry{}} }
 
 // update reads roots' entries from the store; with sweep, roots are every
 // root and the catalog becomes exactly theirs.
-func (c *catalog) update(ctx context.Context, st *store.Store, roots []store.RootID, sweep bool) error {
+func (c *Catalog) update(ctx context.Context, st *store.Store, roots []store.RootID, sweep bool) error {
 	es, err := st.CatalogEntries(ctx, roots)
 	if err != nil {
 		return err
@@ -63,7 +63,7 @@ func (c *catalog) update(ctx context.Context, st *store.Store, roots []store.Roo
 }
 
 // drop removes root's entry; c.mu is held.
-func (c *catalog) drop(r store.RootID) {
+func (c *Catalog) drop(r store.RootID) {
 	if e, ok := c.entries[r]; ok && e.Local() {
 		c.local--
 	}
@@ -71,14 +71,14 @@ func (c *catalog) drop(r store.RootID) {
 }
 
 // counts counts the library's files.
-func (c *catalog) counts() api.LibraryCounts {
+func (c *Catalog) Counts() api.LibraryCounts {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	return c.countsLocked()
 }
 
 // countsLocked is counts with c.mu held.
-func (c *catalog) countsLocked() api.LibraryCounts {
+func (c *Catalog) countsLocked() api.LibraryCounts {
 	return api.LibraryCounts{Local: c.local, FromPeers: len(c.entries) - c.local, Loaded: c.loaded}
 }
 
@@ -130,7 +130,7 @@ func listable(e store.CatalogEntry) bool {
 func episode(e store.CatalogEntry) bool { return e.Season >= 0 && e.Episode >= 0 }
 
 // viewsOf returns the current views, building them after a change.
-func (c *catalog) viewsOf() (*catalogViews, api.LibraryCounts) {
+func (c *Catalog) viewsOf() (*catalogViews, api.LibraryCounts) {
 	c.mu.RLock()
 	v, n := c.views, c.countsLocked()
 	c.mu.RUnlock()
@@ -207,8 +207,8 @@ func (v *catalogViews) addEpisode(l listed) {
 	}
 }
 
-// page answers GET /api/library.
-func (c *catalog) page(q api.LibraryQuery) (api.LibraryPage, error) {
+// Page answers GET /api/library.
+func (c *Catalog) Page(q api.LibraryQuery) (api.LibraryPage, error) {
 	v, counts := c.viewsOf()
 	p := api.LibraryPage{View: q.View, Files: counts}
 	switch {
