@@ -34,7 +34,7 @@ type backend struct{ n *Node }
 // lookup.
 func (b *backend) Meta(ctx context.Context, cid string, local bool, from api.Caller) (api.Document, error) {
 	start := time.Now()
-	doc, err := b.n.res.Meta(ctx, cid, local, from)
+	doc, err := b.n.hh.res.Meta(ctx, cid, local, from)
 	if b.n.met != nil && !errors.As(err, new(*api.RateLimitedError)) {
 		b.n.met.lookup(doc, err, time.Since(start))
 	}
@@ -60,7 +60,7 @@ func status404(err error) bool { return errors.Is(err, api.ErrNotFound) }
 
 // Providers lists the peers the DHT returns for cid.
 func (b *backend) Providers(ctx context.Context, cid string) ([]string, error) {
-	return b.n.res.Providers(ctx, cid)
+	return b.n.hh.res.Providers(ctx, cid)
 }
 
 // Peers lists the connected peers: how the node is connected to each
@@ -119,7 +119,7 @@ func (b *backend) Status(ctx context.Context) (api.Status, error) {
 	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
 	defer cancel()
 	n := b.n
-	ps := n.ann.Stats()
+	ps := n.hh.ann.Stats()
 	st := api.Status{
 		Version:      Version,
 		PeerID:       n.p2p.host.ID().String(),
@@ -196,7 +196,7 @@ func (b *backend) File(ctx context.Context, c string) (*api.File, error) {
 	}
 	p := doc.FilePath()
 	if p == "" {
-		known, _, _ := n.res.fromStore(ctx, c)
+		known, _, _ := n.hh.res.fromStore(ctx, c)
 		return nil, &api.NotFoundError{CID: c, Providers: known.Providers}
 	}
 	ps, err := n.st.Path(ctx, p)
@@ -360,7 +360,7 @@ func exactBytes(p string) []byte {
 // connected peers' answers as far as from may make the node ask them
 // (search.go).
 func (b *backend) Search(ctx context.Context, q string, limit int, cursor string, federated bool, from api.Caller) (api.SearchResult, error) {
-	return b.n.srch.search(ctx, q, limit, cursor, federated, from)
+	return b.n.hh.ss.search(ctx, q, limit, cursor, federated, from)
 }
 
 // Library answers GET /api/library from the catalog (catalog.go): no

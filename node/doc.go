@@ -10,7 +10,8 @@
 //   - datadir.go: the data directory every command shares
 //     (DefaultDataDir, CheckDataDir) and DATA/api.url, where a running
 //     node tells the client commands its API.
-//   - node.go: New, Start, Close, Run.
+//   - node.go: New, Start, Close, Run: a Node is a Household plus
+//     ingest plus the HTTP API.
 //   - p2p.go: identity (DATA/identity.key), the host (TCP and QUIC, Noise,
 //     Yamux, connection and resource managers, private network, allow-list
 //     gater, AutoNAT v2, the relay transport, hole punching) and the DHT;
@@ -34,8 +35,10 @@
 //     dials); a failed dial's reason on one line.
 //   - node/announce (its own package): the change-feed follower, the
 //     announcer and the sweeping provider.
-//   - household.go: Household, the federation side alone on a host and
-//     store the caller made (testnet/sim runs hundreds of them).
+//   - household.go: Household, the federation side (DHT, announcer,
+//     record and search protocols, search indexer, resolver, reprovide on
+//     a first peer), wired in one place (startHousehold): a Node runs one
+//     on its host, testnet/sim runs hundreds through StartHousehold.
 //   - records.go: /metamesh/record/1.0.0, both sides.
 //   - resolve.go: federated GET /api/meta and /api/providers.
 //   - document.go: the api.Document GET /api/meta answers, built from
@@ -62,10 +65,10 @@
 // # Goroutines
 //
 // Start runs: the HTTP server; store.Follow (outside writers' fields);
-// the announcer (a feed reader, a reprovide ticker and 4 provide workers);
-// the search indexer (a feed reader, a field-write subscriber and one
-// worker that alone calls IndexRoot and writes the catalog, which API
-// handlers read under its lock);
+// the Household's: the announcer (a feed reader; the sweeping provider
+// runs its own), the search indexer (a feed reader, a field-write
+// subscriber and one worker that alone calls IndexRoot and writes the
+// catalog, which API handlers read under its lock) and
 // a watcher that reprovides when the routing table goes from empty to not
 // empty, or the node gets its first relay reservation; the bootstrap loop
 // (when --bootstrap or --relay is set); reach's AutoNAT subscriber and
@@ -80,10 +83,11 @@
 //   - The node never reaches out on its own: no mDNS, no relays but the
 //     ones named (--relay, --bootstrap peers with the relay service), no
 //     public bootstrap peers, no port mapping unless Config.NATPortMap.
-//   - Only store.Announced is ever provided: one CID per local root, from
-//     the node's own bytes. Peer-only roots are never announced, and record
-//     requests are answered for local files only (a record is signed by
-//     its producer).
+//   - Only the node's own files are ever provided: store.Announced, one
+//     CID per local root, from the node's own bytes, and the search token
+//     keys of their titles, IDs and genres (node/announce). Peer-only
+//     roots are never announced, and record and search requests are
+//     answered for local files only (a record is signed by its producer).
 //   - Every record stream has a deadline, is reset on error and closed on
 //     success; a peer may have at most 8 open at once.
 //   - Work that asks peers for an API request is cleared with the
@@ -98,10 +102,12 @@
 //
 // # Lifecycle
 //
-// New starts nothing; Start opens the store, the host and the DHT, then
-// ingest, the announcer and the HTTP server; Close is idempotent and stops
-// in reverse order (api → announcer, record protocol, DHT, host → ingest →
-// store), returning errors.Join of what failed. Run logs "shutting down"
+// New starts nothing; Start binds the API's port, opens the store, starts
+// the host and the DHT, store.Follow, the Household (startHousehold), then
+// ingest and the HTTP server; Close is idempotent and stops in reverse
+// order (api → Follow, the Household: its goroutines, the record and
+// search protocols, the provider → DHT, host → ingest → store), returning
+// errors.Join of what failed. Run logs "shutting down"
 // when its context ends and, once Close returned without error, "metamesh
 // stopped" as its last line.
 package node

@@ -35,76 +35,126 @@ type HouseholdConfig struct {
 	// there (a simulation keeps them in memory).
 	ProviderDir   string
 	ProviderStore datastore.Batching
-	// ReprovideInterval, ProviderRecordTTL and LookupTimeout are as in
-	// Config; zero takes Config's defaults.
+	// ReprovideInterval, ProviderRecordTTL, LookupTimeout and
+	// PeerRecordTTL are as in Config; zero takes Config's defaults.
 	ReprovideInterval time.Duration
 	ProviderRecordTTL time.Duration
 	LookupTimeout     time.Duration
+	PeerRecordTTL     time.Duration
 	// Bootstrap peers seed the DHT's routing table.
 	Bootstrap []peer.AddrInfo
 	// NoSearchIndex: provide no search token keys (Config.NoSearchIndex).
 	NoSearchIndex bool
+	// Catalog, when set, is kept in step by the search indexer (a node's
+	// GET /api/library); nil keeps none.
+	Catalog *catalog.Catalog
 	// Logger; default discards.
 	Logger *slog.Logger
 }
 
-// Household is what a node runs towards its peers, without ingest or the
-// HTTP API: the DHT (a server, under the /metamesh prefix), the announcer
-// and its sweeping provider, the record and search protocols, the search
-// indexer and the federated resolver, on the caller's host and store. The node itself
-// runs the same parts (Start); simulations of many households in one
-// process (testnet/sim) run them on mocknet hosts.
+// Household is what a node runs towards its peers: the DHT (a server,
+// under the /metamesh prefix, unless the node's host decides), the
+// announcer and its sweeping provider, the record and search protocols,
+// the search indexer (and the catalog, when given), the federated
+// resolver and the reprovide on a first peer. startHousehold is the one
+// place they are wired: a Node runs a Household on its own host (plus
+// ingest and the API), and simulations of many households in one process
+// (testnet/sim) run StartHousehold on mocknet hosts.
 type Household struct {
-	p   *p2p
-	st  *store.Store
-	rs  *recordService
-	ss  *searchService
-	res *resolver
-	ann *announce.Announcer
+	p      *p2p
+	ownDHT bool // the DHT is the Household's to close (StartHousehold made it)
+	st     *store.Store
+	rs     *recordService
+	ss     *searchService
+	res    *resolver
+	ann    *announce.Announcer
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 }
 
-// StartHousehold starts the federation side on cfg.Host and cfg.Store.
-// It announces what the store announces (store.Announced) from the start.
+// StartHousehold starts the federation side on cfg.Host and cfg.Store,
+// with a DHT server of its own. It announces what the store announces
+// (store.Announced) from the start.
 func StartHousehold(ctx context.Context, cfg HouseholdConfig) (*Household, error) {
 	if cfg.Host == nil || cfg.Key == nil || cfg.Store == nil || (cfg.ProviderDir == "" && cfg.ProviderStore == nil) {
 		return nil, errors.New("household: Host, Key, Store and ProviderDir (or ProviderStore) are required")
 	}
-	log := cfg.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	c := Config{ReprovideInterval: cfg.ReprovideInterval, ProviderRecordTTL: cfg.ProviderRecordTTL, LookupTimeout: cfg.LookupTimeout}
+	c := Config{ReprovideInterval: cfg.ReprovideInterval, ProviderRecordTTL: cfg.ProviderRecordTTL, LookupTimeout: cfg.LookupTimeout,
+		PeerRecordTTL: cfg.PeerRecordTTL}
 	c.SetDefaults()
+	cfg.ReprovideInterval, cfg.ProviderRecordTTL, cfg.LookupTimeout, cfg.PeerRecordTTL = c.ReprovideInterval, c.ProviderRecordTTL, c.LookupTimeout, c.PeerRecordTTL
 	d, err := dht.New(cfg.Host, dhtOptions(c, dht.ModeServer, cfg.Bootstrap)...)
 	if err != nil {
 		return nil, fmt.Errorf("household: start DHT: %w", err)
 	}
-	p := &p2p{host: cfg.Host, dht: d, log: log.With("component", "p2p")}
-	sw, err := announce.NewSweeper(d, cfg.ProviderDir, cfg.ProviderStore, c.ReprovideInterval, log)
+	hh, err := startHousehold(&p2p{host: cfg.Host, dht: d, log: cfg.Logger.With("component", "p2p")}, cfg)
 	if err != nil {
 		d.Close()
 		return nil, err
 	}
+	hh.ownDHT = true
+	return hh, nil
+}
+
+// startHousehold wires the federation side on p's host and DHT; cfg's
+// durations are set (defaults applied) and its Logger too.
+func startHousehold(p *p2p, cfg HouseholdConfig) (*Household, error) {
+	log := cfg.Logger
+	sw, err := announce.NewSweeper(p.dht, cfg.ProviderDir, cfg.ProviderStore, cfg.ReprovideInterval, log)
+	if err != nil {
+		return nil, err
+	}
 	hh := &Household{p: p, st: cfg.Store}
-	hh.rs = newRecordService(cfg.Host, cfg.Store, cfg.Key, log)
-	hh.ss = newSearchService(cfg.Host, d, cfg.Store, cfg.Key, log)
-	hh.res = newResolver(cfg.Store, p, hh.rs, c.LookupTimeout, log)
+	hh.rs = newRecordService(p.host, cfg.Store, cfg.Key, log)
+	hh.ss = newSearchService(p.host, p.dht, cfg.Store, cfg.Key, log)
+	hh.res = newResolver(cfg.Store, p, hh.rs, cfg.LookupTimeout, log)
+	hh.res.refreshAfter = cfg.PeerRecordTTL
 	hh.ann = announce.New(cfg.Store, sw, !cfg.NoSearchIndex, log)
 	bg, cancel := context.WithCancel(context.Background())
 	hh.cancel = cancel
-	hh.wg.Add(2)
-	go func() {
-		defer hh.wg.Done()
-		hh.ann.Run(bg)
-	}()
-	go func() {
-		defer hh.wg.Done()
-		catalog.NewIndexer(cfg.Store, nil, hh.ann, log).Run(bg)
-	}()
+	for _, run := range []func(context.Context){
+		hh.ann.Run,
+		// The search index follows the feed and field writes; peers ask on
+		// /metamesh/search/1.1.0 (or 1.0.0).
+		catalog.NewIndexer(cfg.Store, cfg.Catalog, hh.ann, log).Run,
+		hh.reprovideOnFirstPeer,
+	} {
+		hh.wg.Add(1)
+		go func() {
+			defer hh.wg.Done()
+			run(bg)
+		}()
+	}
 	return hh, nil
+}
+
+// reprovideOnFirstPeer provides everything again whenever the routing
+// table goes from empty to not empty: a household that started alone (or
+// was cut off) announces its files as soon as it has peers to tell. So it
+// does when the node gets a relay reservation after having none: the
+// provider records then carry its /p2p-circuit addresses, by which
+// households reach a node behind NAT.
+func (hh *Household) reprovideOnFirstPeer(ctx context.Context) {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	had, relayed := false, false
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		has := hh.p.dht.RoutingTable().Size() > 0
+		rel := hh.p.reach != nil && hh.p.reach.Relayable()
+		if has && (!had || (rel && !relayed)) {
+			hh.ann.Reprovide(ctx)
+		}
+		had, relayed = has, rel
+	}
 }
 
 // DHT is the household's DHT.
@@ -124,12 +174,16 @@ func (hh *Household) Search(ctx context.Context, q string, limit int) (api.Searc
 // ProvideStats are the sweeping provider's statistics.
 func (hh *Household) ProvideStats() announce.Stats { return hh.ann.Stats() }
 
-// Close stops everything StartHousehold started; the host and the store
-// stay open.
+// Close stops everything startHousehold started, and the DHT when
+// StartHousehold made it; the host and the store stay open.
 func (hh *Household) Close() error {
 	hh.cancel()
 	hh.wg.Wait()
 	hh.rs.close()
 	hh.ss.close()
-	return errors.Join(hh.ann.Close(), hh.p.dht.Close())
+	errs := []error{hh.ann.Close()}
+	if hh.ownDHT {
+		errs = append(errs, hh.p.dht.Close())
+	}
+	return errors.Join(errs...)
 }

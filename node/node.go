@@ -36,16 +36,13 @@ type Node struct {
 	ln   net.Listener
 
 	p2p *p2p
-	rs  *recordService
-	ann *announce.Announcer
-	res *resolver
+	hh  *Household // the federation side, on p2p's host and DHT
 	met *nodeMetrics
 	// hashDuration exists before ingest starts (it reports into it);
 	// newMetrics registers it.
 	hashDuration prometheus.Histogram
-	srch         *searchService
 	cat          *catalog.Catalog   // the library's lists (GET /api/library)
-	stop         context.CancelFunc // ends Follow and the announcer
+	stop         context.CancelFunc // ends Follow
 	// closing is closed when the API starts shutting down: event streams,
 	// which never go idle, end on it.
 	closing chan struct{}
@@ -99,40 +96,25 @@ func (n *Node) Start(ctx context.Context) error {
 		return errors.Join(err, n.Close())
 	}
 	n.p2p = p
-	n.rs = newRecordService(p.host, st, key, n.log)
-	n.res = newResolver(st, p, n.rs, n.cfg.LookupTimeout, n.log)
-	n.res.refreshAfter = n.cfg.PeerRecordTTL
-	sw, err := announce.NewSweeper(p.dht, filepath.Join(n.cfg.DataDir, "provider"), nil, n.cfg.ReprovideInterval, n.log)
+	// Outside writers' fields (the open schema) are indexed as they come.
+	bg, cancel := context.WithCancel(context.Background())
+	n.stop = cancel
+	n.wg.Add(1)
+	go func() {
+		defer n.wg.Done()
+		_ = st.Follow(bg)
+	}()
+	n.cat = catalog.New()
+	hh, err := startHousehold(p, HouseholdConfig{
+		Host: p.host, Key: key, Store: st, ProviderDir: filepath.Join(n.cfg.DataDir, "provider"),
+		ReprovideInterval: n.cfg.ReprovideInterval, ProviderRecordTTL: n.cfg.ProviderRecordTTL,
+		LookupTimeout: n.cfg.LookupTimeout, PeerRecordTTL: n.cfg.PeerRecordTTL,
+		NoSearchIndex: n.cfg.NoSearchIndex, Catalog: n.cat, Logger: n.log,
+	})
 	if err != nil {
 		return errors.Join(err, n.Close())
 	}
-	n.ann = announce.New(st, sw, !n.cfg.NoSearchIndex, n.log)
-	bg, cancel := context.WithCancel(context.Background())
-	n.stop = cancel
-	n.wg.Add(2)
-	go func() {
-		defer n.wg.Done()
-		// Outside writers' fields (the open schema) are indexed as they come.
-		_ = st.Follow(bg)
-	}()
-	go func() {
-		defer n.wg.Done()
-		n.ann.Run(bg)
-	}()
-	// Search: the index follows the feed and field writes; peers ask on
-	// /metamesh/search/1.1.0 (or 1.0.0).
-	n.srch = newSearchService(p.host, p.dht, st, key, n.log)
-	n.cat = catalog.New()
-	n.wg.Add(1)
-	go func() {
-		defer n.wg.Done()
-		catalog.NewIndexer(st, n.cat, n.ann, n.log).Run(bg)
-	}()
-	n.wg.Add(1)
-	go func() {
-		defer n.wg.Done()
-		n.reprovideOnFirstPeer(bg)
-	}()
+	n.hh = hh
 	ing, err := ingest.New(st, ingest.Config{
 		Libraries: append([]string(nil), n.cfg.Libraries...),
 		Workers:   n.cfg.Workers,
@@ -196,31 +178,6 @@ func shownAddr(written string, bound net.Addr) string {
 	return net.JoinHostPort(host, port)
 }
 
-// reprovideOnFirstPeer provides everything again whenever the routing
-// table goes from empty to not empty: a node that started alone (or was
-// cut off) announces its files as soon as it has peers to tell. So it
-// does when the node gets a relay reservation after having none: the
-// provider records then carry its /p2p-circuit addresses, by which
-// households reach a node behind NAT.
-func (n *Node) reprovideOnFirstPeer(ctx context.Context) {
-	t := time.NewTicker(time.Second)
-	defer t.Stop()
-	had, relayed := false, false
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		has := n.p2p.dht.RoutingTable().Size() > 0
-		rel := n.p2p.reach.Relayable()
-		if has && (!had || (rel && !relayed)) {
-			n.ann.Reprovide(ctx)
-		}
-		had, relayed = has, rel
-	}
-}
-
 // logLevel is the lowest level the node's logger writes.
 func (n *Node) logLevel() slog.Level {
 	for _, l := range []slog.Level{slog.LevelDebug, slog.LevelInfo, slog.LevelWarn} {
@@ -238,7 +195,7 @@ func (n *Node) PeerID() string { return n.p2p.host.ID().String() }
 func (n *Node) P2PAddrs() []string { return n.p2p.Addrs() }
 
 // ProvideStats are the announcer's counters (after Start).
-func (n *Node) ProvideStats() announce.Stats { return n.ann.Stats() }
+func (n *Node) ProvideStats() announce.Stats { return n.hh.ann.Stats() }
 
 // APIAddr is the address the HTTP API listens on (after Start).
 func (n *Node) APIAddr() string {
@@ -270,14 +227,8 @@ func (n *Node) Close() error {
 			n.stop()
 		}
 		n.wg.Wait()
-		if n.rs != nil {
-			n.rs.close()
-		}
-		if n.srch != nil {
-			n.srch.close()
-		}
-		if n.ann != nil {
-			errs = append(errs, n.ann.Close())
+		if n.hh != nil {
+			errs = append(errs, n.hh.Close())
 		}
 		if n.p2p != nil {
 			errs = append(errs, n.p2p.Close())
