@@ -13,9 +13,12 @@ import (
 	"unicode/utf8"
 
 	"github.com/libp2p/go-libp2p/core/network"
+	"github.com/libp2p/go-libp2p/core/peer"
+	ma "github.com/multiformats/go-multiaddr"
 
 	"github.com/metamesh/node/api"
 	"github.com/metamesh/node/ingest"
+	"github.com/metamesh/node/node/p2p"
 	"github.com/metamesh/node/store"
 )
 
@@ -67,7 +70,7 @@ func (b *backend) Providers(ctx context.Context, cid string) ([]string, error) {
 // (direct, or only through a relay), over which transport, and the
 // connections' remote addresses.
 func (b *backend) Peers(ctx context.Context) ([]api.Peer, error) {
-	h := b.n.p2p.host
+	h := b.n.p2p.Host()
 	out := []api.Peer{}
 	for _, p := range h.Network().Peers() {
 		conns := h.Network().ConnsToPeer(p)
@@ -75,13 +78,13 @@ func (b *backend) Peers(ctx context.Context) ([]api.Peer, error) {
 		var best network.Conn
 		for _, c := range conns {
 			pi.Addrs = append(pi.Addrs, c.RemoteMultiaddr().String())
-			if best == nil || (relayed(best) && !relayed(c)) {
+			if best == nil || (p2p.Relayed(best) && !p2p.Relayed(c)) {
 				best = c // streams take a direct connection first
 			}
 		}
 		if best != nil {
 			pi.Transport = transportOf(best.RemoteMultiaddr())
-			if !relayed(best) {
+			if !p2p.Relayed(best) {
 				pi.Connection = "direct"
 			} else if id, err := relayOf(best.RemoteMultiaddr()); err == nil {
 				pi.Relay = id.String()
@@ -122,24 +125,24 @@ func (b *backend) Status(ctx context.Context) (api.Status, error) {
 	ps := n.hh.ann.Stats()
 	st := api.Status{
 		Version:      Version,
-		PeerID:       n.p2p.host.ID().String(),
+		PeerID:       n.p2p.Host().ID().String(),
 		Addrs:        n.p2p.Addrs(),
 		Libraries:    n.cfg.Libraries,
 		Scan:         n.ing.Progress(),
-		Peers:        len(n.p2p.host.Network().Peers()),
+		Peers:        len(n.p2p.Host().Network().Peers()),
 		ProvideQueue: int(ps.Queued),
 		Provide:      ps,
 		HashQueue:    n.ing.QueueLen(),
 		Redis:        api.RedisStatus{OK: true, Managed: n.st.Server() != nil},
 		Files:        n.cat.Counts(),
-		RelayService: n.p2p.relay != nil,
 		Relays:       []api.Relay{},
 	}
-	state, reachable := n.p2p.reach.Reachability()
-	st.Reachability, st.ReachableAddrs = state, multiaddrStrings(reachable)
-	st.ReachabilityBasis = n.p2p.reach.Basis()
-	st.ObservedAddrs = multiaddrStrings(n.p2p.obs.Addrs(1))
-	for _, ri := range n.p2p.reach.Relays() {
+	net := n.p2p.Status()
+	st.RelayService = net.RelayService
+	st.Reachability, st.ReachableAddrs = net.Reachability, multiaddrStrings(net.ReachableAddrs)
+	st.ReachabilityBasis = net.Basis
+	st.ObservedAddrs = multiaddrStrings(net.ObservedAddrs)
+	for _, ri := range net.Relays {
 		r := api.Relay{ID: ri.ID.String(), Reserved: ri.Reserved, Addrs: []string{}, Error: ri.Err}
 		for _, a := range ri.Addrs { // as peers dial them, like addrs
 			r.Addrs = append(r.Addrs, a.String()+"/p2p/"+st.PeerID)
@@ -367,4 +370,51 @@ func (b *backend) Search(ctx context.Context, q string, limit int, cursor string
 // Redis read.
 func (b *backend) Library(_ context.Context, q api.LibraryQuery) (api.LibraryPage, error) {
 	return b.n.cat.Page(q)
+}
+
+// relayOf is the relay of a /…/p2p/<relay>/p2p-circuit address.
+func relayOf(m ma.Multiaddr) (peer.ID, error) {
+	var id peer.ID
+	for _, c := range m {
+		switch c.Protocol().Code {
+		case ma.P_P2P:
+			pid, err := peer.IDFromBytes(c.RawValue())
+			if err != nil {
+				return "", err
+			}
+			id = pid
+		case ma.P_CIRCUIT:
+			if id == "" {
+				return "", errors.New("no relay before /p2p-circuit")
+			}
+			return id, nil
+		}
+	}
+	return "", errors.New("not a relayed address")
+}
+
+// transportOf names the transport of m: "quic-v1", "tcp", "webtransport",
+// … (of the first hop, for a relayed address).
+func transportOf(m ma.Multiaddr) string {
+	name := ""
+	for _, c := range m {
+		switch c.Protocol().Code {
+		case ma.P_TCP, ma.P_UDP:
+			name = c.Protocol().Name
+		case ma.P_QUIC_V1, ma.P_QUIC, ma.P_WEBTRANSPORT, ma.P_WEBRTC_DIRECT, ma.P_WS, ma.P_WSS:
+			name = c.Protocol().Name
+		case ma.P_P2P, ma.P_CIRCUIT:
+			return name
+		}
+	}
+	return name
+}
+
+// multiaddrStrings are ms as text, never nil.
+func multiaddrStrings(ms []ma.Multiaddr) []string {
+	out := make([]string, 0, len(ms))
+	for _, m := range ms {
+		out = append(out, m.String())
+	}
+	return out
 }

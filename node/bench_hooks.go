@@ -21,7 +21,7 @@ func (n *Node) FindProviders(ctx context.Context, c string, count int) ([]string
 	}
 	out := []string{}
 	if count <= 0 {
-		ais, err := n.p2p.dht.FindProviders(ctx, id)
+		ais, err := n.p2p.DHT().FindProviders(ctx, id)
 		if err != nil {
 			return nil, fmt.Errorf("find providers of %s: %w", c, err)
 		}
@@ -29,7 +29,7 @@ func (n *Node) FindProviders(ctx context.Context, c string, count int) ([]string
 			out = append(out, ai.ID.String())
 		}
 	} else {
-		for ai := range n.p2p.dht.FindProvidersAsync(ctx, id, count) {
+		for ai := range n.p2p.DHT().FindProvidersAsync(ctx, id, count) {
 			out = append(out, ai.ID.String())
 		}
 	}

@@ -13,11 +13,10 @@ import (
 	"github.com/libp2p/go-libp2p-kad-dht/amino"
 	"github.com/libp2p/go-libp2p/core/connmgr"
 	"github.com/libp2p/go-libp2p/core/metrics"
-	"github.com/libp2p/go-libp2p/core/peer"
-	ma "github.com/multiformats/go-multiaddr"
 
 	"github.com/metamesh/node/ingest"
 	"github.com/metamesh/node/node/announce"
+	"github.com/metamesh/node/node/p2p"
 )
 
 // DefaultAPIAddr is where the HTTP API listens unless told otherwise:
@@ -47,7 +46,7 @@ type Config struct {
 	Settle time.Duration
 
 	// Listen are the libp2p listen multiaddrs (--listen). Default
-	// DefaultListen (TCP and QUIC on 4681, every interface).
+	// p2p.DefaultListen (TCP and QUIC on 4681, every interface).
 	Listen []string
 	// Bootstrap peers, /…/p2p/<peerID> multiaddrs (--bootstrap), redialled
 	// with backoff whenever the node is not connected to them. There are
@@ -155,10 +154,6 @@ type Config struct {
 	Logger *slog.Logger
 }
 
-// DefaultListen are the libp2p addresses a node listens on by default:
-// not 4001, so it runs beside Kubo.
-var DefaultListen = []string{"/ip4/0.0.0.0/tcp/4681", "/ip4/0.0.0.0/udp/4681/quic-v1"}
-
 // SetDefaults fills zero fields.
 func (c *Config) SetDefaults() {
 	if c.DataDir == "" {
@@ -171,7 +166,7 @@ func (c *Config) SetDefaults() {
 		c.Settle = 2 * time.Second
 	}
 	if len(c.Listen) == 0 {
-		c.Listen = DefaultListen
+		c.Listen = p2p.DefaultListen
 	}
 	if c.DHTMode == "" {
 		c.DHTMode = "auto"
@@ -253,85 +248,9 @@ func (c *Config) validate() error {
 	if c.Settle < 0 {
 		return fmt.Errorf("config: --settle %s: may not be negative", c.Settle)
 	}
-	// multiaddrs, parseBootstrap and newAllowGater name the flag.
-	if _, err := multiaddrs(c.Listen, "--listen"); err != nil {
+	pc := c.p2p()
+	if err := pc.Validate(); err != nil {
 		return fmt.Errorf("config: %w", err)
-	}
-	for _, a := range c.Bootstrap { // one by one, to name the bad one
-		m, err := multiaddrs([]string{a}, "--bootstrap")
-		if err != nil {
-			return fmt.Errorf("config: %w", err)
-		}
-		if _, err := peer.AddrInfoFromP2pAddr(m[0]); err != nil {
-			return fmt.Errorf("config: --bootstrap %q: %w (want …/p2p/<peerID>)", a, err)
-		}
-	}
-	if _, err := parseBootstrap(c.Bootstrap); err != nil {
-		return fmt.Errorf("config: %w", err)
-	}
-	for _, a := range c.Relays {
-		m, err := multiaddrs([]string{a}, "--relay")
-		if err != nil {
-			return fmt.Errorf("config: %w", err)
-		}
-		if _, err := peer.AddrInfoFromP2pAddr(m[0]); err != nil {
-			return fmt.Errorf("config: --relay %q: %w (want …/p2p/<peerID>)", a, err)
-		}
-		if isCircuit(m[0]) {
-			return fmt.Errorf("config: --relay %q goes through another relay; give the relay's own address", a)
-		}
-	}
-	if c.hasPSK() {
-		for _, f := range []struct {
-			name  string
-			addrs []string
-		}{{"--bootstrap", c.Bootstrap}, {"--relay", c.Relays}} {
-			infos, err := parsePeerAddrs(f.addrs, f.name)
-			if err != nil {
-				return fmt.Errorf("config: %w", err)
-			}
-			for _, ai := range infos {
-				for _, a := range ai.Addrs {
-					if isQUIC(a) {
-						return fmt.Errorf("config: %s %s/p2p/%s is QUIC, which cannot run a private network (--swarm-key); give its TCP address", f.name, a, ai.ID)
-					}
-				}
-			}
-		}
-	}
-	ann, err := multiaddrs(c.Announce, "--announce")
-	if err != nil {
-		return fmt.Errorf("config: %w", err)
-	}
-	if len(c.Relays) > 0 {
-		// The announced addresses replace every address the node tells,
-		// the circuit addresses its relay gives included.
-		for i, m := range ann {
-			if !isCircuit(m) {
-				return fmt.Errorf("config: --announce %q with --relay: the announced addresses replace the relay's circuit addresses, so no household could reach this node through its relay; leave --announce out, or announce /p2p-circuit addresses only", c.Announce[i])
-			}
-		}
-	}
-	if c.hasPSK() && !c.defaultListen() {
-		for _, a := range c.Listen {
-			if m, _ := multiaddrs([]string{a}, "--listen"); isQUIC(m[0]) {
-				return fmt.Errorf("config: --listen %q is QUIC, and QUIC cannot run a private network (--swarm-key); listen on TCP only", a)
-			}
-		}
-	}
-	if _, err := newAllowGater(c.AllowPeers); err != nil {
-		return fmt.Errorf("config: %w", err)
-	}
-	switch c.DHTMode {
-	case "server", "client", "auto":
-	default:
-		return fmt.Errorf("config: --dht-mode %q: want auto, server or client", c.DHTMode)
-	}
-	if c.ConnLow < 0 {
-		return fmt.Errorf("config: --conn-low %d: may not be negative", c.ConnLow)
-	}
-	if c.ConnHigh <= c.ConnLow {
-		return fmt.Errorf("config: --conn-high %d: must be above --conn-low %d", c.ConnHigh, c.ConnLow)
 	}
 	if c.ReprovideInterval < 0 {
 		return fmt.Errorf("config: --reprovide-interval %s: may not be negative", c.ReprovideInterval)
@@ -367,32 +286,15 @@ func (c *Config) validate() error {
 	return nil
 }
 
-func (c *Config) hasPSK() bool { return c.SwarmKeyFile != "" }
-
-func (c *Config) defaultListen() bool {
-	return len(c.Listen) == len(DefaultListen) && c.Listen[0] == DefaultListen[0] && c.Listen[1] == DefaultListen[1]
-}
-
-// listenAddrs are the libp2p listen addresses; with a swarm key the
-// default QUIC address is dropped (QUIC cannot run a private network), and
-// the log says so.
-func (c *Config) listenAddrs(log *slog.Logger) ([]ma.Multiaddr, error) {
-	addrs, err := multiaddrs(c.Listen, "--listen")
-	if err != nil {
-		return nil, err
+// p2p is the host's and the DHT's part of the configuration.
+func (c *Config) p2p() p2p.Config {
+	return p2p.Config{
+		Listen: c.Listen, Bootstrap: c.Bootstrap, Announce: c.Announce, NATPortMap: c.NATPortMap,
+		SwarmKeyFile: c.SwarmKeyFile, AllowPeers: c.AllowPeers, DHTMode: c.DHTMode,
+		Relays: c.Relays, RelayService: c.RelayService, NoHolePunching: c.NoHolePunching,
+		ConnLow: c.ConnLow, ConnHigh: c.ConnHigh, ProviderRecordTTL: c.ProviderRecordTTL,
+		Gater: c.Gater, BandwidthReporter: c.BandwidthReporter,
 	}
-	if !c.hasPSK() {
-		return addrs, nil
-	}
-	out := addrs[:0]
-	for _, a := range addrs {
-		if isQUIC(a) {
-			log.Info("private federation (--swarm-key): not listening on QUIC, which cannot run a private network", "addr", a.String())
-			continue
-		}
-		out = append(out, a)
-	}
-	return out, nil
 }
 
 // absolute puts library and data paths in the form stored paths take

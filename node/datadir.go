@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/metamesh/node/node/p2p"
 )
 
 // The data directory is how every command finds a node: `metamesh run`
@@ -62,12 +64,12 @@ func CheckDataDir(dir string) error {
 	if !fi.IsDir() {
 		return noDataf("the data directory %s is not a directory (--data)", dir)
 	}
-	for _, name := range []string{identityFile, "redis"} {
+	for _, name := range []string{p2p.IdentityFile, "redis"} {
 		if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
 			return nil
 		}
 	}
-	return noDataf("the data directory %s holds no node (no %s, no redis/): metamesh run (make run) fills it, or give --data", dir, identityFile)
+	return noDataf("the data directory %s holds no node (no %s, no redis/): metamesh run (make run) fills it, or give --data", dir, p2p.IdentityFile)
 }
 
 // ClientURL is the URL a client on this machine reaches an API listening

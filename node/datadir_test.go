@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/metamesh/node/node"
+	"github.com/metamesh/node/node/p2p"
 )
 
 func TestClientURL(t *testing.T) {
@@ -42,7 +43,7 @@ func TestCheckDataDir(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := node.LoadIdentity(withKey); err != nil {
+	if _, err := p2p.LoadIdentity(withKey); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(file, nil, 0o600); err != nil {

@@ -12,27 +12,8 @@
 //     node tells the client commands its API.
 //   - node.go: New, Start, Close, Run: a Node is a Household plus
 //     ingest plus the HTTP API.
-//   - p2p.go: identity (DATA/identity.key), the host (TCP and QUIC, Noise,
-//     Yamux, connection and resource managers, private network, allow-list
-//     gater, AutoNAT v2, the relay transport, hole punching) and the DHT;
-//     the loop that keeps the --bootstrap and --relay peers connected.
-//   - reach.go: reachability (verdict.go), reservations with the relays
-//     the household named (and the circuit addresses they give), the DHT
-//     mode that follows (--dht-mode auto), hole-punch counts.
-//   - observed.go: the addresses peers report seeing the node at (named
-//     peers believed at once) and which of its addresses it tells peers.
-//   - named.go: behind a NAT, the named peers reached over QUIC once
-//     identify shows they listen on it, so they report the UDP mapping.
-//   - verdict.go: the reachability verdict from libp2p's tracker, every
-//     single AutoNAT v2 answer and the outside address named peers see,
-//     and what it rests on; the AutoNAT v2 service and its dial-back host.
-//   - relay.go: the relay service (--relay-service, its limits and ACL),
-//     and the free-port check (TCP, which stands in for no SO_REUSEPORT,
-//     and QUIC's UDP) that refuses a port in use with one clear error.
-//   - logs.go: go-libp2p's (slog) and kad-dht's (go-log) log lines routed
-//     into the node's, one level down, the ones that repeat the node's
-//     own at debug (fx's start-up failures, kad-dht's failed bootstrap
-//     dials); a failed dial's reason on one line.
+//   - node/p2p (its own package): the identity, the libp2p host with its
+//     DHT, reachability, relays, observed addresses and log routing.
 //   - node/announce (its own package): the change-feed follower, the
 //     announcer and the sweeping provider.
 //   - household.go: Household, the federation side (DHT, announcer,

@@ -14,6 +14,7 @@ import (
 	libp2pproto "github.com/libp2p/go-libp2p/core/protocol"
 	rcmgr "github.com/libp2p/go-libp2p/p2p/host/resource-manager"
 
+	"github.com/metamesh/node/node/p2p"
 	"github.com/metamesh/node/protocol"
 )
 
@@ -42,36 +43,36 @@ func inboundLimit(t *testing.T, h host.Host, id libp2pproto.ID) (limit, open int
 // limit and below the system's.
 func TestHostileFlood_ProtocolStreamLimits(t *testing.T) {
 	t.Parallel()
-	key, err := LoadIdentity(t.TempDir())
+	key, err := p2p.LoadIdentity(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
 	log := slog.New(slog.DiscardHandler)
-	p, err := startP2P(context.Background(), Config{Listen: []string{"/ip4/127.0.0.1/tcp/0"}, ConnLow: 100, ConnHigh: 400, DHTMode: "server"}, key, log)
+	p, err := p2p.Start(context.Background(), p2p.Config{Listen: []string{"/ip4/127.0.0.1/tcp/0"}, ConnLow: 100, ConnHigh: 400, DHTMode: "server"}, key, log)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { p.Close() })
-	rs := newRecordService(p.host, nil, key, log)
+	rs := newRecordService(p.Host(), nil, key, log)
 	t.Cleanup(rs.close)
 
 	var system int
-	_ = p.host.Network().ResourceManager().ViewSystem(func(s network.ResourceScope) error {
+	_ = p.Host().Network().ResourceManager().ViewSystem(func(s network.ResourceScope) error {
 		system = s.(interface{ Limit() rcmgr.Limit }).Limit().GetStreamLimit(network.DirInbound)
 		return nil
 	})
-	limit, _ := inboundLimit(t, p.host, protocol.RecordProtocolID)
-	searchLimit, _ := inboundLimit(t, p.host, protocol.SearchProtocolID)
-	if limit != searchLimit || limit <= maxInboundPerPeer || limit > protocolInboundStreams || 2*limit >= system {
-		t.Fatalf("inbound stream limits: record %d, search %d, system %d; want each above %d, at most %d, and both below the system's",
-			limit, searchLimit, system, maxInboundPerPeer, protocolInboundStreams)
+	limit, _ := inboundLimit(t, p.Host(), protocol.RecordProtocolID)
+	searchLimit, _ := inboundLimit(t, p.Host(), protocol.SearchProtocolID)
+	if limit != searchLimit || limit <= p2p.MaxInboundPerPeer || 2*limit >= system {
+		t.Fatalf("inbound stream limits: record %d, search %d, system %d; want each above %d, and both below the system's",
+			limit, searchLimit, system, p2p.MaxInboundPerPeer)
 	}
 
-	ai := peer.AddrInfo{ID: p.host.ID(), Addrs: p.host.Addrs()}
+	ai := peer.AddrInfo{ID: p.Host().ID(), Addrs: p.Host().Addrs()}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	var sybils []host.Host
-	for range protocolInboundStreams/maxInboundPerPeer + 4 {
+	for range limit/p2p.MaxInboundPerPeer + 4 {
 		h, err := libp2p.New(libp2p.ListenAddrStrings("/ip4/127.0.0.1/tcp/0"), libp2p.DisableRelay())
 		if err != nil {
 			t.Fatal(err)
@@ -88,7 +89,7 @@ func TestHostileFlood_ProtocolStreamLimits(t *testing.T) {
 	var wg sync.WaitGroup
 	done := make(chan struct{})
 	for _, h := range sybils {
-		for range maxInboundPerPeer {
+		for range p2p.MaxInboundPerPeer {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
@@ -109,20 +110,20 @@ func TestHostileFlood_ProtocolStreamLimits(t *testing.T) {
 		case <-done:
 			waiting = false
 		default:
-			_, open := inboundLimit(t, p.host, protocol.RecordProtocolID)
+			_, open := inboundLimit(t, p.Host(), protocol.RecordProtocolID)
 			peak = max(peak, open)
 			time.Sleep(time.Millisecond)
 		}
 	}
-	t.Logf("%d sybils, %d streams; at most %d record streams held at once (limit %d)", len(sybils), len(sybils)*maxInboundPerPeer, peak, limit)
+	t.Logf("%d sybils, %d streams; at most %d record streams held at once (limit %d)", len(sybils), len(sybils)*p2p.MaxInboundPerPeer, peak, limit)
 	if peak > limit {
 		t.Errorf("%d record streams held at once, limit %d", peak, limit)
 	}
-	if peak <= maxInboundPerPeer {
+	if peak <= p2p.MaxInboundPerPeer {
 		t.Errorf("at most %d record streams held at once: the flood never got past one peer's share", peak)
 	}
 	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
-		_, open := inboundLimit(t, p.host, protocol.RecordProtocolID)
+		_, open := inboundLimit(t, p.Host(), protocol.RecordProtocolID)
 		if open == 0 {
 			break
 		}

@@ -17,6 +17,7 @@ import (
 	"github.com/metamesh/node/api"
 	"github.com/metamesh/node/node/announce"
 	"github.com/metamesh/node/node/catalog"
+	"github.com/metamesh/node/node/p2p"
 	"github.com/metamesh/node/store"
 )
 
@@ -61,7 +62,7 @@ type HouseholdConfig struct {
 // ingest and the API), and simulations of many households in one process
 // (testnet/sim) run StartHousehold on mocknet hosts.
 type Household struct {
-	p      *p2p
+	p      *p2p.Net
 	ownDHT bool // the DHT is the Household's to close (StartHousehold made it)
 	st     *store.Store
 	rs     *recordService
@@ -87,11 +88,11 @@ func StartHousehold(ctx context.Context, cfg HouseholdConfig) (*Household, error
 		PeerRecordTTL: cfg.PeerRecordTTL}
 	c.SetDefaults()
 	cfg.ReprovideInterval, cfg.ProviderRecordTTL, cfg.LookupTimeout, cfg.PeerRecordTTL = c.ReprovideInterval, c.ProviderRecordTTL, c.LookupTimeout, c.PeerRecordTTL
-	d, err := dht.New(cfg.Host, dhtOptions(c, dht.ModeServer, cfg.Bootstrap)...)
+	d, err := dht.New(cfg.Host, p2p.DHTOptions(c.p2p(), dht.ModeServer, cfg.Bootstrap)...)
 	if err != nil {
 		return nil, fmt.Errorf("household: start DHT: %w", err)
 	}
-	hh, err := startHousehold(&p2p{host: cfg.Host, dht: d, log: cfg.Logger.With("component", "p2p")}, cfg)
+	hh, err := startHousehold(p2p.Wrap(cfg.Host, d, cfg.Logger.With("component", "p2p")), cfg)
 	if err != nil {
 		d.Close()
 		return nil, err
@@ -102,15 +103,15 @@ func StartHousehold(ctx context.Context, cfg HouseholdConfig) (*Household, error
 
 // startHousehold wires the federation side on p's host and DHT; cfg's
 // durations are set (defaults applied) and its Logger too.
-func startHousehold(p *p2p, cfg HouseholdConfig) (*Household, error) {
+func startHousehold(p *p2p.Net, cfg HouseholdConfig) (*Household, error) {
 	log := cfg.Logger
-	sw, err := announce.NewSweeper(p.dht, cfg.ProviderDir, cfg.ProviderStore, cfg.ReprovideInterval, log)
+	sw, err := announce.NewSweeper(p.DHT(), cfg.ProviderDir, cfg.ProviderStore, cfg.ReprovideInterval, log)
 	if err != nil {
 		return nil, err
 	}
 	hh := &Household{p: p, st: cfg.Store}
-	hh.rs = newRecordService(p.host, cfg.Store, cfg.Key, log)
-	hh.ss = newSearchService(p.host, p.dht, cfg.Store, cfg.Key, log)
+	hh.rs = newRecordService(p.Host(), cfg.Store, cfg.Key, log)
+	hh.ss = newSearchService(p.Host(), p.DHT(), cfg.Store, cfg.Key, log)
 	hh.res = newResolver(cfg.Store, p, hh.rs, cfg.LookupTimeout, log)
 	hh.res.refreshAfter = cfg.PeerRecordTTL
 	hh.ann = announce.New(cfg.Store, sw, !cfg.NoSearchIndex, log)
@@ -148,8 +149,8 @@ func (hh *Household) reprovideOnFirstPeer(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		has := hh.p.dht.RoutingTable().Size() > 0
-		rel := hh.p.reach != nil && hh.p.reach.Relayable()
+		has := hh.p.DHT().RoutingTable().Size() > 0
+		rel := hh.p.Relayable()
 		if has && (!had || (rel && !relayed)) {
 			hh.ann.Reprovide(ctx)
 		}
@@ -158,7 +159,7 @@ func (hh *Household) reprovideOnFirstPeer(ctx context.Context) {
 }
 
 // DHT is the household's DHT.
-func (hh *Household) DHT() *dht.IpfsDHT { return hh.p.dht }
+func (hh *Household) DHT() *dht.IpfsDHT { return hh.p.DHT() }
 
 // Lookup answers for c as GET /api/meta/<c> does for a client on loopback:
 // the store, else the federation. c is in canonical form.
@@ -183,7 +184,7 @@ func (hh *Household) Close() error {
 	hh.ss.close()
 	errs := []error{hh.ann.Close()}
 	if hh.ownDHT {
-		errs = append(errs, hh.p.dht.Close())
+		errs = append(errs, hh.p.DHT().Close())
 	}
 	return errors.Join(errs...)
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/libp2p/go-libp2p/core/peer"
 	libp2pproto "github.com/libp2p/go-libp2p/core/protocol"
 
+	"github.com/metamesh/node/node/p2p"
 	"github.com/metamesh/node/protocol"
 	"github.com/metamesh/node/store/storetest"
 )
@@ -137,7 +138,7 @@ func TestLogs_ListenPortTakenIsOneError(t *testing.T) {
 
 // The tests of this file do not run in parallel: go-libp2p logs through
 // one process-wide slog handler, which every node's start points at its
-// own logger (routeLibp2pLogs).
+// own logger (p2p.RouteLogs).
 
 // When libp2p.New fails, fx's lines about it ("OnStart hook failed",
 // "start failed") go to debug: the error libp2p.New returns is the one
@@ -145,7 +146,7 @@ func TestLogs_ListenPortTakenIsOneError(t *testing.T) {
 func TestLogs_FxStartFailureIsQuiet(t *testing.T) {
 	port := takenUDPPort(t)
 	logs := &storetest.Buffer{}
-	routeLibp2pLogs(slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})), slog.LevelDebug)
+	p2p.RouteLogs(slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})), slog.LevelDebug)
 	h, err := libp2p.New(libp2p.ListenAddrStrings("/ip4/127.0.0.1/udp/" + port + "/quic-v1"))
 	if err == nil {
 		h.Close()

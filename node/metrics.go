@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -121,48 +120,17 @@ func newMetrics(n *Node) *nodeMetrics {
 			func() float64 { return float64(n.hh.ann.Stats().Walks) }),
 		counter("metamesh_provide_messages_total", "DHT messages the sweeping provider sent.",
 			func() float64 { return float64(n.hh.ann.Stats().Messages) }),
-		gauge("metamesh_provide_keys", "CIDs in the provider's keystore.",
+		gauge("metamesh_provide_keys", "Keys in the provider's keystore: file CIDs and search token keys.",
 			func() float64 { return float64(n.hh.ann.Stats().Keys) }),
 		gauge("metamesh_provide_regions", "Keyspace regions the provider reprovides.",
 			func() float64 { return float64(n.hh.ann.Stats().Regions) }),
 		gauge("metamesh_provide_last_cycle_seconds", "How long the regions reprovided in the last cycle took in all.",
 			func() float64 { return n.hh.ann.Stats().LastCycle.Seconds() }),
 		gauge("metamesh_peers", "Connected peers.",
-			func() float64 { return float64(len(n.p2p.host.Network().Peers())) }),
+			func() float64 { return float64(len(n.p2p.Host().Network().Peers())) }),
 	)
-	reach := n.p2p.reach
-	m.reg.MustRegister(
-		gauge("metamesh_relay_reservations", "Relays the node holds a reservation with.",
-			func() float64 { return float64(reach.Reservations()) }),
-		gauge("metamesh_relayed_connections", "Open connections that go through a relay.",
-			func() float64 {
-				c := 0
-				for _, conn := range n.p2p.host.Network().Conns() {
-					if relayed(conn) {
-						c++
-					}
-				}
-				return float64(c)
-			}),
-	)
-	for result, v := range map[string]*atomic.Int64{"success": &reach.punchOK, "failure": &reach.punchFail} {
-		m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
-			Name: "metamesh_holepunch_total", Help: "Hole punches (DCUtR) by result: a relayed connection upgraded to a direct one, or not.",
-			ConstLabels: prometheus.Labels{"result": result},
-		}, func() float64 { return float64(v.Load()) }))
-	}
-	for _, s := range reachStates {
-		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: "metamesh_reachability", Help: "1 for the node's reachability (AutoNAT v2: public, private, unknown), 0 for the others.",
-			ConstLabels: prometheus.Labels{"state": s},
-		}, func() float64 {
-			if st, _ := reach.Reachability(); st == s {
-				return 1
-			}
-			return 0
-		}))
-	}
-	m.p2p = n.p2p.reg
+	n.p2p.RegisterMetrics(m.reg)
+	m.p2p = n.p2p.Registry()
 	for _, s := range scanStates {
 		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "metamesh_scan_state", Help: "1 for the ingester's current state, 0 for the others.",

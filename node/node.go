@@ -19,6 +19,7 @@ import (
 	"github.com/metamesh/node/ingest"
 	"github.com/metamesh/node/node/announce"
 	"github.com/metamesh/node/node/catalog"
+	"github.com/metamesh/node/node/p2p"
 	"github.com/metamesh/node/store"
 )
 
@@ -35,7 +36,7 @@ type Node struct {
 	http *http.Server
 	ln   net.Listener
 
-	p2p *p2p
+	p2p *p2p.Net
 	hh  *Household // the federation side, on p2p's host and DHT
 	met *nodeMetrics
 	// hashDuration exists before ingest starts (it reports into it);
@@ -86,12 +87,12 @@ func (n *Node) Start(ctx context.Context) error {
 		return errors.Join(err, n.Close())
 	}
 	n.st = st
-	key, err := LoadIdentity(n.cfg.DataDir)
+	key, err := p2p.LoadIdentity(n.cfg.DataDir)
 	if err != nil {
 		return errors.Join(err, n.Close())
 	}
-	routeLibp2pLogs(n.log, n.logLevel())
-	p, err := startP2P(ctx, n.cfg, key, n.log)
+	p2p.RouteLogs(n.log, n.logLevel())
+	p, err := p2p.Start(ctx, n.cfg.p2p(), key, n.log)
 	if err != nil {
 		return errors.Join(err, n.Close())
 	}
@@ -106,7 +107,7 @@ func (n *Node) Start(ctx context.Context) error {
 	}()
 	n.cat = catalog.New()
 	hh, err := startHousehold(p, HouseholdConfig{
-		Host: p.host, Key: key, Store: st, ProviderDir: filepath.Join(n.cfg.DataDir, "provider"),
+		Host: p.Host(), Key: key, Store: st, ProviderDir: filepath.Join(n.cfg.DataDir, "provider"),
 		ReprovideInterval: n.cfg.ReprovideInterval, ProviderRecordTTL: n.cfg.ProviderRecordTTL,
 		LookupTimeout: n.cfg.LookupTimeout, PeerRecordTTL: n.cfg.PeerRecordTTL,
 		NoSearchIndex: n.cfg.NoSearchIndex, Catalog: n.cat, Logger: n.log,
@@ -159,7 +160,7 @@ func (n *Node) Start(ctx context.Context) error {
 	if err := WriteAPIURL(n.cfg.DataDir, ClientURL(n.apiAddr)); err != nil {
 		n.log.Warn("the client commands will not find this node's API without --api", "err", err)
 	}
-	n.log.Info("node running", "api", "http://"+n.apiAddr, "peerId", p.host.ID().String(), "addrs", p.Addrs(),
+	n.log.Info("node running", "api", "http://"+n.apiAddr, "peerId", p.Host().ID().String(), "addrs", p.Addrs(),
 		"libraries", n.cfg.Libraries, "version", Version)
 	return nil
 }
@@ -189,7 +190,7 @@ func (n *Node) logLevel() slog.Level {
 }
 
 // PeerID is the node's libp2p identity (after Start).
-func (n *Node) PeerID() string { return n.p2p.host.ID().String() }
+func (n *Node) PeerID() string { return n.p2p.Host().ID().String() }
 
 // P2PAddrs are the node's libp2p addresses with /p2p/<id> (after Start).
 func (n *Node) P2PAddrs() []string { return n.p2p.Addrs() }
@@ -267,8 +268,8 @@ func Run(ctx context.Context, cfg Config) error {
 
 // Connect dials a peer (after Start).
 func (n *Node) Connect(ctx context.Context, ai peer.AddrInfo) error {
-	return n.p2p.host.Connect(ctx, ai)
+	return n.p2p.Host().Connect(ctx, ai)
 }
 
 // Disconnect closes every connection to a peer (after Start).
-func (n *Node) Disconnect(p peer.ID) { _ = n.p2p.host.Network().ClosePeer(p) }
+func (n *Node) Disconnect(p peer.ID) { _ = n.p2p.Host().Network().ClosePeer(p) }

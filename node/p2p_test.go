@@ -12,6 +12,7 @@ import (
 	"github.com/libp2p/go-libp2p/core/peer"
 
 	"github.com/metamesh/node/node"
+	"github.com/metamesh/node/node/p2p"
 	"github.com/metamesh/node/store/storetest"
 )
 
@@ -124,11 +125,11 @@ func TestP2P_AllowPeer(t *testing.T) {
 func TestLoadIdentity(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	k1, err := node.LoadIdentity(dir)
+	k1, err := p2p.LoadIdentity(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	k2, err := node.LoadIdentity(dir)
+	k2, err := p2p.LoadIdentity(dir)
 	if err != nil || !k1.Equals(k2) {
 		t.Fatalf("second load: %v, same key %v", err, err == nil && k1.Equals(k2))
 	}
@@ -137,7 +138,7 @@ func TestLoadIdentity(t *testing.T) {
 		t.Errorf("identity.key mode %v, want 0600", fi.Mode().Perm())
 	}
 	os.Chmod(filepath.Join(dir, "identity.key"), 0o644)
-	if _, err := node.LoadIdentity(dir); err == nil || !strings.Contains(err.Error(), "chmod 600") {
+	if _, err := p2p.LoadIdentity(dir); err == nil || !strings.Contains(err.Error(), "chmod 600") {
 		t.Errorf("a readable key: %v", err)
 	}
 }

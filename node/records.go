@@ -15,6 +15,7 @@ import (
 	"github.com/libp2p/go-libp2p/core/peer"
 	libp2pproto "github.com/libp2p/go-libp2p/core/protocol"
 
+	"github.com/metamesh/node/node/p2p"
 	"github.com/metamesh/node/protocol"
 	"github.com/metamesh/node/store"
 )
@@ -28,9 +29,6 @@ const (
 	// that trickles one does not hold the stream for the whole exchange's
 	// deadline. The rest of that deadline is for the answer.
 	requestReadTimeout = 2 * time.Second
-	// maxInboundPerPeer bounds the record streams one peer may have open
-	// at once; more are reset at once.
-	maxInboundPerPeer = 8
 )
 
 // peerService is what the record and search protocols share: the host
@@ -82,7 +80,7 @@ func (rs *recordService) handle(s network.Stream) {
 var errBadRequest = errors.New("bad request")
 
 // serveStream runs one inbound exchange of a request/answer protocol: at
-// most maxInboundPerPeer open per peer, requestReadTimeout to read the
+// most p2p.MaxInboundPerPeer open per peer, requestReadTimeout to read the
 // request, a deadline on the whole exchange for the answer, Reset on any
 // error and Close on success. answer reads the request and returns the
 // response body (nil: "not here").
@@ -140,7 +138,7 @@ func (rs *recordService) sealed(ctx context.Context, asked string) ([]byte, erro
 }
 
 // peerLimit bounds the streams of one protocol each peer may have open
-// at once (maxInboundPerPeer); its zero value is ready to use.
+// at once (p2p.MaxInboundPerPeer); its zero value is ready to use.
 type peerLimit struct {
 	mu   sync.Mutex
 	open map[peer.ID]int
@@ -153,7 +151,7 @@ func (l *peerLimit) enter(p peer.ID) bool {
 	if l.open == nil {
 		l.open = map[peer.ID]int{}
 	}
-	if l.open[p] >= maxInboundPerPeer {
+	if l.open[p] >= p2p.MaxInboundPerPeer {
 		return false
 	}
 	l.open[p]++
@@ -196,7 +194,7 @@ func onFreshCircuit[T any](ctx context.Context, h host.Host, p peer.ID, ask func
 		return v, err
 	}
 	for _, c := range h.Network().ConnsToPeer(p) {
-		if relayed(c) {
+		if p2p.Relayed(c) {
 			_ = c.Close()
 		}
 	}
@@ -225,7 +223,7 @@ func (rs *recordService) fetchOnce(ctx context.Context, p peer.ID, c string) (pr
 	env, err := protocol.ReadResponse(bufio.NewReader(s))
 	if err != nil {
 		s.Reset()
-		if relayed(s.Conn()) {
+		if p2p.Relayed(s.Conn()) {
 			return protocol.Record{}, fmt.Errorf("record from %s over a relayed connection: %w: %w", p, errRelayCut, err)
 		}
 		return protocol.Record{}, fmt.Errorf("record from %s: %w", p, err)

@@ -15,6 +15,7 @@ import (
 	"github.com/libp2p/go-libp2p/core/peer"
 
 	"github.com/metamesh/node/api"
+	"github.com/metamesh/node/node/p2p"
 	"github.com/metamesh/node/protocol"
 	"github.com/metamesh/node/store"
 )
@@ -41,7 +42,7 @@ const (
 // only from peers, so the next lookup is a local read.
 type resolver struct {
 	st      *store.Store
-	p       *p2p
+	p       *p2p.Net
 	rs      *recordService
 	timeout time.Duration
 	log     *slog.Logger
@@ -67,7 +68,7 @@ type call struct {
 	err  error
 }
 
-func newResolver(st *store.Store, p *p2p, rs *recordService, timeout time.Duration, log *slog.Logger) *resolver {
+func newResolver(st *store.Store, p *p2p.Net, rs *recordService, timeout time.Duration, log *slog.Logger) *resolver {
 	return &resolver{st: st, p: p, rs: rs, timeout: timeout, log: log.With("component", "resolve"),
 		negative: map[string]time.Time{}, sources: map[string]source{}, inflight: map[string]*call{}}
 }
@@ -173,7 +174,7 @@ func (r *resolver) present(doc store.Document, c string) api.Document {
 				// for it with nothing, those peers answer.
 				providers = append([]string{}, ps...)
 			} else {
-				providers = append([]string{r.p.host.ID().String()}, doc.Peers...)
+				providers = append([]string{r.p.Host().ID().String()}, doc.Peers...)
 			}
 		}
 		a := newDocument(doc, "local", providers)
@@ -208,7 +209,7 @@ func (r *resolver) federated(c string, replace store.RootID) (api.Document, erro
 	if err != nil {
 		return api.Document{}, fmt.Errorf("%w: %v", api.ErrBadRequest, err)
 	}
-	self := r.p.host.ID()
+	self := r.p.Host().ID()
 	cands := make(chan peer.ID, 64)
 	var provMu sync.Mutex
 	var providers []string
@@ -216,11 +217,11 @@ func (r *resolver) federated(c string, replace store.RootID) (api.Document, erro
 	feeders.Add(2)
 	go func() { // the DHT's providers of the CID
 		defer feeders.Done()
-		for ai := range r.p.dht.FindProvidersAsync(ctx, id, maxProviders) {
+		for ai := range r.p.DHT().FindProvidersAsync(ctx, id, maxProviders) {
 			if ai.ID == self {
 				continue
 			}
-			r.p.host.Peerstore().AddAddrs(ai.ID, ai.Addrs, time.Minute)
+			r.p.Host().Peerstore().AddAddrs(ai.ID, ai.Addrs, time.Minute)
 			provMu.Lock()
 			providers = append(providers, ai.ID.String())
 			provMu.Unlock()
@@ -233,7 +234,7 @@ func (r *resolver) federated(c string, replace store.RootID) (api.Document, erro
 	}()
 	go func() { // fan-out: connected peers, then the routing table
 		defer feeders.Done()
-		for _, p := range append(r.p.host.Network().Peers(), r.p.dht.RoutingTable().ListPeers()...) {
+		for _, p := range append(r.p.Host().Network().Peers(), r.p.DHT().RoutingTable().ListPeers()...) {
 			if p == self {
 				continue
 			}
@@ -358,7 +359,7 @@ func (r *resolver) Providers(ctx context.Context, c string) ([]string, error) {
 	ctx, cancel := context.WithTimeout(ctx, r.timeout)
 	defer cancel()
 	out := []string{}
-	for ai := range r.p.dht.FindProvidersAsync(ctx, id, maxProviders) {
+	for ai := range r.p.DHT().FindProvidersAsync(ctx, id, maxProviders) {
 		out = append(out, ai.ID.String())
 	}
 	sort.Strings(out)

@@ -19,6 +19,7 @@ import (
 	libp2pproto "github.com/libp2p/go-libp2p/core/protocol"
 
 	"github.com/metamesh/node/api"
+	"github.com/metamesh/node/node/p2p"
 	"github.com/metamesh/node/protocol"
 	"github.com/metamesh/node/store"
 )
@@ -161,7 +162,7 @@ func (ss *searchService) askOnce(ctx context.Context, p peer.ID, req protocol.Se
 	env, err := protocol.ReadResponse(bufio.NewReader(s))
 	if err != nil {
 		s.Reset()
-		if relayed(s.Conn()) && ctx.Err() == nil {
+		if p2p.Relayed(s.Conn()) && ctx.Err() == nil {
 			return nil, fmt.Errorf("search answer from %s over a relayed connection: %w: %w", p, errRelayCut, err)
 		}
 		return nil, fmt.Errorf("search answer from %s: %w", p, err)

@@ -19,6 +19,7 @@ import (
 	libp2pproto "github.com/libp2p/go-libp2p/core/protocol"
 
 	"github.com/metamesh/node/node"
+	"github.com/metamesh/node/node/p2p"
 	"github.com/metamesh/node/protocol"
 )
 
@@ -161,7 +162,7 @@ func TestSearch_HostileIndexHousehold(t *testing.T) {
 			s.Reset()
 		})
 	}
-	d, err := dht.New(h, dht.ProtocolPrefix(node.DHTPrefix), dht.Mode(dht.ModeServer))
+	d, err := dht.New(h, dht.ProtocolPrefix(p2p.DHTPrefix), dht.Mode(dht.ModeServer))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,6 +22,7 @@ import (
 	ma "github.com/multiformats/go-multiaddr"
 
 	"github.com/metamesh/node/node"
+	"github.com/metamesh/node/node/p2p"
 	"github.com/metamesh/node/store"
 	"github.com/metamesh/node/store/storetest"
 )
@@ -250,7 +251,7 @@ func (m *Member) start(bootstrap []string) {
 	}
 	m.redis = srv
 	// The node's identity is known before it starts (the gater needs it).
-	key, err := node.LoadIdentity(m.Data)
+	key, err := p2p.LoadIdentity(m.Data)
 	if err != nil {
 		t.Fatalf("node %d: %v", m.Index, err)
 	}

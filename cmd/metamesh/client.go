@@ -24,6 +24,7 @@ import (
 
 	"github.com/metamesh/node/api"
 	"github.com/metamesh/node/node"
+	"github.com/metamesh/node/node/p2p"
 )
 
 // Commands that talk to a running node over its HTTP API.
@@ -45,7 +46,7 @@ known (and given to peers as --bootstrap) before it first runs.`,
 					return err
 				}
 			}
-			k, err := node.LoadIdentity(dir)
+			k, err := p2p.LoadIdentity(dir)
 			if err != nil {
 				return err
 			}

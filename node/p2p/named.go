@@ -1,4 +1,4 @@
-package node
+package p2p
 
 import (
 	"context"
@@ -52,7 +52,7 @@ func namedOverQUIC(ctx context.Context, h host.Host, named []peer.ID, want func(
 			moved[id] = true
 			log.Info("reaching a named peer over QUIC, so it reports the node's UDP mapping too", "peer", id, "addrs", addrs)
 			for _, c := range h.Network().ConnsToPeer(id) {
-				if !relayed(c) && !isQUIC(c.RemoteMultiaddr()) {
+				if !Relayed(c) && !isQUIC(c.RemoteMultiaddr()) {
 					_ = c.Close()
 				}
 			}
@@ -82,7 +82,7 @@ func publicQUIC(addrs []ma.Multiaddr) []ma.Multiaddr {
 func tcpOnly(conns []network.Conn) bool {
 	direct := false
 	for _, c := range conns {
-		if relayed(c) {
+		if Relayed(c) {
 			continue
 		}
 		if isQUIC(c.RemoteMultiaddr()) {

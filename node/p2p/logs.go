@@ -1,4 +1,4 @@
-package node
+package p2p
 
 import (
 	"context"
@@ -27,7 +27,7 @@ import (
 // or error is joined into one line. At the node's info level go-log is
 // set to warn, so the chatter below that is not even produced. The
 // routing is process-wide: the last node started gets the lines.
-func routeLibp2pLogs(log *slog.Logger, nodeLevel slog.Level) {
+func RouteLogs(log *slog.Logger, nodeLevel slog.Level) {
 	routeMu.Lock()
 	defer routeMu.Unlock()
 	l := log.With("component", "libp2p")

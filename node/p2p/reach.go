@@ -1,4 +1,4 @@
-package node
+package p2p
 
 import (
 	"context"
@@ -586,53 +586,6 @@ func (m *mergedSub) Close() error {
 
 // relayed reports whether c goes through a relay: a limited connection,
 // or one to a /p2p-circuit address.
-func relayed(c network.Conn) bool {
+func Relayed(c network.Conn) bool {
 	return c.Stat().Limited || isCircuit(c.RemoteMultiaddr())
-}
-
-// relayOf is the relay of a /…/p2p/<relay>/p2p-circuit address.
-func relayOf(m ma.Multiaddr) (peer.ID, error) {
-	var id peer.ID
-	for _, c := range m {
-		switch c.Protocol().Code {
-		case ma.P_P2P:
-			pid, err := peer.IDFromBytes(c.RawValue())
-			if err != nil {
-				return "", err
-			}
-			id = pid
-		case ma.P_CIRCUIT:
-			if id == "" {
-				return "", errors.New("no relay before /p2p-circuit")
-			}
-			return id, nil
-		}
-	}
-	return "", errors.New("not a relayed address")
-}
-
-// transportOf names the transport of m: "quic-v1", "tcp", "webtransport",
-// … (of the first hop, for a relayed address).
-func transportOf(m ma.Multiaddr) string {
-	name := ""
-	for _, c := range m {
-		switch c.Protocol().Code {
-		case ma.P_TCP, ma.P_UDP:
-			name = c.Protocol().Name
-		case ma.P_QUIC_V1, ma.P_QUIC, ma.P_WEBTRANSPORT, ma.P_WEBRTC_DIRECT, ma.P_WS, ma.P_WSS:
-			name = c.Protocol().Name
-		case ma.P_P2P, ma.P_CIRCUIT:
-			return name
-		}
-	}
-	return name
-}
-
-// multiaddrStrings are ms as text, never nil.
-func multiaddrStrings(ms []ma.Multiaddr) []string {
-	out := make([]string, 0, len(ms))
-	for _, m := range ms {
-		out = append(out, m.String())
-	}
-	return out
 }

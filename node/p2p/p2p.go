@@ -1,4 +1,4 @@
-package node
+package p2p
 
 import (
 	"bytes"
@@ -49,13 +49,13 @@ import (
 // never the public IPFS one.
 const DHTPrefix = "/metamesh"
 
-// identityFile holds the node's Ed25519 key in the data directory.
-const identityFile = "identity.key"
+// IdentityFile holds the node's Ed25519 key in the data directory.
+const IdentityFile = "identity.key"
 
 // LoadIdentity reads the node's key from dir, creating it (mode 0600) on
 // first use. A key file others may read is refused.
 func LoadIdentity(dir string) (crypto.PrivKey, error) {
-	p := filepath.Join(dir, identityFile)
+	p := filepath.Join(dir, IdentityFile)
 	b, err := os.ReadFile(p)
 	if errors.Is(err, fs.ErrNotExist) {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -100,7 +100,7 @@ func LoadIdentity(dir string) (crypto.PrivKey, error) {
 
 // p2p is the node's libp2p side: the host, the DHT and the bootstrap
 // loop.
-type p2p struct {
+type Net struct {
 	host  host.Host
 	dht   *dht.IpfsDHT
 	cm    *bconnmgr.BasicConnMgr
@@ -129,7 +129,7 @@ type p2p struct {
 
 // dhtOptions are the DHT's options: the /metamesh prefix, mode, the
 // bootstrap peers and the provider records' validity.
-func dhtOptions(cfg Config, mode dht.ModeOpt, boot []peer.AddrInfo) []dht.Option {
+func DHTOptions(cfg Config, mode dht.ModeOpt, boot []peer.AddrInfo) []dht.Option {
 	provOpts := []records.Option{}
 	if cfg.ProviderRecordTTL > 0 {
 		provOpts = append(provOpts, records.ProvideValidity(cfg.ProviderRecordTTL), records.CleanupInterval(cfg.ProviderRecordTTL/2))
@@ -146,8 +146,8 @@ func dhtOptions(cfg Config, mode dht.ModeOpt, boot []peer.AddrInfo) []dht.Option
 // loop. Nothing reaches out on its own: no mDNS, no port mapping unless
 // NATPortMap, no relays but those named (--relay, and --bootstrap peers
 // that offer the relay service), no public bootstrap peers.
-func startP2P(ctx context.Context, cfg Config, key crypto.PrivKey, log *slog.Logger) (*p2p, error) {
-	p := &p2p{log: log.With("component", "p2p"), private: cfg.hasPSK(), reg: prometheus.NewRegistry()}
+func Start(ctx context.Context, cfg Config, key crypto.PrivKey, log *slog.Logger) (*Net, error) {
+	p := &Net{log: log.With("component", "p2p"), private: cfg.hasPSK(), reg: prometheus.NewRegistry()}
 	listen, err := cfg.listenAddrs(p.log)
 	if err != nil {
 		return nil, err
@@ -348,7 +348,7 @@ func startP2P(ctx context.Context, cfg Config, key crypto.PrivKey, log *slog.Log
 		mode = dht.ModeAutoServer
 		dh = dhtHost{Host: h, bus: splitBus{Bus: h.EventBus(), own: r.dhtBus}}
 	}
-	d, err := dht.New(dh, dhtOptions(cfg, mode, boot)...)
+	d, err := dht.New(dh, DHTOptions(cfg, mode, boot)...)
 	if err != nil {
 		p.closeHost()
 		return nil, fmt.Errorf("p2p: start DHT: %w", err)
@@ -399,10 +399,14 @@ const (
 	// system's inbound streams on a small machine).
 	protocolInboundStreams = 256
 	// protocolPeerInboundStreams bounds one peer's inbound streams of one
-	// of them: above maxInboundPerPeer, which the node enforces itself
+	// of them: above MaxInboundPerPeer, which the node enforces itself
 	// (resetting, and logging, the extra streams), so the resource
 	// manager is only a backstop per peer.
-	protocolPeerInboundStreams = 2 * maxInboundPerPeer
+	protocolPeerInboundStreams = 2 * MaxInboundPerPeer
+	// MaxInboundPerPeer bounds the streams of one of the node's own
+	// protocols one peer may have open at once: the record and search
+	// services reset any more themselves.
+	MaxInboundPerPeer = 8
 )
 
 // appProtocols are the node's own request/answer protocols.
@@ -435,7 +439,7 @@ func protocolStreamLimits(base *rcmgr.PartialLimitConfig, scaled rcmgr.ConcreteL
 // bootstrapLoop keeps the node connected to its bootstrap peers: whenever
 // it is not connected to one, it redials with backoff (1 s doubling to a
 // minute), so a partition heals by itself.
-func (p *p2p) bootstrapLoop(ctx context.Context) {
+func (p *Net) bootstrapLoop(ctx context.Context) {
 	defer p.wg.Done()
 	next := map[peer.ID]time.Time{}
 	backoff := map[peer.ID]time.Duration{}
@@ -493,7 +497,7 @@ func (p *p2p) bootstrapLoop(ctx context.Context) {
 // own backoff, and its redial is a real one, whose reason it tells; a
 // dial that still meets the swarm's backoff (kad-dht failed in between)
 // is made once more.
-func (p *p2p) redial(ctx context.Context, ai peer.AddrInfo) error {
+func (p *Net) redial(ctx context.Context, ai peer.AddrInfo) error {
 	var err error
 	for range 2 {
 		if sw, ok := p.host.Network().(*swarm.Swarm); ok {
@@ -509,8 +513,24 @@ func (p *p2p) redial(ctx context.Context, ai peer.AddrInfo) error {
 	return err
 }
 
+// Wrap is a Net of a host and DHT its caller made and closes (a simulated
+// household's): no reachability, relays or bootstrap loop.
+func Wrap(h host.Host, d *dht.IpfsDHT, log *slog.Logger) *Net {
+	return &Net{host: h, dht: d, log: log}
+}
+
+// Host is the libp2p host.
+func (p *Net) Host() host.Host { return p.host }
+
+// DHT is the /metamesh DHT.
+func (p *Net) DHT() *dht.IpfsDHT { return p.dht }
+
+// Relayable reports whether the node holds a relay reservation (its
+// circuit addresses are what peers reach it by); false for a wrapped Net.
+func (p *Net) Relayable() bool { return p.reach != nil && p.reach.Relayable() }
+
 // Addrs are the host's addresses with /p2p/<id>, as peers dial them.
-func (p *p2p) Addrs() []string {
+func (p *Net) Addrs() []string {
 	out := []string{}
 	for _, a := range p.host.Addrs() {
 		out = append(out, a.String()+"/p2p/"+p.host.ID().String())
@@ -518,7 +538,7 @@ func (p *p2p) Addrs() []string {
 	return out
 }
 
-func (p *p2p) Close() error {
+func (p *Net) Close() error {
 	if p.cancel != nil {
 		p.cancel()
 	}
@@ -531,7 +551,7 @@ func (p *p2p) Close() error {
 }
 
 // closeHost stops what runs on the host, then the host.
-func (p *p2p) closeHost() error {
+func (p *Net) closeHost() error {
 	var errs []error
 	if p.reach != nil {
 		p.reach.close()
