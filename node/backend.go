@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -18,15 +17,15 @@ import (
 
 	"github.com/metamesh/node/api"
 	"github.com/metamesh/node/ingest"
+	"github.com/metamesh/node/node/federation"
 	"github.com/metamesh/node/node/p2p"
 	"github.com/metamesh/node/store"
 )
 
-// requestTimeout bounds the Redis calls of one API request, go-redis's
+// federation.RequestTimeout bounds the Redis calls of one API request, go-redis's
 // retries included: a Redis that does not answer (stopped, swapping)
 // gives a 503 after this long instead of holding the client for the
 // read timeouts of every retry.
-const requestTimeout = time.Second
 
 // backend is the api.Backend of a node.
 type backend struct{ n *Node }
@@ -37,7 +36,7 @@ type backend struct{ n *Node }
 // lookup.
 func (b *backend) Meta(ctx context.Context, cid string, local bool, from api.Caller) (api.Document, error) {
 	start := time.Now()
-	doc, err := b.n.hh.res.Meta(ctx, cid, local, from)
+	doc, err := b.n.hh.Meta(ctx, cid, local, from)
 	if b.n.met != nil && !errors.As(err, new(*api.RateLimitedError)) {
 		b.n.met.lookup(doc, err, time.Since(start))
 	}
@@ -63,7 +62,7 @@ func status404(err error) bool { return errors.Is(err, api.ErrNotFound) }
 
 // Providers lists the peers the DHT returns for cid.
 func (b *backend) Providers(ctx context.Context, cid string) ([]string, error) {
-	return b.n.hh.res.Providers(ctx, cid)
+	return b.n.hh.Providers(ctx, cid)
 }
 
 // Peers lists the connected peers: how the node is connected to each
@@ -99,30 +98,11 @@ func (b *backend) Peers(ctx context.Context) ([]api.Peer, error) {
 	return out, nil
 }
 
-func apiError(err error, cid string) error {
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		return fmt.Errorf("%w: no file with CID %s", api.ErrNotFound, cid)
-	case store.IsUnavailable(err):
-		return redisDown(err)
-	}
-	return err
-}
-
-// redisDown is the error of a request whose Redis call got no answer.
-func redisDown(err error) error {
-	var ne net.Error
-	if errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()) {
-		return fmt.Errorf("%w: redis is not answering (no reply within %s): %v", api.ErrUnavailable, requestTimeout, err)
-	}
-	return fmt.Errorf("%w: redis is not reachable: %v", api.ErrUnavailable, err)
-}
-
 func (b *backend) Status(ctx context.Context) (api.Status, error) {
-	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
+	ctx, cancel := context.WithTimeout(ctx, federation.RequestTimeout)
 	defer cancel()
 	n := b.n
-	ps := n.hh.ann.Stats()
+	ps := n.hh.ProvideStats()
 	st := api.Status{
 		Version:      Version,
 		PeerID:       n.p2p.Host().ID().String(),
@@ -158,7 +138,7 @@ func (b *backend) Status(ctx context.Context) (api.Status, error) {
 	roots, err := n.st.Roots(ctx)
 	if err != nil {
 		if store.IsUnavailable(err) {
-			err = redisDown(err)
+			err = federation.RedisDown(err)
 		}
 		st.Redis.OK, st.Redis.Error = false, err.Error()
 	}
@@ -167,10 +147,10 @@ func (b *backend) Status(ctx context.Context) (api.Status, error) {
 }
 
 func (b *backend) Ready(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
+	ctx, cancel := context.WithTimeout(ctx, federation.RequestTimeout)
 	defer cancel()
 	if err := b.n.st.Ping(ctx); err != nil {
-		return redisDown(err)
+		return federation.RedisDown(err)
 	}
 	if p, since, stuck := b.n.ing.Stuck(); stuck {
 		return fmt.Errorf("ingest is stuck: a worker has been on %s since %s without a byte hashed (a read blocked on a hung mount?)", p, since.UTC().Format(time.RFC3339))
@@ -190,25 +170,24 @@ func (b *backend) Ready(ctx context.Context) error {
 // still those that were hashed; otherwise a conflict, and the ingester is
 // asked to look at the path again.
 func (b *backend) File(ctx context.Context, c string) (*api.File, error) {
-	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
+	ctx, cancel := context.WithTimeout(ctx, federation.RequestTimeout)
 	defer cancel()
 	n := b.n
 	doc, err := n.st.DocumentByCID(ctx, c)
 	if err != nil {
-		return nil, apiError(err, c)
+		return nil, federation.APIError(err, c)
 	}
 	p := doc.FilePath()
 	if p == "" {
-		known, _, _ := n.hh.res.fromStore(ctx, c)
-		return nil, &api.NotFoundError{CID: c, Providers: known.Providers}
+		return nil, &api.NotFoundError{CID: c, Providers: n.hh.KnownProviders(ctx, c)}
 	}
 	ps, err := n.st.Path(ctx, p)
 	if err != nil {
-		return nil, apiError(err, c)
+		return nil, federation.APIError(err, c)
 	}
 	own, err := n.st.Own(ctx, doc.Root)
 	if err != nil {
-		return nil, apiError(err, c)
+		return nil, federation.APIError(err, c)
 	}
 	if !ps.Hashed || own.SHA256 == "" {
 		return nil, fmt.Errorf("%w: %s is not confirmed yet (only its midhash is known); retry once its full hash is done", api.ErrConflict, c)
@@ -251,18 +230,18 @@ func (n *Node) libraryOf(p string) (lib, rel string, ok bool) {
 // Events follows meta:events for the API after the stream ID after, or
 // from the newest entry when after is "".
 func (b *backend) Events(ctx context.Context, after string) (api.EventStream, error) {
-	rctx, cancel := context.WithTimeout(ctx, requestTimeout)
+	rctx, cancel := context.WithTimeout(ctx, federation.RequestTimeout)
 	defer cancel()
 	if after == "" {
 		head, err := b.n.st.FeedHead(rctx)
 		if err != nil {
-			return nil, apiError(err, "")
+			return nil, federation.APIError(err, "")
 		}
 		after = head
 	} else if err := b.n.st.CheckFeedPosition(rctx, after); errors.Is(err, store.ErrFeedAhead) {
 		return nil, fmt.Errorf("%w: Last-Event-ID %s is newer than the newest event: not an id this endpoint sent", api.ErrBadRequest, after)
 	} else if err != nil {
-		return nil, apiError(err, "")
+		return nil, federation.APIError(err, "")
 	}
 	return &eventStream{st: b.n.st, feed: b.n.st.Feed(after), closing: b.n.closing}, nil
 }
@@ -294,7 +273,7 @@ func (e *eventStream) Next(ctx context.Context, wait time.Duration) ([]api.Event
 		return nil, fmt.Errorf("%w: %v", api.ErrEventsTrimmed, err)
 	}
 	if err != nil {
-		return nil, apiError(err, "")
+		return nil, federation.APIError(err, "")
 	}
 	// A path event names no root: the file is the one its path holds now,
 	// or, for a path that is gone, the local file its midhash still names.
@@ -363,7 +342,7 @@ func exactBytes(p string) []byte {
 // connected peers' answers as far as from may make the node ask them
 // (search.go).
 func (b *backend) Search(ctx context.Context, q string, limit int, cursor string, federated bool, from api.Caller) (api.SearchResult, error) {
-	return b.n.hh.ss.search(ctx, q, limit, cursor, federated, from)
+	return b.n.hh.SearchPage(ctx, q, limit, cursor, federated, from)
 }
 
 // Library answers GET /api/library from the catalog (catalog.go): no

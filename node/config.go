@@ -16,6 +16,7 @@ import (
 
 	"github.com/metamesh/node/ingest"
 	"github.com/metamesh/node/node/announce"
+	"github.com/metamesh/node/node/federation"
 	"github.com/metamesh/node/node/p2p"
 )
 
@@ -178,16 +179,16 @@ func (c *Config) SetDefaults() {
 		c.ConnHigh = 400
 	}
 	if c.ReprovideInterval == 0 {
-		c.ReprovideInterval = 22 * time.Hour
+		c.ReprovideInterval = federation.DefaultReprovideInterval
 	}
 	if c.LookupTimeout == 0 {
-		c.LookupTimeout = 10 * time.Second
+		c.LookupTimeout = federation.DefaultLookupTimeout
 	}
 	if c.PeerRootsMax == 0 {
 		c.PeerRootsMax = 100_000
 	}
 	if c.PeerRecordTTL == 0 {
-		c.PeerRecordTTL = time.Hour
+		c.PeerRecordTTL = federation.DefaultPeerRecordTTL
 	}
 	if c.MetaCache == 0 {
 		c.MetaCache = 10_000

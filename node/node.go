@@ -19,6 +19,7 @@ import (
 	"github.com/metamesh/node/ingest"
 	"github.com/metamesh/node/node/announce"
 	"github.com/metamesh/node/node/catalog"
+	"github.com/metamesh/node/node/federation"
 	"github.com/metamesh/node/node/p2p"
 	"github.com/metamesh/node/store"
 )
@@ -37,7 +38,7 @@ type Node struct {
 	ln   net.Listener
 
 	p2p *p2p.Net
-	hh  *Household // the federation side, on p2p's host and DHT
+	hh  *federation.Household // the federation side, on p2p's host and DHT
 	met *nodeMetrics
 	// hashDuration exists before ingest starts (it reports into it);
 	// newMetrics registers it.
@@ -106,8 +107,8 @@ func (n *Node) Start(ctx context.Context) error {
 		_ = st.Follow(bg)
 	}()
 	n.cat = catalog.New()
-	hh, err := startHousehold(p, HouseholdConfig{
-		Host: p.Host(), Key: key, Store: st, ProviderDir: filepath.Join(n.cfg.DataDir, "provider"),
+	hh, err := federation.StartHousehold(ctx, federation.HouseholdConfig{
+		Net: p, Key: key, Store: st, ProviderDir: filepath.Join(n.cfg.DataDir, "provider"),
 		ReprovideInterval: n.cfg.ReprovideInterval, ProviderRecordTTL: n.cfg.ProviderRecordTTL,
 		LookupTimeout: n.cfg.LookupTimeout, PeerRecordTTL: n.cfg.PeerRecordTTL,
 		NoSearchIndex: n.cfg.NoSearchIndex, Catalog: n.cat, Logger: n.log,
@@ -196,7 +197,7 @@ func (n *Node) PeerID() string { return n.p2p.Host().ID().String() }
 func (n *Node) P2PAddrs() []string { return n.p2p.Addrs() }
 
 // ProvideStats are the announcer's counters (after Start).
-func (n *Node) ProvideStats() announce.Stats { return n.hh.ann.Stats() }
+func (n *Node) ProvideStats() announce.Stats { return n.hh.ProvideStats() }
 
 // APIAddr is the address the HTTP API listens on (after Start).
 func (n *Node) APIAddr() string {

@@ -25,7 +25,7 @@ import (
 	"github.com/multiformats/go-multihash"
 
 	"github.com/metamesh/node/api"
-	"github.com/metamesh/node/node"
+	"github.com/metamesh/node/node/federation"
 	"github.com/metamesh/node/protocol"
 	"github.com/metamesh/node/store"
 	"github.com/metamesh/node/store/storetest"
@@ -225,7 +225,7 @@ type wireHousehold struct {
 	name string
 	id   peer.ID
 	st   *store.Store
-	hh   *node.Household
+	hh   *federation.Household
 }
 
 func startWireFederation(ctx context.Context, t *testing.T) wireFederation {
@@ -249,7 +249,7 @@ func startWireFederation(ctx context.Context, t *testing.T) wireFederation {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { st.Close() })
-		hh, err := node.StartHousehold(ctx, node.HouseholdConfig{Host: h, Key: key, Store: st,
+		hh, err := federation.StartHousehold(ctx, federation.HouseholdConfig{Host: h, Key: key, Store: st,
 			ProviderStore: dssync.MutexWrap(datastore.NewMapDatastore()), Logger: storetest.Logger(t)})
 		if err != nil {
 			t.Fatal(err)

@@ -14,7 +14,7 @@
 //     (METAMESH_TESTNET_COMPOSE=1, `make testnet-test`); the NAT
 //     testnet's probes are in nat_compose_probe_test.go.
 //
-// testnet/sim is the simulated network: hundreds of node.Households in
+// testnet/sim is the simulated network: hundreds of federation.Households in
 // one process on go-libp2p's mocknet, with a latency per pair, for the
 // figures at library and federation scale (`make bench`).
 package testnet

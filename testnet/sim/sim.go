@@ -26,7 +26,7 @@ import (
 	ma "github.com/multiformats/go-multiaddr"
 	"github.com/multiformats/go-multihash"
 
-	"github.com/metamesh/node/node"
+	"github.com/metamesh/node/node/federation"
 	"github.com/metamesh/node/protocol"
 	"github.com/metamesh/node/store"
 )
@@ -76,7 +76,7 @@ type Member struct {
 	ID    peer.ID
 	Host  host.Host
 	Store *store.Store
-	HH    *node.Household
+	HH    *federation.Household
 	Alive bool
 	// CIDs are the canonical CIDs of the files it holds, Titles their
 	// titles (same order).
@@ -183,7 +183,7 @@ func (n *Network) JoinWith(ctx context.Context, noSearchIndex bool) (*Member, er
 	for _, m := range live[:min(len(live), n.opts.Degree)] {
 		boot = append(boot, peer.AddrInfo{ID: m.ID, Addrs: m.Host.Addrs()})
 	}
-	hh, err := node.StartHousehold(ctx, node.HouseholdConfig{
+	hh, err := federation.StartHousehold(ctx, federation.HouseholdConfig{
 		Host: h, Key: key, Store: st,
 		ProviderStore:     dssync.MutexWrap(datastore.NewMapDatastore()),
 		ReprovideInterval: n.opts.ReprovideInterval, ProviderRecordTTL: n.opts.ProviderRecordTTL,

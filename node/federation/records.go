@@ -1,4 +1,4 @@
-package node
+package federation
 
 import (
 	"bufio"
@@ -119,7 +119,7 @@ func (rs *recordService) sealed(ctx context.Context, asked string) ([]byte, erro
 	if err != nil {
 		return nil, nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
+	ctx, cancel := context.WithTimeout(ctx, RequestTimeout)
 	defer cancel()
 	doc, err := rs.st.DocumentByCID(ctx, c)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && (!doc.Local() || !doc.Vouches(c))) {

@@ -1,4 +1,4 @@
-package node
+package federation
 
 import (
 	"bufio"
@@ -97,7 +97,7 @@ func (ss *searchService) handle(s network.Stream) {
 }
 
 func (ss *searchService) sealed(ctx context.Context, version string, req protocol.SearchRequest) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
+	ctx, cancel := context.WithTimeout(ctx, RequestTimeout)
 	defer cancel()
 	page, err := ss.st.Search(ctx, req.Q, min(req.Limit, store.MaxSearchLimit), "")
 	if err != nil {
@@ -304,14 +304,14 @@ func (ss *searchService) search(ctx context.Context, q string, limit int, cursor
 			return res, err
 		}
 	}
-	lctx, cancel := context.WithTimeout(ctx, requestTimeout)
+	lctx, cancel := context.WithTimeout(ctx, RequestTimeout)
 	page, err := ss.st.Search(lctx, q, limit, cursor)
 	cancel()
 	switch {
 	case errors.Is(err, store.ErrInvalidCursor):
 		return res, fmt.Errorf("%w: cursor: %v", api.ErrBadRequest, err)
 	case err != nil && store.IsUnavailable(err):
-		return res, redisDown(err)
+		return res, RedisDown(err)
 	case err != nil:
 		return res, err
 	}

@@ -1,4 +1,4 @@
-package node
+package federation
 
 import (
 	"context"
@@ -24,9 +24,12 @@ import (
 // HouseholdConfig configures a Household: the federation side of a node
 // on a host and a store its caller made.
 type HouseholdConfig struct {
-	// Host is the libp2p host (any: a real one, or go-libp2p's mocknet);
-	// the Household does not close it. Key is its identity key, which
-	// signs records and search answers.
+	// Net is a node's host and DHT (p2p.Start), the household runs on
+	// them; nil: Host, with a DHT server the Household makes.
+	Net *p2p.Net
+	// Host is the libp2p host (any: a real one, or go-libp2p's mocknet)
+	// when Net is nil; the Household does not close it. Key is the
+	// host's identity key, which signs records and search answers.
 	Host host.Host
 	Key  crypto.PrivKey
 	// Store is the household's store; the Household does not close it.
@@ -36,8 +39,9 @@ type HouseholdConfig struct {
 	// there (a simulation keeps them in memory).
 	ProviderDir   string
 	ProviderStore datastore.Batching
-	// ReprovideInterval, ProviderRecordTTL, LookupTimeout and
-	// PeerRecordTTL are as in Config; zero takes Config's defaults.
+	// ReprovideInterval, ProviderRecordTTL (with Host: for the DHT it
+	// makes), LookupTimeout and PeerRecordTTL are as in node.Config; zero
+	// takes the defaults above (kad-dht's for ProviderRecordTTL).
 	ReprovideInterval time.Duration
 	ProviderRecordTTL time.Duration
 	LookupTimeout     time.Duration
@@ -57,10 +61,10 @@ type HouseholdConfig struct {
 // under the /metamesh prefix, unless the node's host decides), the
 // announcer and its sweeping provider, the record and search protocols,
 // the search indexer (and the catalog, when given), the federated
-// resolver and the reprovide on a first peer. startHousehold is the one
+// resolver and the reprovide on a first peer. StartHousehold is the one
 // place they are wired: a Node runs a Household on its own host (plus
 // ingest and the API), and simulations of many households in one process
-// (testnet/sim) run StartHousehold on mocknet hosts.
+// (testnet/sim) run it on mocknet hosts.
 type Household struct {
 	p      *p2p.Net
 	ownDHT bool // the DHT is the Household's to close (StartHousehold made it)
@@ -74,42 +78,50 @@ type Household struct {
 	wg     sync.WaitGroup
 }
 
-// StartHousehold starts the federation side on cfg.Host and cfg.Store,
-// with a DHT server of its own. It announces what the store announces
-// (store.Announced) from the start.
-func StartHousehold(ctx context.Context, cfg HouseholdConfig) (*Household, error) {
-	if cfg.Host == nil || cfg.Key == nil || cfg.Store == nil || (cfg.ProviderDir == "" && cfg.ProviderStore == nil) {
-		return nil, errors.New("household: Host, Key, Store and ProviderDir (or ProviderStore) are required")
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
-	}
-	c := Config{ReprovideInterval: cfg.ReprovideInterval, ProviderRecordTTL: cfg.ProviderRecordTTL, LookupTimeout: cfg.LookupTimeout,
-		PeerRecordTTL: cfg.PeerRecordTTL}
-	c.SetDefaults()
-	cfg.ReprovideInterval, cfg.ProviderRecordTTL, cfg.LookupTimeout, cfg.PeerRecordTTL = c.ReprovideInterval, c.ProviderRecordTTL, c.LookupTimeout, c.PeerRecordTTL
-	d, err := dht.New(cfg.Host, p2p.DHTOptions(c.p2p(), dht.ModeServer, cfg.Bootstrap)...)
-	if err != nil {
-		return nil, fmt.Errorf("household: start DHT: %w", err)
-	}
-	hh, err := startHousehold(p2p.Wrap(cfg.Host, d, cfg.Logger.With("component", "p2p")), cfg)
-	if err != nil {
-		d.Close()
-		return nil, err
-	}
-	hh.ownDHT = true
-	return hh, nil
-}
+// Defaults of HouseholdConfig's durations (node.Config's too).
+const (
+	DefaultReprovideInterval = 22 * time.Hour
+	DefaultLookupTimeout     = 10 * time.Second
+	DefaultPeerRecordTTL     = time.Hour
+)
 
-// startHousehold wires the federation side on p's host and DHT; cfg's
-// durations are set (defaults applied) and its Logger too.
-func startHousehold(p *p2p.Net, cfg HouseholdConfig) (*Household, error) {
+// StartHousehold starts the federation side: on cfg.Net (a node's host and
+// DHT, which it does not close), or, when that is nil, on cfg.Host with a
+// DHT server of its own (a simulated household's), which Close closes.
+// It announces what the store announces (store.Announced) from the start.
+// It is the one place the federation side is wired.
+func StartHousehold(ctx context.Context, cfg HouseholdConfig) (*Household, error) {
+	if (cfg.Net == nil && cfg.Host == nil) || cfg.Key == nil || cfg.Store == nil || (cfg.ProviderDir == "" && cfg.ProviderStore == nil) {
+		return nil, errors.New("household: Net or Host, Key, Store and ProviderDir (or ProviderStore) are required")
+	}
 	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	for _, d := range []struct {
+		v   *time.Duration
+		def time.Duration
+	}{{&cfg.ReprovideInterval, DefaultReprovideInterval}, {&cfg.LookupTimeout, DefaultLookupTimeout}, {&cfg.PeerRecordTTL, DefaultPeerRecordTTL}} {
+		if *d.v == 0 {
+			*d.v = d.def
+		}
+	}
+	p, own := cfg.Net, false
+	if p == nil {
+		d, err := dht.New(cfg.Host, p2p.DHTOptions(p2p.Config{ProviderRecordTTL: cfg.ProviderRecordTTL}, dht.ModeServer, cfg.Bootstrap)...)
+		if err != nil {
+			return nil, fmt.Errorf("household: start DHT: %w", err)
+		}
+		p, own = p2p.Wrap(cfg.Host, d, log.With("component", "p2p")), true
+	}
 	sw, err := announce.NewSweeper(p.DHT(), cfg.ProviderDir, cfg.ProviderStore, cfg.ReprovideInterval, log)
 	if err != nil {
+		if own {
+			p.DHT().Close()
+		}
 		return nil, err
 	}
-	hh := &Household{p: p, st: cfg.Store}
+	hh := &Household{p: p, ownDHT: own, st: cfg.Store}
 	hh.rs = newRecordService(p.Host(), cfg.Store, cfg.Key, log)
 	hh.ss = newSearchService(p.Host(), p.DHT(), cfg.Store, cfg.Key, log)
 	hh.res = newResolver(cfg.Store, p, hh.rs, cfg.LookupTimeout, log)
@@ -172,11 +184,35 @@ func (hh *Household) Search(ctx context.Context, q string, limit int) (api.Searc
 	return hh.ss.search(ctx, q, limit, "", true, api.Caller{})
 }
 
+// Meta answers GET /api/meta/<c> for a caller: the store, else (unless
+// local) the federation. c is in canonical form.
+func (hh *Household) Meta(ctx context.Context, c string, local bool, from api.Caller) (api.Document, error) {
+	return hh.res.Meta(ctx, c, local, from)
+}
+
+// Providers lists the peers the DHT returns for c.
+func (hh *Household) Providers(ctx context.Context, c string) ([]string, error) {
+	return hh.res.Providers(ctx, c)
+}
+
+// KnownProviders are the peers the store knows to hold c (from their
+// records), none when it knows none or cannot say.
+func (hh *Household) KnownProviders(ctx context.Context, c string) []string {
+	doc, _, _ := hh.res.fromStore(ctx, c)
+	return doc.Providers
+}
+
+// SearchPage answers GET /api/search: the local page, and on the first
+// page of a federated search the other households' hits.
+func (hh *Household) SearchPage(ctx context.Context, q string, limit int, cursor string, federated bool, from api.Caller) (api.SearchResult, error) {
+	return hh.ss.search(ctx, q, limit, cursor, federated, from)
+}
+
 // ProvideStats are the sweeping provider's statistics.
 func (hh *Household) ProvideStats() announce.Stats { return hh.ann.Stats() }
 
-// Close stops everything startHousehold started, and the DHT when
-// StartHousehold made it; the host and the store stay open.
+// Close stops everything StartHousehold started, and the DHT when it made
+// it; the host and the store stay open.
 func (hh *Household) Close() error {
 	hh.cancel()
 	hh.wg.Wait()

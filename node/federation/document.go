@@ -1,4 +1,4 @@
-package node
+package federation
 
 import (
 	"encoding/json"

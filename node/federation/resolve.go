@@ -1,4 +1,4 @@
-package node
+package federation
 
 import (
 	"bytes"
@@ -145,11 +145,11 @@ func (r *resolver) lookup(ctx context.Context, c string, replace store.RootID, f
 // fromStore reads c's document (present). stale is the root of a file
 // known only from peers whose record is older than refreshAfter.
 func (r *resolver) fromStore(ctx context.Context, c string) (api.Document, store.RootID, error) {
-	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
+	ctx, cancel := context.WithTimeout(ctx, RequestTimeout)
 	defer cancel()
 	doc, err := r.st.DocumentByCID(ctx, c)
 	if err != nil {
-		return api.Document{}, "", apiError(err, c)
+		return api.Document{}, "", APIError(err, c)
 	}
 	var stale store.RootID
 	if !doc.Local() && r.refreshAfter > 0 {

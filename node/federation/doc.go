@@ -1,0 +1,60 @@
+// Package federation is what a household runs towards the others: the
+// Household (StartHousehold, the one place its parts are wired), the record
+// and search protocols, both sides, the federated resolver behind
+// GET /api/meta, and the search that asks other households. It runs on a
+// p2p.Net (a node's host and DHT) or on a bare host (a simulated
+// household's, with a DHT of its own), and knows nothing of ingest or HTTP
+// beyond the api types it answers with.
+//
+// # Files
+//
+//   - household.go: HouseholdConfig, StartHousehold, the Household's
+//     answers (Meta, Providers, KnownProviders, SearchPage, Lookup,
+//     Search, ProvideStats) and the reprovide on a first peer.
+//   - records.go: /metamesh/record/1.0.0, both sides (peerService, what
+//     the record and search services share: the host, the store, the
+//     signing key and one peer's open-stream bound).
+//   - resolve.go: the resolver: GET /api/meta from the store, else from
+//     the DHT's providers and the connected peers; /api/providers.
+//   - document.go: the api.Document GET /api/meta answers, built from a
+//     store.Document in one place (known fields typed, exact bytes of
+//     paths that are not UTF-8).
+//   - search.go: /metamesh/search/1.1.0 and 1.0.0 (answered with local
+//     files only, signed), the federated fan-out (at most 32 connected
+//     peers, 8 at once, and up to 64 households the keyword index names, 8
+//     at once, all within 3 s, none asked twice) and GET /api/search.
+//   - index.go: the households the DHT's keyword index names for a query
+//     (the providers of its words' token keys, looked up in parallel).
+//   - errors.go: RequestTimeout, and the API errors of store failures
+//     (APIError, RedisDown).
+//   - hostile_limits_test.go: a flood of record streams from many peers
+//     against the resource manager's limits.
+//
+// # Goroutines and concurrency
+//
+// StartHousehold runs: the announcer (node/announce), the search indexer
+// (node/catalog) and a watcher that reprovides when the routing table goes
+// from empty to not empty, or the node gets its first relay reservation;
+// per inbound record or search stream, libp2p's handler goroutine. A
+// federated lookup runs on a goroutine of its own (shared by concurrent
+// requests for the same CID) with up to 8 fetches in parallel; a federated
+// search asks on up to 16 goroutines. Close stops them and the protocols'
+// handlers, then the provider, and the DHT when StartHousehold made it.
+// A Household's methods are safe for concurrent use.
+//
+// # Rules
+//
+//   - Record and search requests are answered for local files only (a
+//     record is signed by its producer); peers' answers are verified
+//     before anything of them is kept or shown.
+//   - Every record and search stream has a deadline, is reset on error
+//     and closed on success; a peer may have at most p2p.MaxInboundPerPeer
+//     open at once.
+//   - Work that asks peers for an API request is cleared with the
+//     request's api.Caller first (Federate: a stranger's token bucket):
+//     the resolver when it would start a lookup (not to join one or for a
+//     remembered miss), search before a federated first page. What the
+//     store holds is answered without asking.
+//   - An API request's Redis calls are bounded by RequestTimeout; a
+//     federated lookup by the lookup timeout.
+package federation
