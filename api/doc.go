@@ -12,7 +12,9 @@
 // form; the node fills it and types its known fields), file.go
 // (/api/file), events.go (/api/events, server-sent events), metrics.go
 // (HTTP request metrics), search.go (GET /api/search, its limits and
-// SearchHit, the one hit type), library.go (GET /api/library: the
+// SearchHit, the one hit type), status.go (the typed parts of
+// /api/status and the answers of /api/providers and /api/peers, which
+// the CLI decodes as they are), library.go (GET /api/library: the
 // library's lists, paged, and their parameters),
 // cid.go (GET /api/cid/<cid>, what the page labels CIDs with), web.go
 // (the embedded web page under web/, served like /health).

@@ -83,10 +83,10 @@ type Status struct {
 	// Files counts the local files and those known only from peers, as
 	// the node's catalog holds them (GET /api/library).
 	Files        LibraryCounts `json:"files"`
-	Scan         any           `json:"scan"`
+	Scan         ScanProgress  `json:"scan"`
 	Peers        int           `json:"peers"`
 	ProvideQueue int           `json:"provideQueue"`
-	Provide      any           `json:"provide,omitempty"`
+	Provide      *ProvideStats `json:"provide,omitempty"`
 	HashQueue    int           `json:"hashQueue"`
 	Redis        RedisStatus   `json:"redis"`
 	// Reachability is "public", "private" or "unknown" (AutoNAT v2).
@@ -433,7 +433,7 @@ func (s *Server) providers(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"cid": c, "providers": ps})
+	writeJSON(w, http.StatusOK, ProvidersAnswer{CID: c, Providers: ps})
 }
 
 func (s *Server) peers(w http.ResponseWriter, r *http.Request) {
@@ -446,5 +446,5 @@ func (s *Server) peers(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"peers": ps})
+	writeJSON(w, http.StatusOK, PeersAnswer{Peers: ps})
 }

@@ -3,6 +3,8 @@ package ingest
 import (
 	"sync"
 	"time"
+
+	"github.com/metamesh/node/api"
 )
 
 // Scan states.
@@ -16,29 +18,9 @@ const (
 	StateStopped  = "stopped"
 )
 
-// Progress of the current (or last) full scan.
-type Progress struct {
-	State      string    `json:"state"`
-	FilesDone  int64     `json:"filesDone"`
-	FilesTotal int64     `json:"filesTotal"`
-	BytesDone  int64     `json:"bytesDone"`
-	BytesTotal int64     `json:"bytesTotal"`
-	Rate       float64   `json:"bytesPerSecond"`
-	FilesRate  float64   `json:"filesPerSecond"`
-	StartedAt  time.Time `json:"startedAt"`
-	FinishedAt time.Time `json:"finishedAt,omitzero"`
-	Errors     int64     `json:"errors"`
-	// Hashed counts full hash passes since the scan started.
-	Hashed int64 `json:"hashed"`
-	// BytesHashed counts the bytes read by full hash passes, as they are
-	// read; HashRate is BytesHashed per second of the scan (unchanged
-	// files cost nothing, so this is what hashing really runs at).
-	BytesHashed int64   `json:"bytesHashed"`
-	HashRate    float64 `json:"hashBytesPerSecond"`
-	// BytesInFlight are the bytes already read of files still being
-	// hashed: BytesDone + BytesInFlight moves while a large file is read.
-	BytesInFlight int64 `json:"bytesInFlight"`
-}
+// Progress of the current (or last) full scan (the wire's type,
+// api.ScanProgress: Status.Scan).
+type Progress = api.ScanProgress
 
 type progress struct {
 	mu sync.Mutex

@@ -111,7 +111,7 @@ func (b *backend) Status(ctx context.Context) (api.Status, error) {
 		Scan:         n.ing.Progress(),
 		Peers:        len(n.p2p.Host().Network().Peers()),
 		ProvideQueue: int(ps.Queued),
-		Provide:      ps,
+		Provide:      &ps,
 		HashQueue:    n.ing.QueueLen(),
 		Redis:        api.RedisStatus{OK: true, Managed: n.st.Server() != nil},
 		Files:        n.cat.Counts(),

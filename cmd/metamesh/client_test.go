@@ -18,7 +18,6 @@ import (
 	"github.com/libp2p/go-libp2p/core/peer"
 
 	"github.com/metamesh/node/api"
-	"github.com/metamesh/node/node/announce"
 )
 
 // Commands that talk to a node send the token of --api-token-file (or
@@ -52,24 +51,33 @@ func TestClient_TokenFile(t *testing.T) {
 }
 
 // TestClient_Numbers: whole numbers of the node's JSON print as integers
-// in every readable output, however the node wrote them (3000000 or
-// 3e6), and --json prints them as the node wrote them.
+// in every readable output, however the node wrote them (3000000 or 3e6)
+// where the answer holds open-schema values (a document's metadata), and
+// --json prints them as the node wrote them; a typed answer's integer
+// fields take integers only.
 func TestClient_Numbers(t *testing.T) {
 	answers := map[string]string{
 		"/api/meta/bafkreihdwdcefgh4dqkjv67uzcmw7ojee6xedzdetojuzjevtenxquvyku": `{"canonical_cid":"bafkreihdwdcefgh4dqkjv67uzcmw7ojee6xedzdetojuzjevtenxquvyku","source":"local",
 			"cids":["bafkreihdwdcefgh4dqkjv67uzcmw7ojee6xedzdetojuzjevtenxquvyku","bafybeimadeup"],"sizeByte":3000000,"mtime":1700000000,
 			"learned":{"bafybeimadeup":["12D3KooWm1","12D3KooWm2"]},
 			"video":{"bitrate":1.2e7,"duration":5400.5}}`,
-		"/api/status": `{"version":"dev","peerId":"12D3KooWx","roots":2000000,"peers":0,"provideQueue":1e6,
+		"/api/status": `{"version":"dev","peerId":"12D3KooWx","roots":2000000,"peers":0,"provideQueue":1000000,
+			"files":{"local":2000000,"fromPeers":0,"loaded":true},
 			"scan":{"state":"watching","filesDone":2000000,"filesTotal":2000000,"errors":0},"redis":{"ok":true,"addr":"r.sock"}}`,
-		"/api/search": `{"hits":[{"title":"Big","year":2001,"season":1,"episode":2,"size":3e6,"source":"local","cid":"bafkx"}]}`,
-		"/api/peers":  `{"peers":[{"id":"12D3KooWpeer","connection":"direct","transport":"tcp","latencyMs":1.5e6,"addrs":["/ip4/10.0.0.2/tcp/4681"]}]}`,
+		// A status is typed (api.Status): an integer written 1e6 is not
+		// one, and the command says which field.
+		"/bad/api/status": `{"version":"dev","peerId":"12D3KooWx","provideQueue":1e6}`,
+		"/api/search":     `{"hits":[{"title":"Big","year":2001,"season":1,"episode":2,"size":3e6,"source":"local","cid":"bafkx"}]}`,
+		"/api/peers":      `{"peers":[{"id":"12D3KooWpeer","connection":"direct","transport":"tcp","latencyMs":1.5e6,"addrs":["/ip4/10.0.0.2/tcp/4681"]}]}`,
 	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.Write([]byte(answers[r.URL.Path]))
 	}))
 	defer srv.Close()
+	if _, errOut, code := metamesh(t, nil, "status", "--api", srv.URL+"/bad"); code == 0 || !strings.Contains(errOut, "provideQueue") {
+		t.Errorf("a status with an integer in exponent form: exit %d %q, want an error naming provideQueue", code, errOut)
+	}
 	tests := []struct {
 		args []string
 		want []string
@@ -79,7 +87,7 @@ func TestClient_Numbers(t *testing.T) {
 			[]string{"sizeByte       3000000\n", "mtime          1700000000\n", "video/bitrate  12000000\n", "video/duration 5400.5\n", "canonical      bafk",
 				"cid            bafkreihdwdcefgh4dqkjv67uzcmw7ojee6xedzdetojuzjevtenxquvyku\n",
 				"cid            bafybeimadeup (learned from 12D3KooWm1, 12D3KooWm2)\n"}},
-		{[]string{"status"}, []string{"files      2000000 roots\n", "scan       watching: 2000000/2000000 files, 0 errors\n", "announce   1000000 queued\n"}},
+		{[]string{"status"}, []string{"files         2000000 local, 0 known from peers\n", "scan          watching: 2000000/2000000 files, 0 errors\n", "announce      1000000 queued\n"}},
 		{[]string{"search", "big"}, []string{"2001", "S01E02", "2.9 MiB"}},
 		{[]string{"peers"}, []string{"12D3KooWpeer  direct      tcp        1500000 ms  /ip4/10.0.0.2/tcp/4681\n"}},
 	}
@@ -189,7 +197,7 @@ func TestClient_StatusOutput(t *testing.T) {
 	c2 := "/ip4/203.0.113.7/udp/4681/quic-v1/p2p/" + r1 + "/p2p-circuit/p2p/" + self
 	st := api.Status{
 		Version: "dev", PeerID: self, Addrs: []string{"/ip4/192.168.1.5/tcp/4681"}, Libraries: []string{"/srv/media"},
-		Roots: 12, Files: api.LibraryCounts{Local: 12, Loaded: true}, Scan: map[string]any{"state": "watching", "filesDone": 12, "filesTotal": 12, "errors": 0},
+		Roots: 12, Files: api.LibraryCounts{Local: 12, Loaded: true}, Scan: api.ScanProgress{State: "watching", FilesDone: 12, FilesTotal: 12},
 		Peers: 2, Redis: api.RedisStatus{OK: true, Addr: "/data/redis/r.sock"},
 		Reachability: "private", ObservedAddrs: []string{"/ip4/203.0.113.7/tcp/4681"},
 		Relays: []api.Relay{
@@ -203,12 +211,12 @@ func TestClient_StatusOutput(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var m map[string]any
-		if err := decodeJSON(raw, &m); err != nil {
+		var back api.Status
+		if err := decodeJSON(raw, &back); err != nil {
 			t.Fatal(err)
 		}
 		var b bytes.Buffer
-		if err := printStatus(&b, m); err != nil {
+		if err := printStatus(&b, back); err != nil {
 			t.Fatal(err)
 		}
 		return b.String()
@@ -238,7 +246,7 @@ func TestClient_StatusOutput(t *testing.T) {
 	// scan.
 	withFiles := st
 	withFiles.Files = api.LibraryCounts{Local: 10, FromPeers: 2, Loaded: true}
-	withFiles.Scan = map[string]any{"state": "watching", "filesDone": 0, "filesTotal": 0, "errors": 0, "hashed": 10}
+	withFiles.Scan = api.ScanProgress{State: "watching", Hashed: 10}
 	gotFiles := statusOf(withFiles)
 	for _, line := range []string{"files         10 local, 2 known from peers\n", "scan          watching: 0/0 files, 0 errors, 10 hashed since it began\n"} {
 		if !strings.Contains(gotFiles, line) {
@@ -248,7 +256,7 @@ func TestClient_StatusOutput(t *testing.T) {
 
 	// The sweeping provider's statistics, as the node gives them.
 	next := time.Date(2026, 5, 1, 13, 0, 0, 0, time.UTC)
-	st.Provide = announce.Stats{Keys: 100000, Regions: 12, AvgPrefixLength: 3.58, NextReprovideAt: next, LastCycle: 1500 * time.Millisecond,
+	st.Provide = &api.ProvideStats{Keys: 100000, Regions: 12, AvgPrefixLength: 3.58, NextReprovideAt: next, LastCycle: 1500 * time.Millisecond,
 		Provided: 100012, Failed: 3, Walks: 15, Messages: 420, Resumed: true, Connectivity: "online", CIDKeys: 99000, TokenKeys: 1000}
 	got := statusOf(st)
 	for _, l := range []string{

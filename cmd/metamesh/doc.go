@@ -12,9 +12,12 @@
 //   - root.go: the root command and its global flags; version.go.
 //   - run.go: metamesh run; scan.go: metamesh scan (one-shot ingest);
 //     fsck.go: metamesh fsck.
-//   - client.go: the commands that talk to a running node (status,
-//     lookup, providers, peers, id) and how they print; search.go:
-//     metamesh search; health.go: metamesh health.
+//   - client.go: what the commands that talk to a running node share:
+//     the flags that find it (--api, --data, the token file) and the GET
+//     that decodes its answer into the api package's type of it
+//     (apiGetJSON); then one file per command, with how it prints:
+//     status.go, lookup.go, providers.go, peers.go, id.go, search.go,
+//     health.go.
 //   - hash.go: metamesh hash; cid.go: metamesh cid inspect and canonical.
 //   - escape.go: controlEscaper, every control character of what the
 //     commands print written as an escape.

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/url"
@@ -39,16 +38,12 @@ for "doctor who".`,
 			if f, _ := cmd.Flags().GetBool("federated"); f {
 				v.Set("federated", "1")
 			}
-			_, raw, err := apiGet(cmd, "/api/search?"+v.Encode(), 15*time.Second)
+			res, raw, err := apiGetJSON[api.SearchResult](cmd, "/api/search?"+v.Encode(), 15*time.Second)
 			if err != nil {
 				return jsonError(cmd, raw, err)
 			}
 			if j, _ := cmd.Flags().GetBool("json"); j {
 				return printJSON(cmd, raw)
-			}
-			var res api.SearchResult
-			if err := json.Unmarshal(raw, &res); err != nil {
-				return fmt.Errorf("the node's search answer: %w", err)
 			}
 			f, _ := cmd.Flags().GetBool("federated")
 			return printHits(cmd.OutOrStdout(), res, f)

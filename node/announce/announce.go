@@ -9,6 +9,7 @@ import (
 
 	"github.com/ipfs/go-cid"
 
+	"github.com/metamesh/node/api"
 	"github.com/metamesh/node/protocol"
 	"github.com/metamesh/node/store"
 )
@@ -58,48 +59,9 @@ type Announcer struct {
 	statsAt     time.Time
 }
 
-// Stats are the provider's statistics, as /api/status.provide
-// gives them.
-type Stats struct {
-	// Keys are the CIDs in the provider's keystore; Regions the keyspace
-	// regions they fall in, AvgPrefixLength those regions' mean prefix
-	// length in bits.
-	Keys            int64   `json:"keys"`
-	Regions         int64   `json:"regions"`
-	AvgPrefixLength float64 `json:"avgPrefixLength"` // -1 while not measured (offline)
-	// NextReprovideAt is when the next region is reprovided.
-	NextReprovideAt time.Time `json:"nextReprovideAt,omitzero"`
-	// LastCycle is how long the regions reprovided in the last cycle took
-	// in all (their mean duration times their number).
-	LastCycle time.Duration `json:"lastCycleNs"`
-	// Provided and Failed count keys since start (first provides and
-	// reprovides), Walks the DHT walks, Messages the DHT messages the
-	// provider sent.
-	Provided int64 `json:"provided"`
-	Failed   int64 `json:"failed"`
-	Walks    int64 `json:"walks"`
-	Messages int64 `json:"messages"`
-	// Queued are keys waiting for their first provide.
-	Queued int64 `json:"queued"`
-	// Resumed: the start resumed a reprovide cycle persisted under the
-	// data directory.
-	Resumed bool `json:"resumed"`
-	// Connectivity is the provider's view: online, disconnected (it
-	// retries) or offline (no peers for a long time: keys wait).
-	Connectivity string `json:"connectivity"`
-	// CIDKeys and TokenKeys are the keys the announcer gave the keystore:
-	// distinct CIDs of local roots, and search token keys (0 with
-	// --search-index=false).
-	CIDKeys   int `json:"cidKeys"`
-	TokenKeys int `json:"tokenKeys"`
-	// Announced are the local roots with a CID to announce; FeedResyncs
-	// the times the change feed was trimmed past the announcer (it then
-	// resyncs the keystore from the store); LastProvided the CID most
-	// recently handed to the provider.
-	Announced    int    `json:"announced"`
-	FeedResyncs  int64  `json:"feedResyncs"`
-	LastProvided string `json:"lastProvided,omitempty"`
-}
+// Stats are the provider's statistics and the announcer's counters, as
+// /api/status.provide gives them (the wire's type, api.ProvideStats).
+type Stats = api.ProvideStats
 
 // New announces on sw what st holds; index: the search token
 // keys too.

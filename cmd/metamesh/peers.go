@@ -1,0 +1,64 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/metamesh/node/api"
+)
+
+func newPeersCmd() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "peers",
+		Short: "List the running node's connected peers: connection (direct or relayed), transport, latency, addresses",
+		Long: `List the running node's connected peers, one line each under a header: the
+peer ID; the connection, direct or relayed via a circuit relay (named by
+the start and end of its peer ID; its address, /…/p2p/<relay>/p2p-circuit,
+is among the peer's); the transport (tcp, quic-v1, …; for a relayed
+connection that of the hop to the relay); the latency; the addresses of
+the connections. --json prints the node's JSON as it is.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			res, raw, err := apiGetJSON[api.PeersAnswer](cmd, "/api/peers", 10*time.Second)
+			if err != nil {
+				return jsonError(cmd, raw, err)
+			}
+			if j, _ := cmd.Flags().GetBool("json"); j {
+				return printJSON(cmd, raw)
+			}
+			return printPeers(cmd.OutOrStdout(), res.Peers)
+		},
+	}
+	apiFlag(c)
+	return c
+}
+
+// printPeers writes the readable output of metamesh peers: a table of
+// the peer, its connection (direct, or relayed via the relay), the
+// transport, the latency and the addresses.
+func printPeers(out io.Writer, peers []api.Peer) error {
+	if len(peers) == 0 {
+		_, err := fmt.Fprintln(out, "no connected peers")
+		return err
+	}
+	w := tabwriter.NewWriter(out, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "PEER\tCONNECTION\tTRANSPORT\tLATENCY\tADDRESSES")
+	for _, p := range peers {
+		conn := orDash(p.Connection)
+		if p.Relay != "" {
+			conn += " via " + shortID(p.Relay)
+		}
+		lat := "-"
+		if p.LatencyMs > 0 {
+			lat = strconv.FormatFloat(p.LatencyMs, 'f', -1, 64) + " ms"
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", orDash(p.ID), conn, orDash(p.Transport), lat, orDash(strings.Join(p.Addrs, " ")))
+	}
+	return w.Flush()
+}
