@@ -181,7 +181,8 @@
 //     argument type (argv) and one reply decoder per script.
 //   - ops.go: lifecycle and seed operations (Arrive, Confirm, Change,
 //     RemovePath, Replace, Mint, AddAlias, GetByCID, DeleteRoot, RootIDs,
-//     Own, Announced).
+//     Own, Announced, AnnouncedMany, and Hashes.Canonical: the one
+//     choice of the CID a file is announced and named by).
 //   - fields.go: metadata writes (SetFields, SetExtracted) and whole-file
 //     ingestion (Ingest, IngestBatch). flatten.go, document.go: reads.
 //   - paths.go: the path and inode indexes. events.go: meta:events, Feed.

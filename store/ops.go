@@ -35,6 +35,24 @@ type Hashes struct {
 	IPFS    string // UnixFS CID; equals SHA256 for a single-chunk file
 }
 
+// Canonical is the CID a file of these digests is announced by, and how
+// ingest names it: the best-ranked (protocol.Canonical) of its full-pass
+// digests, SHA256 and IPFS; "" before its full pass (midhash only). It is
+// the one place that choice is made. (A document's canonical_cid is
+// elected over the members the node vouches for: Document.CanonicalCID.)
+func (h Hashes) Canonical() string {
+	var full []string
+	for _, c := range []string{h.SHA256, h.IPFS} {
+		if c != "" {
+			full = append(full, c)
+		}
+	}
+	if len(full) == 0 {
+		return ""
+	}
+	return protocol.Canonical(full)
+}
+
 // Kind names what a lifecycle operation did.
 type Kind string
 
@@ -239,30 +257,46 @@ func checkHashes(h Hashes) error {
 // are confirmed the sha2-256 and IPFS CIDs; empty for a root known only
 // from peers.
 func (s *Store) Own(ctx context.Context, root RootID) (Hashes, error) {
-	own, err := s.ownDigests(ctx, root)
+	kv, err := s.rdb.HGetAll(ctx, fieldsKey(root)).Result()
 	if err != nil {
 		return Hashes{}, fmt.Errorf("store: %w", err)
 	}
-	return Hashes{Midhash: own["mid"], SHA256: own["sha"], IPFS: own["ipfs"]}, nil
+	return digestsOf(kv), nil
 }
 
-// Announced returns the CID the node announces for root: the best-ranked
+// Announced returns the CID the node announces for root: the Canonical
 // of the digests of its own confirmed bytes (Own), never a member
 // supplied by peers or other writers. "" when the root's bytes are not
 // confirmed yet (midhash only), or the root is known only from peers.
 func (s *Store) Announced(ctx context.Context, root RootID) (string, error) {
-	digests, err := s.ownDigests(ctx, root)
+	h, err := s.Own(ctx, root)
 	if err != nil {
-		return "", fmt.Errorf("store: %w", err)
+		return "", err
 	}
-	var own []string
-	for _, k := range []string{"sha", "ipfs"} {
-		if c := digests[k]; c != "" {
-			own = append(own, c)
+	return h.Canonical(), nil
+}
+
+// announcedBatch bounds the roots AnnouncedMany reads in one round trip.
+const announcedBatch = 1000
+
+// AnnouncedMany is Announced for many roots, a thousand per round trip
+// (one pipeline); a root gone meanwhile announces "".
+func (s *Store) AnnouncedMany(ctx context.Context, roots []RootID) (map[RootID]string, error) {
+	out := make(map[RootID]string, len(roots))
+	for start := 0; start < len(roots); start += announcedBatch {
+		part := roots[start:min(len(roots), start+announcedBatch)]
+		cmds := make([]*redis.MapStringStringCmd, len(part))
+		if _, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for i, r := range part {
+				cmds[i] = p.HGetAll(ctx, fieldsKey(r))
+			}
+			return nil
+		}); err != nil {
+			return nil, fmt.Errorf("store: %w", err)
+		}
+		for i, r := range part {
+			out[r] = digestsOf(cmds[i].Val()).Canonical()
 		}
 	}
-	if len(own) == 0 {
-		return "", nil
-	}
-	return protocol.Canonical(own), nil
+	return out, nil
 }

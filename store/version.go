@@ -130,13 +130,25 @@ func (s *Store) fieldNames(ctx context.Context, r RootID) ([]string, error) {
 }
 
 // ownDigests reads root r's own digests: "mid", "sha", "ipfs" → CID,
-// those present only.
+// those present only (fsck compares them role by role).
 func (s *Store) ownDigests(ctx context.Context, r RootID) (map[string]string, error) {
-	kv, err := s.rdb.HGetAll(ctx, fieldsKey(r)).Result()
+	h, err := s.Own(ctx, r)
 	if err != nil {
 		return nil, err
 	}
 	out := map[string]string{}
+	for k, c := range map[string]string{"mid": h.Midhash, "sha": h.SHA256, "ipfs": h.IPFS} {
+		if c != "" {
+			out[k] = c
+		}
+	}
+	return out, nil
+}
+
+// digestsOf reads the digests of a root's own bytes from its fields:
+// hash (the key-set entries /<cid> with their roles m, s, i).
+func digestsOf(kv map[string]string) Hashes {
+	var h Hashes
 	for e, roles := range kv {
 		c, ok := strings.CutPrefix(e, "/")
 		if !ok || tokenEntry(e) {
@@ -145,13 +157,13 @@ func (s *Store) ownDigests(ctx context.Context, r RootID) (map[string]string, er
 		for _, l := range roles {
 			switch l {
 			case 'm':
-				out["mid"] = c
+				h.Midhash = c
 			case 's':
-				out["sha"] = c
+				h.SHA256 = c
 			case 'i':
-				out["ipfs"] = c
+				h.IPFS = c
 			}
 		}
 	}
-	return out, nil
+	return h
 }

@@ -136,12 +136,12 @@ func (a *Announcer) sweep(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	announced := make(map[store.RootID]string, len(roots))
-	for _, r := range roots {
-		c, err := a.st.Announced(ctx, r)
-		if err != nil {
-			return err
-		}
+	all, err := a.st.AnnouncedMany(ctx, roots)
+	if err != nil {
+		return err
+	}
+	announced := make(map[store.RootID]string, len(all))
+	for r, c := range all {
 		if _, err := cid.Decode(c); c == "" || err != nil {
 			continue
 		}
