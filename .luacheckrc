@@ -49,7 +49,7 @@ files["store/lua/prelude.lua"] = {std = "lua51+redis+common", ignore = unused(pr
 files["store/lua/readprelude.lua"] = {std = "lua51+redis+common", ignore = unused(readprelude)}
 
 -- Read scripts (readScript in store/lua.go) and the bare one (no prelude).
-for _, f in ipairs({"path", "document", "documentbycid", "search", "canonical"}) do
+for _, f in ipairs({"path", "document", "documentbycid", "search", "canonical", "catalog"}) do
   files["store/lua/" .. f .. ".lua"] = {std = "lua51+redis+common+readprelude"}
 end
 -- Bare scripts: common.lua and the body.

@@ -48,6 +48,15 @@
 //     federated lookup is bounded by Config.LookupTimeout; ingest's own
 //     calls retry with backoff.
 //
+// # For programs that run a node in-process
+//
+// Besides New, Start, Close and Run, a Node's accessors are a deliberate
+// interface for a Go program that runs a node in its own process (the
+// testnet harness and the benchmarks do): PeerID, P2PAddrs, APIAddr,
+// Store, Ingester, ProvideStats, Connect, Disconnect, and FindProviders
+// (bench_hooks.go: one DHT provider search, timed alone). They are valid
+// after Start.
+//
 // # Lifecycle
 //
 // New starts nothing; Start binds the API's port, opens the store, starts

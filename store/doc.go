@@ -169,6 +169,21 @@
 // the path index from the keys for writes made while no node ran, and can
 // delete keys of roots that no longer exist.
 //
+// # For other Go programs
+//
+// Besides what the node calls, the store exports, deliberately, the
+// operations the upstream design gives other programs on the same Redis:
+// the seeds' five storage operations, Mint (a root for a file or a bare
+// record), AddAlias (a CID supplied for a root), GetByCID (any CID to its
+// root in O(1)), MergeIfAliasExists (fold a new root into the one that
+// already holds a strong CID) and DeleteRoot (a root with every member);
+// the two-pass lifecycle a program that hashes files itself drives, Arrive
+// (the midhash, at once) and Confirm (the full digests, later; the node's
+// ingest does both in one Ingest); and SetFields, the open schema's
+// write. Their tests are the store's own (lifecycle_test.go and
+// search_test.go among them) and the node's tests that play another
+// writer. Names only tests call live in export_test.go.
+//
 // # Files
 //
 //   - store.go: Open, Close, options, key names.

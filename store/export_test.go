@@ -5,15 +5,15 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/oklog/ulid/v2"
 	"github.com/redis/go-redis/v9"
-
-	"github.com/metamesh/node/protocol"
 )
 
 // Rename moves a local path, keeping its root, and emits "rename" with
@@ -37,36 +37,6 @@ func (r RootID) Time() time.Time {
 	}
 	return time.UnixMilli(int64(u.Time()))
 }
-
-// MergeIfAliasExists: when cid (a strong digest, rank >= 30) already
-// belongs to another root, newRoot is folded into it (its paths become
-// that root's paths, its aliases and key-set move over) and that root is
-// returned with merged = true. Otherwise cid becomes newRoot's alias, as
-// a supplied member. Tests only.
-func (s *Store) MergeIfAliasExists(ctx context.Context, newRoot RootID, cid string) (RootID, bool, error) {
-	if err := checkCID(cid, protocol.StrongRank); err != nil {
-		return "", false, err
-	}
-	o, err := luaMergeIf.run(ctx, s, mergeIfArgs{root: newRoot, cid: cid})
-	switch {
-	case err != nil:
-		return "", false, err
-	case o.Kind == KindGone:
-		return "", false, fmt.Errorf("store: root %s: %w", newRoot, ErrNotFound)
-	}
-	return o.Root, o.Kind == KindMerged, nil
-}
-
-// luaMergeIf is MergeIfAliasExists's script.
-var luaMergeIf = newScript[mergeIfArgs](luaWrite, "mergeif.lua", "", decodeOutcome)
-
-// mergeIfArgs: mergeif.lua.
-type mergeIfArgs struct {
-	root RootID
-	cid  string
-}
-
-func (a mergeIfArgs) argv() []any { return []any{string(a.root), a.cid} }
 
 // DebugKeys lists every key (SCAN); tests only.
 func (s *Store) DebugKeys(ctx context.Context) ([]string, error) {
@@ -214,3 +184,32 @@ func (d Document) Nested() map[string]any {
 
 // PackRoundTrip is d packed as the document cache keeps it and read back.
 func PackRoundTrip(d Document) Document { return unpackDocument(packDocument(d)) }
+
+// MemoryUsed reports Redis INFO used_memory in bytes; tests and
+// benchmarks only.
+func (s *Store) MemoryUsed(ctx context.Context) (int64, error) {
+	info, err := s.rdb.Info(ctx, "memory").Result()
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(info, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "used_memory:"); ok {
+			var n int64
+			_, err := fmt.Sscan(v, &n)
+			return n, err
+		}
+	}
+	return 0, errors.New("store: INFO memory has no used_memory")
+}
+
+// ParseRootID checks s is a 26-character UUIDv7 root ID; tests only.
+func ParseRootID(s string) (RootID, error) {
+	u, err := ulid.ParseStrict(s)
+	if err != nil {
+		return "", fmt.Errorf("root id %q: %w", s, err)
+	}
+	if u[6]>>4 != 7 || u[8]>>6 != 2 {
+		return "", fmt.Errorf("root id %q: not a UUIDv7 (version %d, variant bits %02b)", s, u[6]>>4, u[8]>>6)
+	}
+	return RootID(s), nil
+}

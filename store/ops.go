@@ -300,3 +300,33 @@ func (s *Store) AnnouncedMany(ctx context.Context, roots []RootID) (map[RootID]s
 	}
 	return out, nil
 }
+
+// MergeIfAliasExists: when cid (a strong digest, rank >= 30) already
+// belongs to another root, newRoot is folded into it (its paths become
+// that root's paths, its aliases and key-set move over) and that root is
+// returned with merged = true. Otherwise cid becomes newRoot's alias, as
+// a supplied member. One of the seeds' five operations (store/doc.go).
+func (s *Store) MergeIfAliasExists(ctx context.Context, newRoot RootID, cid string) (RootID, bool, error) {
+	if err := checkCID(cid, protocol.StrongRank); err != nil {
+		return "", false, err
+	}
+	o, err := luaMergeIf.run(ctx, s, mergeIfArgs{root: newRoot, cid: cid})
+	switch {
+	case err != nil:
+		return "", false, err
+	case o.Kind == KindGone:
+		return "", false, fmt.Errorf("store: root %s: %w", newRoot, ErrNotFound)
+	}
+	return o.Root, o.Kind == KindMerged, nil
+}
+
+// luaMergeIf is MergeIfAliasExists's script.
+var luaMergeIf = newScript[mergeIfArgs](luaWrite, "mergeif.lua", "", decodeOutcome)
+
+// mergeIfArgs: mergeif.lua.
+type mergeIfArgs struct {
+	root RootID
+	cid  string
+}
+
+func (a mergeIfArgs) argv() []any { return []any{string(a.root), a.cid} }

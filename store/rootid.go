@@ -3,7 +3,6 @@ package store
 import (
 	"crypto/rand"
 	"encoding/binary"
-	"fmt"
 	"sync"
 	"time"
 
@@ -57,16 +56,4 @@ func (g *rootGen) next(now time.Time) RootID {
 	copy(b[8:], rnd[2:])
 	b[8] = 0x80 | (b[8] & 0x3F) // variant 10
 	return RootID(ulid.ULID(b).String())
-}
-
-// ParseRootID checks s is a 26-character UUIDv7 root ID.
-func ParseRootID(s string) (RootID, error) {
-	u, err := ulid.ParseStrict(s)
-	if err != nil {
-		return "", fmt.Errorf("root id %q: %w", s, err)
-	}
-	if u[6]>>4 != 7 || u[8]>>6 != 2 {
-		return "", fmt.Errorf("root id %q: not a UUIDv7 (version %d, variant bits %02b)", s, u[6]>>4, u[8]>>6)
-	}
-	return RootID(s), nil
 }

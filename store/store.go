@@ -190,22 +190,6 @@ func (s *Store) Roots(ctx context.Context) (int64, error) {
 	return s.rdb.SCard(ctx, keyIndex).Result()
 }
 
-// MemoryUsed reports Redis INFO used_memory in bytes.
-func (s *Store) MemoryUsed(ctx context.Context) (int64, error) {
-	info, err := s.rdb.Info(ctx, "memory").Result()
-	if err != nil {
-		return 0, err
-	}
-	for _, line := range strings.Split(info, "\n") {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "used_memory:"); ok {
-			var n int64
-			_, err := fmt.Sscan(v, &n)
-			return n, err
-		}
-	}
-	return 0, errors.New("store: INFO memory has no used_memory")
-}
-
 // evArgs are the two trailing script arguments that append an event.
 func (s *Store) evArgs() []any {
 	return []any{s.evMax, time.Now().UnixMilli()}

@@ -1,0 +1,51 @@
+package store
+
+import (
+	"os"
+	"regexp"
+	"slices"
+	"testing"
+)
+
+// TestLuacheckrcCoversTheScripts: .luacheckrc (make lint's luacheck
+// configuration) names every script of store/lua by the kind newScript
+// composes it as (read scripts with the read prelude, bare ones with
+// common.lua alone, every other one as a write script), and names no
+// script that does not exist (TestLuaFilesUsedOnce checks that every
+// embedded script is used).
+func TestLuacheckrcCoversTheScripts(t *testing.T) {
+	rc, err := os.ReadFile("../.luacheckrc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed := func(std string) []string {
+		re := regexp.MustCompile(`for _, f in ipairs\(\{([^}]*)\}\) do\s*files\["store/lua/" \.\. f \.\. "\.lua"\] = \{std = "` + regexp.QuoteMeta(std) + `"\}`)
+		m := re.FindSubmatch(rc)
+		if m == nil {
+			t.Fatalf(".luacheckrc has no list of scripts with std %q", std)
+		}
+		var out []string
+		for _, q := range regexp.MustCompile(`"(\w+)"`).FindAllSubmatch(m[1], -1) {
+			out = append(out, string(q[1])+".lua")
+		}
+		slices.Sort(out)
+		return out
+	}
+	byKind := map[luaKind][]string{}
+	for file, kinds := range luaUses {
+		for _, k := range kinds {
+			if !slices.Contains(byKind[k], file) {
+				byKind[k] = append(byKind[k], file)
+			}
+		}
+	}
+	for _, k := range []luaKind{luaRead, luaBare} {
+		slices.Sort(byKind[k])
+	}
+	if got, want := listed("lua51+redis+common+readprelude"), byKind[luaRead]; !slices.Equal(got, want) {
+		t.Errorf(".luacheckrc's read scripts %q, the store's %q", got, want)
+	}
+	if got, want := listed("lua51+redis+common"), byKind[luaBare]; !slices.Equal(got, want) {
+		t.Errorf(".luacheckrc's bare scripts %q, the store's %q", got, want)
+	}
+}
