@@ -56,5 +56,5 @@ func IsUnavailable(err error) bool {
 	var ne net.Error
 	return errors.As(err, &ne) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
 		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) ||
-		errors.Is(err, context.DeadlineExceeded) || strings.Contains(err.Error(), "connection pool timeout")
+		errors.Is(err, context.DeadlineExceeded) || errors.Is(err, redis.ErrPoolTimeout)
 }

@@ -126,15 +126,30 @@ func (s *Store) Feed(after string) *Feed {
 	return &Feed{s: s, last: after}
 }
 
+// feedInfo reads meta:events' XINFO STREAM; ok is false when there is no
+// stream yet (XINFO would answer "no such key", an error reply that only
+// its text tells apart).
+func (s *Store) feedInfo(ctx context.Context) (*redis.XInfoStream, bool, error) {
+	n, err := s.rdb.Exists(ctx, keyEvents).Result()
+	if err != nil {
+		return nil, false, fmt.Errorf("store: read events: %w", err)
+	}
+	if n == 0 {
+		return nil, false, nil
+	}
+	info, err := s.rdb.XInfoStream(ctx, keyEvents).Result()
+	if err != nil {
+		return nil, false, fmt.Errorf("store: read events: %w", err)
+	}
+	return info, true, nil
+}
+
 // FeedHead is the ID of the newest meta:events entry ("" when there is
 // none): a consumer that has just swept the store follows from there.
 func (s *Store) FeedHead(ctx context.Context) (string, error) {
-	info, err := s.rdb.XInfoStream(ctx, keyEvents).Result()
-	if err != nil {
-		if strings.Contains(err.Error(), "no such key") {
-			return "", nil
-		}
-		return "", fmt.Errorf("store: read events: %w", err)
+	info, ok, err := s.feedInfo(ctx)
+	if err != nil || !ok {
+		return "", err
 	}
 	return info.LastGeneratedID, nil
 }
@@ -188,12 +203,12 @@ func (f *Feed) Next(ctx context.Context, count int64, block time.Duration) ([]Ev
 // trimmedAfter reports whether entries after ID id were trimmed or
 // deleted, and the newest entry's ID.
 func (s *Store) trimmedAfter(ctx context.Context, id string) (bool, string, error) {
-	info, err := s.rdb.XInfoStream(ctx, keyEvents).Result()
-	if err != nil {
-		if strings.Contains(err.Error(), "no such key") {
-			return false, id, nil
-		}
-		return false, "", fmt.Errorf("store: read events: %w", err)
+	info, ok, err := s.feedInfo(ctx)
+	switch {
+	case err != nil:
+		return false, "", err
+	case !ok:
+		return false, id, nil
 	}
 	// Trimming removes the oldest entries first, so entries after id were
 	// lost only if id itself is gone: the oldest entry left is newer. (When
