@@ -176,6 +176,11 @@ func (d Document) MarshalJSON() ([]byte, error) {
 	return append(b, '}'), nil
 }
 
+// Own reports whether key is one of the document's own keys in its JSON
+// as it stands (those it always has, and those its set fields add):
+// metadata of that name is not shown, the document's own value is.
+func (d Document) Own(key string) bool { return slices.Contains(d.ownKeys(), key) }
+
 // ownKeys are the document's own keys its JSON holds.
 func (d Document) ownKeys() []string {
 	keys := make([]string, 0, 12)

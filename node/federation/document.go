@@ -75,17 +75,6 @@ func newDocument(d store.Document, source string, providers []string) api.Docume
 	}
 
 	nested := store.Unflatten(d.Presented())
-	// The document's own keys win over metadata of the same name (an
-	// outside writer's "cids", say); a name it leaves out stays metadata.
-	for _, k := range []string{"cids", "canonical_cid", "duplicates", "duplicateCount", "source"} {
-		delete(nested, k)
-	}
-	for k, set := range map[string]bool{"peers": doc.Peers != nil, "learned": doc.Learned != nil,
-		"filePathBytes": doc.FilePathBytes != nil, "duplicatesBytes": doc.DuplicatesBytes != nil, "providers": providers != nil} {
-		if set {
-			delete(nested, k)
-		}
-	}
 	// A filePath that is also an object (an outside writer's filePath/x)
 	// stays metadata, as it is shown.
 	if fp, ok := nested["filePath"].(string); ok && fp != "" {
@@ -115,7 +104,12 @@ func newDocument(d store.Document, source string, providers []string) api.Docume
 			doc.Meta = api.Meta{"origin": api.ObjectValue(typed)}
 		}
 	}
+	// The document's own keys win over metadata of the same name (an
+	// outside writer's "cids", say); a name it leaves out stays metadata.
 	for k, v := range typedMeta(nested, "") {
+		if doc.Own(k) {
+			continue
+		}
 		if doc.Meta == nil {
 			doc.Meta = make(api.Meta, len(nested))
 		}
