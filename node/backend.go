@@ -48,8 +48,8 @@ func (b *backend) Meta(ctx context.Context, cid string, local bool, from api.Cal
 // lookup found.
 func (b *backend) CachedAnswer(cid string) ([]byte, bool) {
 	start := time.Now()
-	body, ok := b.n.st.CachedMemo(cid).Load().([]byte)
-	if !ok {
+	body := b.n.st.CachedMemo(cid).Load()
+	if body == nil {
 		return nil, false
 	}
 	if b.n.met != nil {

@@ -201,8 +201,8 @@ func TestDocCache_Memo(t *testing.T) {
 	c := content{1, 1}.hashes().SHA256
 	waitFor(t, "the document to be cached", func() bool { return resolve(t, s, c).Memo() != nil })
 	m := resolve(t, s, c).Memo()
-	m.Store("encoded")
-	if got := resolve(t, s, c).Memo().Load(); got != "encoded" {
+	m.Store([]byte("encoded"))
+	if got := resolve(t, s, c).Memo().Load(); string(got) != "encoded" {
 		t.Fatalf("the next read's memo holds %v", got)
 	}
 	must[int](t)(s.SetFields(ctx, r.Root, map[string]string{"rating": "7"}))

@@ -46,24 +46,28 @@ type Document struct {
 	memo *Memo
 }
 
-// Memo holds what a reader derived from a cached document (its encoded
-// answer, say), for the next reader of the same cached document: the
-// document is dropped from the cache, memo and all, whenever anything it
-// was read from changes, so what the memo holds is never stale.
-type Memo struct{ v atomic.Value }
+// Memo holds the encoded answer a reader made of a cached document (GET
+// /api/meta's JSON body), for the next reader of the same cached
+// document: the document is dropped from the cache, memo and all,
+// whenever anything it was read from changes, so what the memo holds is
+// never stale.
+type Memo struct{ v atomic.Pointer[[]byte] }
 
-// Load returns what Store put, nil before.
-func (m *Memo) Load() any {
+// Load returns what Store kept, nil before.
+func (m *Memo) Load() []byte {
 	if m == nil {
 		return nil
 	}
-	return m.v.Load()
+	if p := m.v.Load(); p != nil {
+		return *p
+	}
+	return nil
 }
 
-// Store keeps v; every value stored must have the same concrete type.
-func (m *Memo) Store(v any) {
+// Store keeps b (not copied: the caller gives it up).
+func (m *Memo) Store(b []byte) {
 	if m != nil {
-		m.v.Store(v)
+		m.v.Store(&b)
 	}
 }
 
