@@ -122,6 +122,8 @@ func newMetrics(n *Node) *nodeMetrics {
 			func() float64 { return float64(n.hh.ProvideStats().Messages) }),
 		gauge("metamesh_provide_keys", "Keys in the provider's keystore: file CIDs and search token keys.",
 			func() float64 { return float64(n.hh.ProvideStats().Keys) }),
+		gauge("metamesh_provide_token_keys", "Search token keys the announcer gave the keystore (one per keyed word of the local files).",
+			func() float64 { return float64(n.hh.ProvideStats().TokenKeys) }),
 		gauge("metamesh_provide_regions", "Keyspace regions the provider reprovides.",
 			func() float64 { return float64(n.hh.ProvideStats().Regions) }),
 		gauge("metamesh_provide_last_cycle_seconds", "How long the regions reprovided in the last cycle took in all.",

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -77,6 +78,9 @@ func TestSearch_ThroughTheKeywordIndex(t *testing.T) {
 			ps := providersOf(c, 0, keyOf(w))
 			return slices.Contains(ps, c.Nodes[3].PeerID) && slices.Contains(ps, c.Nodes[4].PeerID)
 		})
+	}
+	if body := metricsText(t, c, 3); !strings.Contains(body, "metamesh_provide_token_keys 2\n") {
+		t.Errorf("node 3's metrics lack metamesh_provide_token_keys 2")
 	}
 	if st := c.Nodes[5].Node.ProvideStats(); st.TokenKeys != 0 || st.Keys != 1 {
 		t.Errorf("node 5 (--search-index=false) provides %d token keys, %d keys in all", st.TokenKeys, st.Keys)
