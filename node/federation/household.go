@@ -148,13 +148,16 @@ func StartHousehold(ctx context.Context, cfg HouseholdConfig) (*Household, error
 // reprovideOnFirstPeer provides everything again whenever the routing
 // table goes from empty to not empty: a household that started alone (or
 // was cut off) announces its files as soon as it has peers to tell. So it
-// does when the node gets a relay reservation after having none: the
-// provider records then carry its /p2p-circuit addresses, by which
-// households reach a node behind NAT.
+// does whenever the node gets a relay reservation afresh (not a
+// renewal): the first one, whose /p2p-circuit addresses households reach
+// a node behind NAT by, and every one made again after a reservation was
+// lost, as when the relay restarted (a relay that is also a DHT server
+// may have lost the records it held, and the connection may have flapped
+// faster than a tick of this loop sees).
 func (hh *Household) reprovideOnFirstPeer(ctx context.Context) {
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
-	had, relayed := false, false
+	had, fresh := false, int64(0)
 	for {
 		select {
 		case <-ctx.Done():
@@ -162,11 +165,11 @@ func (hh *Household) reprovideOnFirstPeer(ctx context.Context) {
 		case <-t.C:
 		}
 		has := hh.p.DHT().RoutingTable().Size() > 0
-		rel := hh.p.Relayable()
-		if has && (!had || (rel && !relayed)) {
+		f := hh.p.FreshReservations()
+		if has && (!had || f != fresh) {
 			hh.ann.Reprovide(ctx)
 		}
-		had, relayed = has, rel
+		had, fresh = has, f
 	}
 }
 

@@ -529,6 +529,17 @@ func (p *Net) DHT() *dht.IpfsDHT { return p.dht }
 // circuit addresses are what peers reach it by); false for a wrapped Net.
 func (p *Net) Relayable() bool { return p.reach != nil && p.reach.Relayable() }
 
+// FreshReservations counts the relay reservations made that were not
+// renewals: the first with each relay, and every one made again after a
+// reservation was lost (the relay restarted, the connection to it
+// closed, it expired). 0 for a wrapped Net.
+func (p *Net) FreshReservations() int64 {
+	if p.reach == nil {
+		return 0
+	}
+	return p.reach.freshReservations()
+}
+
 // Addrs are the host's addresses with /p2p/<id>, as peers dial them.
 func (p *Net) Addrs() []string {
 	out := []string{}

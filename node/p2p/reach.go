@@ -62,6 +62,9 @@ type reach struct {
 	confirmed, refuted []ma.Multiaddr
 	relays             map[peer.ID]*relayState
 	circuit            []ma.Multiaddr
+	// fresh counts reservations made that were not renewals
+	// (freshReservations).
+	fresh int64
 	// dhtMode is what the DHT was last told, once dhtSent.
 	dhtMode network.Reachability
 	dhtSent bool
@@ -324,6 +327,9 @@ func (r *reach) reserveOnce(ctx context.Context) {
 			continue
 		}
 		renewal := rs.rsv != nil
+		if !renewal {
+			r.fresh++
+		}
 		rs.rsv, rs.got, rs.err, rs.backoff, rs.warned = rsv, time.Now(), "", 0, false
 		rs.on = rs.on[:0]
 		for _, c := range r.h.Network().ConnsToPeer(ai.ID) {
@@ -393,6 +399,15 @@ func (r *reach) Relayable() bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return len(r.circuit) > 0
+}
+
+// freshReservations counts the reservations made that were not renewals:
+// the first with a relay, and every one after a reservation was lost (the
+// relay restarted, the connection to it closed, it expired).
+func (r *reach) freshReservations() int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.fresh
 }
 
 // circuitAddrs are the node's addresses through relay id: the relay's
