@@ -34,7 +34,8 @@
 //
 // StartHousehold runs: the announcer (node/announce), the search indexer
 // (node/catalog) and a watcher that reprovides when the routing table goes
-// from empty to not empty, or the node gets its first relay reservation;
+// from empty to not empty, or the node gets a relay reservation afresh
+// (not a renewal);
 // per inbound record or search stream, libp2p's handler goroutine. A
 // federated lookup runs on a goroutine of its own (shared by concurrent
 // requests for the same CID) with up to 8 fetches in parallel; a federated
