@@ -34,6 +34,10 @@ type Options struct {
 	// DocCache is how many documents DocumentByCID keeps in memory
 	// (cache.go); 0 keeps none.
 	DocCache int
+
+	// upgrade tunes the layout upgrade; only tests set it
+	// (export_test.go: WithUpgradeStop).
+	upgrade upgradeOptions
 }
 
 // Store is the node's only Redis user. It is safe for concurrent use.
@@ -48,6 +52,8 @@ type Store struct {
 	cache     *docCache
 	stopCache context.CancelFunc
 	cacheDone chan struct{}
+	// up is Options.upgrade, its batch size defaulted.
+	up upgradeOptions
 }
 
 // Open connects to Redis, starting a managed redis-server first when
@@ -70,7 +76,10 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	if opts.PeerRootsMax <= 0 {
 		opts.PeerRootsMax = 100_000
 	}
-	s := &Store{log: opts.Logger.With("component", "store"), evMax: opts.EventsMaxLen, peerMax: opts.PeerRootsMax}
+	if opts.upgrade.batch <= 0 {
+		opts.upgrade.batch = defaultUpgradeBatch
+	}
+	s := &Store{log: opts.Logger.With("component", "store"), evMax: opts.EventsMaxLen, peerMax: opts.PeerRootsMax, up: opts.upgrade}
 	url := opts.URL
 	if url == "" {
 		if opts.DataDir == "" {

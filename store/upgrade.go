@@ -18,13 +18,17 @@ import (
 // recorded batch. Converting a key twice changes nothing. meta:layout is
 // written last, with meta:upgrade deleted in the same transaction.
 
-// upgradeBatch is how many keys one upgrade script is handed (SCAN's
-// COUNT).
-var upgradeBatch = 500
+// defaultUpgradeBatch is how many keys one upgrade script is handed
+// (SCAN's COUNT).
+const defaultUpgradeBatch = 500
 
-// upgradeHook, when set (tests), runs after every batch and may stop the
-// upgrade there with an error, as a crash would.
-var upgradeHook func(batch int) error
+// upgradeOptions tune an upgrade: the batch size, and a hook that runs
+// after every batch and may stop the upgrade there with an error, as a
+// crash would (tests only: Options has no exported field for it).
+type upgradeOptions struct {
+	batch int
+	after func(batch int) error
+}
 
 // upgradeProgressEvery is how often an upgrade logs its progress.
 const upgradeProgressEvery = 5 * time.Second
@@ -61,7 +65,7 @@ func (s *Store) upgrade(ctx context.Context, from int) error {
 		}
 		done, last := 0, time.Now()
 		for batch := 1; ; batch++ {
-			keys, next, err := s.rdb.Scan(ctx, cursor, "*", int64(upgradeBatch)).Result()
+			keys, next, err := s.rdb.Scan(ctx, cursor, "*", int64(s.up.batch)).Result()
 			if err == nil {
 				// The script records next as the cursor to resume from.
 				err = convert(ctx, s, next, keys)
@@ -70,8 +74,8 @@ func (s *Store) upgrade(ctx context.Context, from int) error {
 				return fmt.Errorf("store: upgrade to layout %d: %w", v+1, err)
 			}
 			done += len(keys)
-			if upgradeHook != nil {
-				if err := upgradeHook(batch); err != nil {
+			if s.up.after != nil {
+				if err := s.up.after(batch); err != nil {
 					return err
 				}
 			}

@@ -322,9 +322,7 @@ func TestUpgrade_InterruptedResumes(t *testing.T) {
 	const batch = 25 // the fixture's ~450 keys in some 18 batches
 	for n := 1; ; n++ {
 		srv := openFixtureV1(t)
-		undo := store.StopUpgradeAfter(batch, n)
-		s, err := store.Open(ctx, store.Options{URL: srv.URL(), Logger: storetest.Logger(t)})
-		undo()
+		s, err := store.Open(ctx, store.WithUpgradeStop(store.Options{URL: srv.URL(), Logger: storetest.Logger(t)}, batch, n))
 		if err == nil {
 			// The upgrade ended before batch n: every point was tried.
 			s.Close()
@@ -338,13 +336,11 @@ func TestUpgrade_InterruptedResumes(t *testing.T) {
 			t.Fatalf("batch %d: %v", n, err)
 		}
 		// A second interruption right after resuming, then the rest.
-		undo = store.StopUpgradeAfter(batch, 1)
-		if s, err := store.Open(ctx, store.Options{URL: srv.URL(), Logger: storetest.Logger(t)}); err == nil {
+		if s, err := store.Open(ctx, store.WithUpgradeStop(store.Options{URL: srv.URL(), Logger: storetest.Logger(t)}, batch, 1)); err == nil {
 			s.Close()
 		} else if !errors.Is(err, store.ErrUpgradeStopped) {
 			t.Fatalf("resume after batch %d: %v", n, err)
 		}
-		undo()
 		checkReadsV1(t, srv)
 	}
 }
