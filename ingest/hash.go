@@ -92,7 +92,7 @@ func hashOpen(ctx context.Context, path string, f *os.File, fi os.FileInfo, read
 		return FileHashes{}, fmt.Errorf("%s: %w: read %d bytes, stat said %d", path, ErrChangedWhileHashing, n, h.Size)
 	}
 	h.SHA256, h.IPFS = sha, ipfs
-	h.Canonical = store.Hashes{Midhash: h.Midhash, SHA256: h.SHA256, IPFS: h.IPFS}.Canonical()
+	h.Canonical = h.Store().Canonical()
 	return h, nil
 }
 

@@ -127,21 +127,18 @@ func (s *Store) Feed(after string) *Feed {
 }
 
 // feedInfo reads meta:events' XINFO STREAM; ok is false when there is no
-// stream yet (XINFO would answer "no such key", an error reply that only
-// its text tells apart).
+// stream yet. XINFO answers that with an error reply that only its text
+// tells apart, so a failed XINFO is followed by EXISTS: the common read
+// stays one round trip.
 func (s *Store) feedInfo(ctx context.Context) (*redis.XInfoStream, bool, error) {
-	n, err := s.rdb.Exists(ctx, keyEvents).Result()
-	if err != nil {
-		return nil, false, fmt.Errorf("store: read events: %w", err)
+	info, err := s.rdb.XInfoStream(ctx, keyEvents).Result()
+	if err == nil {
+		return info, true, nil
 	}
-	if n == 0 {
+	if n, e := s.rdb.Exists(ctx, keyEvents).Result(); e == nil && n == 0 {
 		return nil, false, nil
 	}
-	info, err := s.rdb.XInfoStream(ctx, keyEvents).Result()
-	if err != nil {
-		return nil, false, fmt.Errorf("store: read events: %w", err)
-	}
-	return info, true, nil
+	return nil, false, fmt.Errorf("store: read events: %w", err)
 }
 
 // FeedHead is the ID of the newest meta:events entry ("" when there is
