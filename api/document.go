@@ -147,7 +147,7 @@ const (
 // keys, which win over a field of the same name. Values are written as
 // encoding/json writes the Go values they hold.
 func (d Document) MarshalJSON() ([]byte, error) {
-	own := d.ownKeys()
+	own := d.OwnKeys()
 	keys := append(make([]string, 0, len(d.Meta)+len(own)), own...)
 	for k := range d.Meta {
 		if !slices.Contains(own, k) {
@@ -176,13 +176,10 @@ func (d Document) MarshalJSON() ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// Own reports whether key is one of the document's own keys in its JSON
-// as it stands (those it always has, and those its set fields add):
-// metadata of that name is not shown, the document's own value is.
-func (d Document) Own(key string) bool { return slices.Contains(d.ownKeys(), key) }
-
-// ownKeys are the document's own keys its JSON holds.
-func (d Document) ownKeys() []string {
+// OwnKeys are the document's own keys its JSON holds as it stands (those
+// it always has, and those its set fields add): metadata of such a name
+// is not shown, the document's own value is.
+func (d Document) OwnKeys() []string {
 	keys := make([]string, 0, 12)
 	keys = append(keys, keyCIDs, keyCanonical, keyDuplicates, keyDuplicateCount, keySource)
 	for _, k := range []struct {

@@ -106,8 +106,9 @@ func newDocument(d store.Document, source string, providers []string) api.Docume
 	}
 	// The document's own keys win over metadata of the same name (an
 	// outside writer's "cids", say); a name it leaves out stays metadata.
+	own := doc.OwnKeys()
 	for k, v := range typedMeta(nested, "") {
-		if doc.Own(k) {
+		if slices.Contains(own, k) {
 			continue
 		}
 		if doc.Meta == nil {
