@@ -8,8 +8,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/metamesh/node/api"
 	"github.com/metamesh/node/ingest"
-	"github.com/metamesh/node/store"
 	"github.com/metamesh/node/store/storetest"
 )
 
@@ -102,9 +102,9 @@ func TestScan_ExtractsMediaMetadata(t *testing.T) {
 			t.Errorf("%s = %q, want %q", k, doc.Fields[k], v)
 		}
 	}
-	n := store.Unflatten(doc.Presented())
-	video := n["fileinfo"].(map[string]any)["streamdetails"].(map[string]any)["video"].([]any)
-	if video[0].(map[string]any)["codec"] != "mpeg4" {
+	n := api.NestMeta(doc.Presented(), nil)
+	video := n["fileinfo"].Object["streamdetails"].Object["video"].List
+	if len(video) == 0 || video[0].Object["codec"].Str != "mpeg4" {
 		t.Errorf("nested video = %v", video)
 	}
 }

@@ -126,8 +126,8 @@ func (d Document) Vouches(c string) bool {
 // FilePath is the primary local path, "" for a root known only from peers.
 func (d Document) FilePath() string { return d.Fields["filePath"] }
 
-// Presented is the flat metadata the document shows (Unflatten nests
-// it; GET /api/meta's answer is built from it): Fields plus, for a root
+// Presented is the flat metadata the document shows (GET /api/meta's
+// answer nests it, api.NestMeta): Fields plus, for a root
 // known only from peers, every peer's field at top level where no field
 // of higher precedence has it, its own fields first, then each peer's by
 // peer ID, smallest first, so it does not depend on the order records

@@ -14,6 +14,8 @@ import (
 
 	"github.com/oklog/ulid/v2"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/metamesh/node/api"
 )
 
 // Rename moves a local path, keeping its root, and emits "rename" with
@@ -212,4 +214,28 @@ func ParseRootID(s string) (RootID, error) {
 		return "", fmt.Errorf("root id %q: not a UUIDv7 (version %d, variant bits %02b)", s, u[6]>>4, u[8]>>6)
 	}
 	return RootID(s), nil
+}
+
+// Unflatten is flat nested as GET /api/meta nests it (api.NestMeta,
+// nothing typed), in plain Go values: strings, map[string]any and []any.
+func Unflatten(flat map[string]string) map[string]any {
+	return plain(api.ObjectValue(api.NestMeta(flat, nil))).(map[string]any)
+}
+
+func plain(v api.Value) any {
+	switch v.Kind {
+	case api.KindObject:
+		m := make(map[string]any, len(v.Object))
+		for k, x := range v.Object {
+			m[k] = plain(x)
+		}
+		return m
+	case api.KindList:
+		l := make([]any, len(v.List))
+		for i, x := range v.List {
+			l[i] = plain(x)
+		}
+		return l
+	}
+	return v.Str
 }

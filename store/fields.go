@@ -13,6 +13,38 @@ import (
 // lifecycle operations.
 var reserved = map[string]bool{"filePath": true, "sizeByte": true, "mtime": true, "duplicates": true, "cids": true}
 
+// FieldType is the JSON type GET /api/meta gives a field: the store
+// and the wire record keep every field a string.
+type FieldType uint8
+
+// The field types. A value that does not parse as its type (or parses
+// to NaN or an infinity) stays a string.
+const (
+	FieldString   FieldType = iota // every field not listed in fieldTypes
+	FieldInt                       // a whole number: sizes, years, season and episode numbers, stream dimensions and rates
+	FieldFloat                     // a decimal number: durations in seconds, an NFO's rating
+	FieldNanoTime                  // Unix nanoseconds, shown as an RFC 3339 time
+)
+
+// fieldTypes types the schema's and the extractors' fields that are not
+// strings, by pattern: the field's name with each list index written "*"
+// ("episodes/*" is every element of episodes; "episodes" alone is an
+// outside writer's single episode number).
+var fieldTypes = map[string]FieldType{
+	"sizeByte": FieldInt, "movieYear": FieldInt, "season": FieldInt, "episode": FieldInt, "episodes": FieldInt, "episodes/*": FieldInt,
+	"release/part": FieldInt, "release/cd": FieldInt,
+	"fileinfo/streamdetails/video/*/width": FieldInt, "fileinfo/streamdetails/video/*/height": FieldInt,
+	"fileinfo/streamdetails/video/*/bitrate": FieldInt, "fileinfo/streamdetails/video/*/level": FieldInt,
+	"fileinfo/streamdetails/audio/*/channels": FieldInt, "fileinfo/streamdetails/audio/*/bitrate": FieldInt,
+	"fileinfo/streamdetails/audio/*/samplerate": FieldInt,
+	"fileinfo/duration":                         FieldFloat, "rating": FieldFloat,
+	"mtime": FieldNanoTime,
+}
+
+// TypeOf is the type of the field of the given pattern (its name with
+// each list index written "*").
+func TypeOf(pattern string) FieldType { return fieldTypes[pattern] }
+
 // ValidField checks a flat field name: non-empty segments separated by
 // "/", not a schema name.
 func ValidField(f string) error {

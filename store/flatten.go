@@ -4,9 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
-	"sort"
 	"strconv"
-	"strings"
 )
 
 // Flatten turns a nested value into flat "a/b/0/c" → string pairs: nested
@@ -67,73 +65,4 @@ func flattenInto(out map[string]string, key string, v reflect.Value) {
 	default:
 		out[key] = fmt.Sprint(v.Interface())
 	}
-}
-
-// Unflatten nests flat "a/b" keys into objects. An object whose keys are
-// exactly "0".."n-1" becomes an array. When a key is both a value and an
-// object ("a" and "a/b"), the object wins and the value is kept under the
-// empty key ("a": {"": …, "b": …}).
-func Unflatten(flat map[string]string) map[string]any {
-	keys := make([]string, 0, len(flat))
-	for k := range flat {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	root := map[string]any{}
-	for _, k := range keys {
-		parts := strings.Split(k, "/")
-		m := root
-		for _, p := range parts[:len(parts)-1] {
-			switch cur := m[p].(type) {
-			case map[string]any:
-				m = cur
-			case string:
-				next := map[string]any{"": cur}
-				m[p] = next
-				m = next
-			default:
-				next := map[string]any{}
-				m[p] = next
-				m = next
-			}
-		}
-		last := parts[len(parts)-1]
-		if sub, ok := m[last].(map[string]any); ok {
-			sub[""] = flat[k]
-		} else {
-			m[last] = flat[k]
-		}
-	}
-	return arrays(root)
-}
-
-// arrays turns nested objects keyed exactly 0..n-1 into slices, depth
-// first. The top level always stays an object.
-func arrays(m map[string]any) map[string]any {
-	for k, c := range m {
-		if sub, ok := c.(map[string]any); ok {
-			sub = arrays(sub)
-			if a, ok := asArray(sub); ok {
-				m[k] = a
-			} else {
-				m[k] = sub
-			}
-		}
-	}
-	return m
-}
-
-func asArray(m map[string]any) ([]any, bool) {
-	if len(m) == 0 {
-		return nil, false
-	}
-	out := make([]any, len(m))
-	for k, v := range m {
-		i, err := strconv.Atoi(k)
-		if err != nil || i < 0 || i >= len(m) || strconv.Itoa(i) != k {
-			return nil, false
-		}
-		out[i] = v
-	}
-	return out, true
 }

@@ -1,0 +1,58 @@
+package api_test
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/metamesh/node/api"
+)
+
+func TestNestMeta(t *testing.T) {
+	s := api.StringValue
+	tests := []struct {
+		name string
+		in   map[string]string
+		want api.Meta
+	}{
+		{"nesting and lists", map[string]string{"title": "x", "genre/0": "Action", "genre/1": "Sci-Fi", "titles/eng": "I"},
+			api.Meta{"title": s("x"), "genre": api.ListValue(s("Action"), s("Sci-Fi")), "titles": api.ObjectValue(api.Meta{"eng": s("I")})}},
+		{"gap is not a list", map[string]string{"a/0": "x", "a/2": "y"},
+			api.Meta{"a": api.ObjectValue(api.Meta{"0": s("x"), "2": s("y")})}},
+		{"leading zero is not an index", map[string]string{"a/00": "x"},
+			api.Meta{"a": api.ObjectValue(api.Meta{"00": s("x")})}},
+		{"value and object", map[string]string{"a": "v", "a/b": "w"},
+			api.Meta{"a": api.ObjectValue(api.Meta{"": s("v"), "b": s("w")})}},
+		{"value and list-shaped object", map[string]string{"a": "v", "a/0": "w"},
+			api.Meta{"a": api.ObjectValue(api.Meta{"": s("v"), "0": s("w")})}},
+		{"top level keeps numeric keys as an object", map[string]string{"0": "x"}, api.Meta{"0": s("x")}},
+		{"empty", map[string]string{}, api.Meta{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := api.NestMeta(tt.in, nil); !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("NestMeta = %#v, want %#v", got, tt.want)
+			}
+		})
+	}
+}
+
+// The leaf function is given each field's pattern: its name with every
+// list index written "*".
+func TestNestMeta_Patterns(t *testing.T) {
+	in := map[string]string{
+		"title": "x", "episodes/0": "1", "episodes/1": "2",
+		"fileinfo/streamdetails/video/0/width": "1920", "a": "v", "a/b": "w", "gap/0": "p", "gap/2": "q",
+	}
+	got := map[string]string{}
+	api.NestMeta(in, func(pattern, v string) api.Value {
+		got[v] = pattern
+		return api.StringValue(v)
+	})
+	want := map[string]string{
+		"x": "title", "1": "episodes/*", "2": "episodes/*", "1920": "fileinfo/streamdetails/video/*/width",
+		"v": "a", "w": "a/b", "p": "gap/0", "q": "gap/2",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("patterns = %v, want %v", got, want)
+	}
+}
