@@ -77,23 +77,13 @@ type LibraryPage struct {
 // ("show") or a season of a show ("season").
 type LibraryEntry struct {
 	Kind string `json:"kind"`
-	// CID is a file's canonical CID: GET /api/meta/<cid> is its record.
-	CID string `json:"cid,omitempty"`
 	// Show is the key a show is asked for with (show=): set on shows,
 	// seasons and episodes.
 	Show string `json:"show,omitempty"`
-	// Title is a file's title (an episode's is its show's), a show's, or
-	// a season's show's.
-	Title        string `json:"title"`
-	Year         int    `json:"year,omitempty"`
-	Season       *int   `json:"season,omitempty"`
-	Episode      *int   `json:"episode,omitempty"`
-	EpisodeTitle string `json:"episodeTitle,omitempty"`
-	Size         int64  `json:"size,omitempty"`
-	FileType     string `json:"fileType,omitempty"`
-	// Source is a file's: "local" when this node holds it, else the peer
-	// it is known from.
-	Source string `json:"source,omitempty"`
+	// FileSummary is a file's; a show's and a season's entry have only
+	// its Title (a show's, or a season's show's) and a season's its
+	// Season.
+	FileSummary
 	// Seasons is how many seasons a show has; Episodes how many episodes
 	// a show or a season has, FromPeers how many of those this node knows
 	// only from peers.

@@ -88,7 +88,7 @@ func TestServer_LibraryAnswers(t *testing.T) {
 	zero, three := 0, 3
 	answer = api.LibraryPage{View: "episodes", Show: "the show", ShowTitle: "The Show", Season: &zero, Page: 1, Pages: 1, Limit: 50, Total: 1,
 		Files:   api.LibraryCounts{Local: 1, FromPeers: 2, Loaded: true},
-		Entries: []api.LibraryEntry{{Kind: "file", CID: "c1", Show: "the show", Title: "The Show", Season: &zero, Episode: &three, Size: 9, FileType: "video", Source: "12D3KooWp"}}}
+		Entries: []api.LibraryEntry{{Kind: "file", Show: "the show", FileSummary: api.FileSummary{CID: "c1", Title: "The Show", Season: &zero, Episode: &three, Size: 9, FileType: "video", Source: "12D3KooWp"}}}}
 	rec := serve(t, srv, "GET", "/api/library?show=the+show&season=0", nil)
 	var got map[string]any
 	if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil {

@@ -48,34 +48,39 @@ type SearchResult struct {
 	FromIndex int `json:"fromIndex"`
 }
 
-// SearchHit is one hit of GET /api/search. The node builds every hit,
-// local or a peer's, in one place (from a store.SearchHit of its index
-// or a protocol.SearchHit of a peer's verified answer); the fields are in
-// the order of their JSON names, as when a hit was a map.
+// SearchHit is one hit of GET /api/search: a file's summary, its
+// members, its IMDb ID and the peers that answered it. The node builds
+// every hit, local or a peer's, in one place (from the store's summary
+// of a root of its index, or a protocol.SearchHit of a peer's verified
+// answer). Its JSON object's keys are sorted, as when a hit was a map;
+// cid, cids, fileType, size, source and title are always sent.
 type SearchHit struct {
-	// CID is the file's canonical CID, CIDs its members (those the node
-	// vouches for, for a local file).
-	CID  string   `json:"cid"`
-	CIDs []string `json:"cids"`
-	// Episode, EpisodeTitle, IMDbID, Season and Year are what the index
-	// knows of a hit of its own (local files and files peers sent
-	// before), or what a peer's answer over /metamesh/search/1.1.0 said
-	// (one over 1.0.0 carries none of them).
-	Episode      *int   `json:"episode,omitempty"`
-	EpisodeTitle string `json:"episodeTitle,omitempty"`
-	FileType     string `json:"fileType"`
-	IMDbID       string `json:"imdbid,omitempty"`
+	// FileSummary: the CID is the canonical CID; the year, season,
+	// episode and episode title are what the index knows of a hit of its
+	// own (local files and files peers sent before), or what a peer's
+	// answer over /metamesh/search/1.1.0 said (one over 1.0.0 carries
+	// none of them). Source is "local" for a local file, else the peer it
+	// is known from.
+	FileSummary
+	// CIDs are the file's members (those the node vouches for, for a
+	// local file).
+	CIDs   []string `json:"cids"`
+	IMDbID string   `json:"imdbid,omitempty"`
 	// Peers are the peers whose answers held the hit: for a hit only a
 	// peer's answer gave, that peer first; for one the index holds from
 	// peers, the peer that supplied it first, when another peer answered
 	// it too. Never set on a local file's hit.
-	Peers  []string `json:"peers,omitempty"`
-	Season *int     `json:"season,omitempty"`
-	Size   int64    `json:"size"`
-	// Source is "local" for a local file, else the peer it is known from.
-	Source string `json:"source"`
-	Title  string `json:"title"`
-	Year   int    `json:"year,omitempty"`
+	Peers []string `json:"peers,omitempty"`
+}
+
+// hitAlways are the names a hit always has, with their zero values.
+var hitAlways = map[string]json.RawMessage{"cid": json.RawMessage(`""`), "fileType": json.RawMessage(`""`),
+	"size": json.RawMessage(`0`), "source": json.RawMessage(`""`)}
+
+// MarshalJSON writes the hit's object, its keys sorted.
+func (h SearchHit) MarshalJSON() ([]byte, error) {
+	type plain SearchHit
+	return sortedJSON(plain(h), hitAlways)
 }
 
 // UnmarshalJSON reads a hit, its whole numbers however they are written

@@ -506,8 +506,8 @@ func TestServer_Search(t *testing.T) {
 	// set (a season of 0 is one).
 	zero, two := 0, 2
 	answer = api.SearchResult{Next: "AtY7lj4akMCx", Peers: []string{"12D3KooWp"}, Asked: 3, FromIndex: 2, Hits: []api.SearchHit{
-		{CID: "c1", CIDs: []string{"c1"}, Title: "T", Size: 1, FileType: "video", Source: "local", Year: 2001, Season: &zero, Episode: &two, EpisodeTitle: "E"},
-		{CID: "c2", CIDs: []string{"c2"}, Title: "U", Source: "12D3KooWp", Peers: []string{"12D3KooWp"}},
+		{FileSummary: api.FileSummary{CID: "c1", Title: "T", Size: 1, FileType: "video", Source: "local", Year: 2001, Season: &zero, Episode: &two, EpisodeTitle: "E"}, CIDs: []string{"c1"}},
+		{FileSummary: api.FileSummary{CID: "c2", Title: "U", Source: "12D3KooWp"}, CIDs: []string{"c2"}, Peers: []string{"12D3KooWp"}},
 	}}
 	rec = serve(t, srv, "GET", "/api/search?q=x", nil)
 	var got map[string]any

@@ -8,44 +8,23 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// CatalogEntry is what a list of the library shows of one root: the
-// fields a search hit shows (hitOf), read without the root's document.
-type CatalogEntry struct {
-	Root RootID
-	// CID is the canonical CID (Document.CanonicalCID).
-	CID   string
-	Title string
-	Year  int // 0 when unknown
-	// Season and Episode are -1 when the root has none.
-	Season, Episode int
-	EpisodeTitle    string
-	Size            int64
-	FileType        string
-	// Source is "local" for a local file, else the first peer (by ID)
-	// that supplied the root.
-	Source string
-}
-
-// Local reports whether the entry is a local file's.
-func (e CatalogEntry) Local() bool { return e.Source == "local" }
-
 // catalogBatch is how many roots one catalog script reads: a batch is
 // one round trip, and Redis serves other clients between batches.
 const catalogBatch = 256
 
-// catalogFields are the fields hitOf reads (a name ending in "/" for
+// catalogFields are the fields summaryOf reads (a name ending in "/" for
 // every field under it); every one is a SearchField, so a write to any of
 // them reaches the node's indexer, which reads the entry again.
 var catalogFields = []string{"title", "titles/", "originalTitle", "filePath", "fileName", "movieYear", "year",
 	"season", "episode", "episodeTitle", "sizeByte", "fileType"}
 
-// CatalogEntries reads the catalog entries of roots, catalogBatch roots
+// CatalogEntries reads the summaries of roots, catalogBatch roots
 // per script (one round trip each), reading only catalogFields of each
 // (and their peers' claims), the key-set, the learned members and the
 // peers: never a whole document. Roots that do not exist are left out.
 // The answer follows the order of roots.
-func (s *Store) CatalogEntries(ctx context.Context, roots []RootID) ([]CatalogEntry, error) {
-	out := make([]CatalogEntry, 0, len(roots))
+func (s *Store) CatalogEntries(ctx context.Context, roots []RootID) ([]Summary, error) {
+	out := make([]Summary, 0, len(roots))
 	for i := 0; i < len(roots); i += catalogBatch {
 		docs, err := luaCatalog.run(ctx, s, catalogArgs{roots: roots[i:min(i+catalogBatch, len(roots))]})
 		if err != nil {
@@ -58,17 +37,12 @@ func (s *Store) CatalogEntries(ctx context.Context, roots []RootID) ([]CatalogEn
 	return out, nil
 }
 
-// catalogEntryOf is the entry of d, a document holding catalogFields.
-func catalogEntryOf(d Document) CatalogEntry {
-	h := hitOf(d)
-	e := CatalogEntry{Root: d.Root, CID: h.CID, Title: h.Title, Year: h.Year, Season: -1, Episode: -1,
-		EpisodeTitle: h.Episode, Size: h.Size, FileType: h.FileType, Source: h.Source}
-	if h.Season != nil {
-		e.Season = *h.Season
-	}
-	if h.EpNumber != nil {
-		e.Episode = *h.EpNumber
-	}
+// catalogEntryOf is the summary of d, a document holding catalogFields,
+// without its members: the catalog keeps a summary of every root in
+// memory, and its lists do not show them.
+func catalogEntryOf(d Document) Summary {
+	e := summaryOf(d)
+	e.CIDs = nil
 	return e
 }
 

@@ -571,9 +571,7 @@ func decodeSearch(cmd *redis.Cmd) (SearchPage, error) {
 		if doc == nil {
 			continue
 		}
-		h := hitOf(readDocument(RootID(r), doc))
-		h.Matched, h.Score = int(n), int(sc)
-		page.Hits = append(page.Hits, h)
+		page.Hits = append(page.Hits, SearchHit{Summary: summaryOf(readDocument(RootID(r), doc)), Matched: int(n), Score: int(sc)})
 	}
 	return page, nil
 }

@@ -46,21 +46,36 @@ const (
 // same query.
 var ErrInvalidCursor = errors.New("invalid search cursor")
 
+// Summary is what the node shows of one root in a list: a search hit, an
+// entry of the library's lists (summaryOf reads it from the root's fields).
+// The JSON names are those of the layout fixtures' search answers.
+type Summary struct {
+	Root         RootID `json:"-"`
+	CID          string `json:"cid"` // canonical
+	Title        string `json:"title"`
+	EpisodeTitle string `json:"episodeTitle,omitempty"`
+	Year         int    `json:"year,omitempty"` // 0 when unknown
+	// Season and Episode are nil when the root has none.
+	Season   *int   `json:"season,omitempty"`
+	Episode  *int   `json:"episode,omitempty"`
+	Size     int64  `json:"size,omitempty"`
+	FileType string `json:"fileType,omitempty"`
+	IMDbID   string `json:"imdbid,omitempty"`
+	// CIDs are the members: those the node vouches for, for a local
+	// file (what it signs for peers); every member for a root known only
+	// from peers. The catalog's summaries leave them out.
+	CIDs []string `json:"cids"`
+	// Source is "local" for a local file, else the first peer (by ID)
+	// that supplied the root.
+	Source string `json:"source"`
+}
+
+// Local reports whether the summary is a local file's.
+func (s Summary) Local() bool { return s.Source == "local" }
+
 // SearchHit is one root a search found.
 type SearchHit struct {
-	CID      string   `json:"cid"` // canonical
-	Title    string   `json:"title"`
-	Episode  string   `json:"episodeTitle,omitempty"`
-	Year     int      `json:"year,omitempty"`
-	Season   *int     `json:"season,omitempty"`
-	EpNumber *int     `json:"episode,omitempty"`
-	Size     int64    `json:"size,omitempty"`
-	FileType string   `json:"fileType,omitempty"`
-	IMDbID   string   `json:"imdbid,omitempty"`
-	CIDs     []string `json:"cids"`
-	// Source is "local" for a local file, else the first peer that
-	// supplied the root.
-	Source string `json:"source"`
+	Summary
 	// Matched is how many of the query's tokens the root holds; Score
 	// their weights (2 in a title, 1 elsewhere).
 	Matched int `json:"-"`
@@ -297,8 +312,8 @@ func queryHash(toks []string) []byte {
 	return h[:8]
 }
 
-// hitOf is the hit a document gives.
-func hitOf(d Document) SearchHit {
+// summaryOf is the summary a document gives.
+func summaryOf(d Document) Summary {
 	f := d.Presented()
 	// A local file's hit carries what the node vouches for (it signs it
 	// for peers); one known only from peers carries every member.
@@ -306,7 +321,7 @@ func hitOf(d Document) SearchHit {
 	if d.Local() {
 		cids = d.Vouched()
 	}
-	h := SearchHit{CID: d.CanonicalCID(), CIDs: cids, FileType: f["fileType"], Episode: f["episodeTitle"], Source: "local"}
+	h := Summary{Root: d.Root, CID: d.CanonicalCID(), CIDs: cids, FileType: f["fileType"], EpisodeTitle: f["episodeTitle"], Source: "local"}
 	if h.CIDs == nil {
 		h.CIDs = []string{}
 	}
@@ -349,14 +364,32 @@ func hitOf(d Document) SearchHit {
 		}
 	}
 	if n, err := strconv.Atoi(f["season"]); err == nil && n >= 0 {
-		h.Season = &n
+		h.Season = number(n)
 	}
 	if n, err := strconv.Atoi(f["episode"]); err == nil && n >= 0 {
-		h.EpNumber = &n
+		h.Episode = number(n)
 	}
 	h.Size, _ = strconv.ParseInt(f["sizeByte"], 10, 64)
 	h.IMDbID = f["imdbid"]
 	return h
+}
+
+// numbers are what summaries' seasons and episodes below 1000 point at:
+// the catalog holds a summary of every root, and they share these rather
+// than each holding its own. Nothing writes through a summary's pointers.
+var numbers = func() (a [1000]int) {
+	for i := range a {
+		a[i] = i
+	}
+	return a
+}()
+
+// number is a pointer to n, shared for small n.
+func number(n int) *int {
+	if n >= 0 && n < len(numbers) {
+		return &numbers[n]
+	}
+	return &n
 }
 
 // PruneSearchIndex drops the index entries of roots that no longer exist

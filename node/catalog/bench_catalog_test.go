@@ -19,11 +19,17 @@ func BenchmarkCatalog(b *testing.B) {
 	runtime.GC()
 	runtime.ReadMemStats(&before)
 	c := New()
+	// Seasons and episodes point at shared numbers, as the store's
+	// summaries do.
+	var nums [100]int
+	for i := range nums {
+		nums[i] = i
+	}
 	for i := range files {
-		e := store.CatalogEntry{Root: store.NewRootID(), CID: fmt.Sprintf("bafkrei%052d", i), Size: int64(i) << 20,
-			FileType: "video", Source: "local", Season: -1, Episode: -1}
+		e := store.Summary{Root: store.NewRootID(), CID: fmt.Sprintf("bafkrei%052d", i), Size: int64(i) << 20,
+			FileType: "video", Source: "local"}
 		if i%10 < 7 { // 70% episodes of 500 shows
-			e.Title, e.Season, e.Episode, e.EpisodeTitle = fmt.Sprintf("Show Number %d", i%500), i/500%10, i/5000, fmt.Sprintf("Episode Title %d", i)
+			e.Title, e.Season, e.Episode, e.EpisodeTitle = fmt.Sprintf("Show Number %d", i%500), &nums[i/500%10], &nums[i/5000], fmt.Sprintf("Episode Title %d", i)
 		} else {
 			e.Title, e.Year = fmt.Sprintf("A Film Called %d", i), 1950+i%75
 		}

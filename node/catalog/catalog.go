@@ -13,7 +13,7 @@ import (
 )
 
 // Catalog is the node's list of its library in memory, what GET
-// /api/library pages through: one store.CatalogEntry per root (the few
+// /api/library pages through: one store.Summary per root (the few
 // fields a list shows), so a list is sorted and cut without a Redis read.
 //
 // The indexer keeps it: its start-up sweep (and every sweep after a lost
@@ -27,13 +27,13 @@ import (
 // shared by every read until the next change: readers never sort.
 type Catalog struct {
 	mu      sync.RWMutex
-	entries map[store.RootID]store.CatalogEntry
+	entries map[store.RootID]store.Summary
 	local   int  // entries of local files
 	loaded  bool // a sweep filled it once
 	views   *catalogViews
 }
 
-func New() *Catalog { return &Catalog{entries: map[store.RootID]store.CatalogEntry{}} }
+func New() *Catalog { return &Catalog{entries: map[store.RootID]store.Summary{}} }
 
 // update reads roots' entries from the store; with sweep, roots are every
 // root and the catalog becomes exactly theirs.
@@ -92,7 +92,7 @@ type catalogViews struct {
 
 // listed is an entry with its title folded for sorting.
 type listed struct {
-	store.CatalogEntry
+	store.Summary
 	fold string
 }
 
@@ -122,12 +122,12 @@ func fold(title string) string {
 // file of no known type (a peer's record that does not say). Posters,
 // subtitles, NFO files and other files are the sidecars of the videos
 // they belong to: in their records, not in the lists.
-func listable(e store.CatalogEntry) bool {
+func listable(e store.Summary) bool {
 	return e.CID != "" && (e.FileType == "video" || e.FileType == "audio" || e.FileType == "")
 }
 
 // episode reports an entry that is an episode of a show.
-func episode(e store.CatalogEntry) bool { return e.Season >= 0 && e.Episode >= 0 }
+func episode(e store.Summary) bool { return e.Season != nil && e.Episode != nil }
 
 // viewsOf returns the current views, building them after a change.
 func (c *Catalog) viewsOf() (*catalogViews, api.LibraryCounts) {
@@ -145,7 +145,7 @@ func (c *Catalog) viewsOf() (*catalogViews, api.LibraryCounts) {
 	return c.views, c.countsLocked()
 }
 
-func buildViews(entries map[store.RootID]store.CatalogEntry) *catalogViews {
+func buildViews(entries map[store.RootID]store.Summary) *catalogViews {
 	v := &catalogViews{show: map[string]*catalogShow{}}
 	for _, e := range entries {
 		if !listable(e) {
@@ -169,7 +169,7 @@ func buildViews(entries map[store.RootID]store.CatalogEntry) *catalogViews {
 		slices.SortFunc(s.seasons, func(a, b *catalogSeason) int { return cmp.Compare(a.n, b.n) })
 		for _, se := range s.seasons {
 			slices.SortFunc(se.episodes, func(a, b listed) int {
-				return cmp.Or(cmp.Compare(a.Episode, b.Episode), cmp.Compare(a.EpisodeTitle, b.EpisodeTitle), cmp.Compare(a.CID, b.CID))
+				return cmp.Or(cmp.Compare(*a.Episode, *b.Episode), cmp.Compare(a.EpisodeTitle, b.EpisodeTitle), cmp.Compare(a.CID, b.CID))
 			})
 		}
 		// The show's title as its first episode writes it, a local one
@@ -193,9 +193,9 @@ func (v *catalogViews) addEpisode(l listed) {
 		s = &catalogShow{key: l.fold}
 		v.show[l.fold] = s
 	}
-	i := slices.IndexFunc(s.seasons, func(se *catalogSeason) bool { return se.n == l.Season })
+	i := slices.IndexFunc(s.seasons, func(se *catalogSeason) bool { return se.n == *l.Season })
 	if i < 0 {
-		s.seasons = append(s.seasons, &catalogSeason{n: l.Season})
+		s.seasons = append(s.seasons, &catalogSeason{n: *l.Season})
 		i = len(s.seasons) - 1
 	}
 	se := s.seasons[i]
@@ -218,7 +218,7 @@ func (c *Catalog) Page(q api.LibraryQuery) (api.LibraryPage, error) {
 		cut(&p, q, v.movies, fileEntry)
 	case q.Show == "":
 		cut(&p, q, v.shows, func(s *catalogShow) api.LibraryEntry {
-			return api.LibraryEntry{Kind: "show", Show: s.key, Title: s.title, Seasons: len(s.seasons), Episodes: s.episodes, FromPeers: s.fromPeers}
+			return api.LibraryEntry{Kind: "show", Show: s.key, FileSummary: api.FileSummary{Title: s.title}, Seasons: len(s.seasons), Episodes: s.episodes, FromPeers: s.fromPeers}
 		})
 	default:
 		s := v.show[q.Show]
@@ -229,7 +229,7 @@ func (c *Catalog) Page(q api.LibraryQuery) (api.LibraryPage, error) {
 		if q.Season < 0 {
 			p.View = "seasons"
 			cut(&p, q, s.seasons, func(se *catalogSeason) api.LibraryEntry {
-				return api.LibraryEntry{Kind: "season", Show: s.key, Title: s.title, Season: ptr(se.n), Episodes: len(se.episodes), FromPeers: se.fromPeers}
+				return api.LibraryEntry{Kind: "season", Show: s.key, FileSummary: api.FileSummary{Title: s.title, Season: ptr(se.n)}, Episodes: len(se.episodes), FromPeers: se.fromPeers}
 			})
 			break
 		}
@@ -255,18 +255,18 @@ func cut[T any](p *api.LibraryPage, q api.LibraryQuery, list []T, entry func(T) 
 
 // fileEntry is a file's entry; an episode's names its show.
 func fileEntry(l listed) api.LibraryEntry {
-	e := api.LibraryEntry{Kind: "file", CID: l.CID, Title: l.Title, Year: l.Year, EpisodeTitle: l.EpisodeTitle,
-		Size: l.Size, FileType: l.FileType, Source: l.Source}
-	if l.Season >= 0 {
-		e.Season = ptr(l.Season)
-	}
-	if l.Episode >= 0 {
-		e.Episode = ptr(l.Episode)
-	}
-	if episode(l.CatalogEntry) {
+	e := api.LibraryEntry{Kind: "file", FileSummary: Summary(l.Summary)}
+	if episode(l.Summary) {
 		e.Show = l.fold
 	}
 	return e
+}
+
+// Summary is the one conversion of the store's summary of a root to the
+// API's, for the library's lists and the search's local hits.
+func Summary(s store.Summary) api.FileSummary {
+	return api.FileSummary{CID: s.CID, Title: s.Title, Year: s.Year, Season: s.Season, Episode: s.Episode,
+		EpisodeTitle: s.EpisodeTitle, Size: s.Size, FileType: s.FileType, Source: s.Source}
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -19,6 +19,7 @@ import (
 	libp2pproto "github.com/libp2p/go-libp2p/core/protocol"
 
 	"github.com/metamesh/node/api"
+	"github.com/metamesh/node/node/catalog"
 	"github.com/metamesh/node/node/p2p"
 	"github.com/metamesh/node/protocol"
 	"github.com/metamesh/node/store"
@@ -124,7 +125,7 @@ func (ss *searchService) sealed(ctx context.Context, version string, req protoco
 // field), the hit goes without details rather than not at all.
 func withDetails(ph *protocol.SearchHit, h store.SearchHit) {
 	bare := *ph
-	ph.Year, ph.Season, ph.Episode, ph.EpisodeTitle, ph.IMDbID = h.Year, h.Season, h.EpNumber, h.Episode, h.IMDbID
+	ph.Year, ph.Season, ph.Episode, ph.EpisodeTitle, ph.IMDbID = h.Year, h.Season, h.Episode, h.EpisodeTitle, h.IMDbID
 	if ph.Validate() != nil {
 		*ph = bare
 	}
@@ -379,15 +380,10 @@ func (ss *searchService) search(ctx context.Context, q string, limit int, cursor
 func searchHit[H store.SearchHit | protocol.SearchHit](h H, from string) api.SearchHit {
 	switch h := any(h).(type) {
 	case store.SearchHit:
-		hit := api.SearchHit{CID: h.CID, CIDs: h.CIDs, Title: h.Title, Size: h.Size, FileType: h.FileType, Source: h.Source,
-			Season: h.Season, Episode: h.EpNumber, EpisodeTitle: h.Episode, IMDbID: h.IMDbID}
-		if h.Year > 0 {
-			hit.Year = h.Year
-		}
-		return hit
+		return api.SearchHit{FileSummary: catalog.Summary(h.Summary), CIDs: h.CIDs, IMDbID: h.IMDbID}
 	case protocol.SearchHit:
-		return api.SearchHit{CID: h.CID, CIDs: h.CIDs, Title: h.Title, Size: h.Size, FileType: h.FileType, Source: from, Peers: []string{from},
-			Year: h.Year, Season: h.Season, Episode: h.Episode, EpisodeTitle: h.EpisodeTitle, IMDbID: h.IMDbID}
+		return api.SearchHit{FileSummary: api.FileSummary{CID: h.CID, Title: h.Title, Size: h.Size, FileType: h.FileType, Source: from,
+			Year: h.Year, Season: h.Season, Episode: h.Episode, EpisodeTitle: h.EpisodeTitle}, CIDs: h.CIDs, IMDbID: h.IMDbID, Peers: []string{from}}
 	}
 	panic("unreachable")
 }
