@@ -9,7 +9,10 @@
 // strangers.go (who a request is for, and the per-address token buckets
 // that limit the federated work of clients without the token),
 // document.go (Document, the answer of /api/meta, and its one JSON
-// form; the node fills it and types its known fields), file.go
+// form; the node fills it and types its known fields), nest.go
+// (NestMeta: flat fields nested into Meta, each typed by the caller),
+// summary.go (FileSummary, what a search hit and a library entry show
+// of a file), file.go
 // (/api/file), events.go (/api/events, server-sent events), metrics.go
 // (HTTP request metrics), search.go (GET /api/search, its limits and
 // SearchHit, the one hit type), status.go (the typed parts of

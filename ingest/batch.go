@@ -1,15 +1,8 @@
 package ingest
 
 import (
-	"bytes"
 	"context"
-	"crypto/sha256"
-	"errors"
-	"fmt"
-	"io"
-	"time"
 
-	"github.com/metamesh/node/protocol"
 	"github.com/metamesh/node/store"
 )
 
@@ -135,60 +128,4 @@ func (in *Ingester) oneByOne(ctx context.Context, paths []string) (retry []strin
 		}
 	}
 	return retry
-}
-
-// readSmall reads a small file whole, once, into buf (grown as needed)
-// and computes its three CIDs from memory: the midhash sample is the whole
-// file, and up to one UnixFS chunk the IPFS CID is the sha2-256 CID. It
-// returns the bytes too, for the extractors; they live in buf. A file
-// whose size or mtime differ from cur once read is ErrChangedWhileHashing.
-func (in *Ingester) readSmall(ctx context.Context, cur store.FileStat, buf *[]byte) (store.Hashes, []byte, error) {
-	start := time.Now()
-	f, err := in.open(cur.Path)
-	if err != nil {
-		return store.Hashes{}, nil, err
-	}
-	defer f.Close()
-	if int64(cap(*buf)) < cur.Size+1 {
-		*buf = make([]byte, cur.Size+1)
-	}
-	b := (*buf)[:cur.Size+1]
-	n, err := io.ReadFull(f, b)
-	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
-		return store.Hashes{}, nil, err
-	}
-	after, err := f.Stat()
-	if err != nil {
-		return store.Hashes{}, nil, err
-	}
-	if int64(n) != cur.Size || after.Size() != cur.Size || after.ModTime().UnixNano() != cur.MtimeNs {
-		return store.Hashes{}, nil, ErrChangedWhileHashing
-	}
-	data := b[:n]
-	mid, err := protocol.MidhashBytes(data)
-	if err != nil {
-		return store.Hashes{}, nil, err
-	}
-	h := store.Hashes{Midhash: mid.String()}
-	if cur.Size <= dagChunk {
-		sum := sha256.Sum256(data)
-		c, err := protocol.SHA256CID(sum[:])
-		if err != nil {
-			return store.Hashes{}, nil, err
-		}
-		h.SHA256, h.IPFS = c.String(), c.String()
-	} else {
-		var m int64
-		if m, h.SHA256, h.IPFS, err = FullHash(ctx, bytes.NewReader(data)); err != nil {
-			return store.Hashes{}, nil, err
-		}
-		if m != cur.Size {
-			return store.Hashes{}, nil, fmt.Errorf("%s: hashed %d bytes of %d", cur.Path, m, cur.Size)
-		}
-	}
-	in.prog.update(func(p *Progress) { p.Hashed++; p.BytesHashed += cur.Size })
-	if in.cfg.OnHashed != nil {
-		in.cfg.OnHashed(time.Since(start).Seconds())
-	}
-	return h, data, nil
 }

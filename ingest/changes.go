@@ -74,7 +74,8 @@ func (c *changeLog) add(kind, library, name string) {
 	c.groups = append(c.groups, &changeGroup{kind: kind, library: library, count: 1, names: []string{name}})
 }
 
-// videoName reports whether a shown name is a video's, by its extension.
+// videoName reports whether a name (a path, or a name as shown) is a
+// video's, by its extension.
 func videoName(name string) bool {
 	return videoByExtension[strings.ToLower(filepath.Ext(name))] != ""
 }

@@ -13,12 +13,21 @@
 //   - settle.go: pairing settled paths into moves and atomic replaces, and
 //     listing the stored paths under a removed directory, on a worker.
 //   - scan.go: the full scan and reconciliation with the store.
-//   - process.go: the per-path work done by the workers and the retry
-//     that pauses ingest while Redis is unreachable.
+//   - worker.go: the workers, each job's run, and how a path's work
+//     ended (retried once it settles, counted as an error, or done).
+//   - lifecycle.go: one path's lifecycle (arrive, change, rename,
+//     remove), a new or changed file in at most two round trips to the
+//     store (the file's comment lists them).
+//   - passes.go: the reads of a file's bytes: the midhash's samples, the
+//     full pass, a small file read whole once; each checks that the file
+//     did not change while it was read.
+//   - retry.go: the retry that pauses ingest while Redis is unreachable.
 //   - batch.go: settled scan paths in batches: small new files read once
 //     and sent to the store a chunk per round trip.
 //   - hash.go: midhash256 and the one-pass sha2-256 + IPFS CID hasher.
-//   - extract.go, ffprobe.go, filename.go, nfo.go: metadata extractors
+//   - extract.go: the extractors' interface, running them on a file,
+//     and when a primary's metadata is extracted again; ffprobe.go,
+//     filename.go, nfo.go: metadata extractors
 //     (nfo.go: the Kodi NFO format, NFOReader); sidecars.go: a video's
 //     subtitle and artwork links, found through the store's path index;
 //     relink.go: a sidecar's videos, and their links written again.
@@ -35,7 +44,10 @@
 //   - store.go: Store, what ingest asks of the store (*store.Store).
 //   - open.go: the library boundary, OpenInLibrary: every library file
 //     the node reads is opened there (regular files only, never out of
-//     its library, never blocking on the open).
+//     its library, never blocking on the open); and the ingester's
+//     file system (fileSystem: each read's open and each directory
+//     watch), which tests wrap to fail, block or change a file at one
+//     read.
 //   - busy.go: the jobs the workers run now, for Stuck and Close.
 //   - queue.go, progress.go, errset.go, skip.go, config.go, errors.go,
 //     util.go (small number helpers).

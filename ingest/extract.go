@@ -5,9 +5,13 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/gabriel-vasile/mimetype"
+
+	"github.com/metamesh/node/store"
 )
 
 // Subject is the file an extractor looks at. MimeType and FileType are
@@ -100,4 +104,77 @@ func fileType(mime string) string {
 		return "video"
 	}
 	return "other"
+}
+
+// extract writes the metadata of a primary path whose last extraction is
+// older than the current extractors.
+func (in *Ingester) extract(ctx context.Context, st store.PathState, path string, size int64) error {
+	if !st.Primary || st.Extracted >= extractVersion {
+		return nil
+	}
+	meta := in.meta(ctx, path, size, nil)
+	return in.retry(ctx, "write metadata", func() error {
+		_, _, err := in.st.SetExtracted(ctx, path, meta)
+		return err
+	})
+}
+
+// extractVersion is the version of what the extractors write; a primary
+// path extracted with an older one is extracted again on the next scan
+// (no re-hashing). Bump it whenever an extractor changes its output.
+const extractVersion = NameParserVersion + 2 // +1: a video file's name decides when its bytes are not recognised; +1: NFO files
+
+// extractedFields are the field names and prefixes the default
+// extractors write: a re-extraction drops what they no longer find, and
+// leaves every other field alone.
+var extractedFields = []string{"mimeType", "fileType", "titles/eng", "originalTitle", "movieYear", "season", "episode",
+	"episodeTitle", "videoType", "release", "episodes", "releasedate", "fileinfo",
+	"plot/" + NFOLanguage, "genre", "rating", "mpaa", "imdbid", "tmdbid", "tvdbid", "show", "subtitles", "subtitleflags", "art"}
+
+// sidecarFields are what the name and NFO extractors and the sidecar links
+// write: what a change of a sidecar re-extracts (relink), leaving the
+// content's fields alone.
+var sidecarFields = slices.DeleteFunc(slices.Clone(extractedFields), func(f string) bool {
+	return f == "mimeType" || f == "fileType" || f == "fileinfo"
+})
+
+// meta runs the extractors on a local file; head, when not nil, is the
+// file's content already in memory.
+func (in *Ingester) meta(ctx context.Context, path string, size int64, head []byte) store.Meta {
+	subj := &Subject{Path: path, Library: in.libraryOf(path), Size: size, Head: head}
+	fields := map[string]string{}
+	in.runExtractors(ctx, subj, in.cfg.Extractors, fields)
+	if fields["videoType"] != "" { // Filename writes it for every video
+		in.addLinks(ctx, path, fields)
+	}
+	return store.Meta{Version: extractVersion, Owned: extractedFields, Fields: fields}
+}
+
+// addLinks adds a video's sidecar links (sidecars.go) to its fields.
+func (in *Ingester) addLinks(ctx context.Context, path string, fields map[string]string) {
+	season := -1
+	if n, err := strconv.Atoi(fields["season"]); err == nil {
+		season = n
+	}
+	for k, v := range in.sidecarLinks(ctx, path, season) {
+		fields[k] = v
+	}
+}
+
+// runExtractors runs exs on subj in order into fields, a later one's
+// value winning. An extractor's error is logged; what it returned beside
+// the error is still used (an NFO that cannot be read next to one that
+// can).
+func (in *Ingester) runExtractors(ctx context.Context, subj *Subject, exs []Extractor, fields map[string]string) {
+	for _, ex := range exs {
+		out, err := ex.Extract(ctx, subj)
+		if err != nil {
+			in.log.Warn("extractor failed", "extractor", ex.Name(), "path", subj.Path, "err", err)
+		}
+		for k, v := range out {
+			if store.ValidField(k) == nil {
+				fields[k] = v
+			}
+		}
+	}
 }

@@ -21,6 +21,29 @@ import (
 // inotify table, an overflowing event queue, a file vanishing or changing
 // mid-pass, an unreadable file, Redis going away) are injected.
 
+// faultFS is the library's file system with faults: open, when set, runs
+// in place of each Open, given the read and the real open; watch, when
+// set, in place of Watch.
+type faultFS struct {
+	fileSystem
+	open  func(p string, r read, open func() (*os.File, error)) (*os.File, error)
+	watch func(dir string) error
+}
+
+func (f faultFS) Open(p string, r read) (*os.File, error) {
+	if f.open == nil {
+		return f.fileSystem.Open(p, r)
+	}
+	return f.open(p, r, func() (*os.File, error) { return f.fileSystem.Open(p, r) })
+}
+
+func (f faultFS) Watch(dir string) error {
+	if f.watch == nil {
+		return f.fileSystem.Watch(dir)
+	}
+	return f.watch(dir)
+}
+
 func setup(t *testing.T, watch bool, tweak func(*Ingester)) (*Ingester, *store.Store, string, *storetest.Buffer) {
 	t.Helper()
 	s := storetest.New(t)
@@ -91,7 +114,7 @@ func consistent(t *testing.T, s *store.Store) {
 
 func TestWatch_WatchLimitFallsBackToRescans(t *testing.T) {
 	in, s, dir, logs := setup(t, true, func(in *Ingester) {
-		in.addWatch = func(string) error { return syscall.ENOSPC }
+		in.fs = faultFS{fileSystem: in.fs, watch: func(string) error { return syscall.ENOSPC }}
 	})
 	if st := in.Progress().State; st != StatePolling {
 		t.Fatalf("state = %s, want %s", st, StatePolling)
@@ -128,11 +151,12 @@ func TestWatch_OverflowRescans(t *testing.T) {
 func TestIngest_FileVanishesDuringHashing(t *testing.T) {
 	var target string
 	in, s, dir, _ := setup(t, false, func(in *Ingester) {
-		in.beforeFullPass = func(p string) {
-			if p == target {
+		in.fs = faultFS{fileSystem: in.fs, open: func(p string, r read, open func() (*os.File, error)) (*os.File, error) {
+			if p == target && r == readFull {
 				os.Remove(p)
 			}
-		}
+			return open()
+		}}
 	})
 	target = filepath.Join(dir, "vanishing.bin")
 	write(t, target, 3<<20)
@@ -151,11 +175,12 @@ func TestIngest_FileChangesDuringHashing(t *testing.T) {
 	var target string
 	var once sync.Once
 	in, s, dir, _ := setup(t, false, func(in *Ingester) {
-		in.beforeFullPass = func(p string) {
-			if p == target {
+		in.fs = faultFS{fileSystem: in.fs, open: func(p string, r read, open func() (*os.File, error)) (*os.File, error) {
+			if p == target && r == readFull {
 				once.Do(func() { write(t, p, 3<<20+5) })
 			}
-		}
+			return open()
+		}}
 	})
 	target = filepath.Join(dir, "changing.bin")
 	write(t, target, 3<<20)
@@ -181,14 +206,14 @@ func TestIngest_UnreadableFileSkippedThenRetried(t *testing.T) {
 	var mu sync.Mutex
 	denied := true
 	in, s, dir, logs := setup(t, true, func(in *Ingester) {
-		in.open = func(p string) (*os.File, error) {
+		in.fs = faultFS{fileSystem: in.fs, open: func(p string, _ read, open func() (*os.File, error)) (*os.File, error) {
 			mu.Lock()
 			defer mu.Unlock()
 			if denied && strings.HasSuffix(p, "locked.bin") {
 				return nil, &os.PathError{Op: "open", Path: p, Err: syscall.EACCES}
 			}
-			return os.Open(p)
-		}
+			return open()
+		}}
 	})
 	p := filepath.Join(dir, "locked.bin")
 	write(t, p, 1000)
@@ -284,13 +309,12 @@ func TestIngest_BlockedWorker(t *testing.T) {
 	var target string
 	in, _, dir, logs := setup(t, false, func(in *Ingester) {
 		in.cfg.StopWait, in.cfg.StuckAfter = 300*time.Millisecond, 300*time.Millisecond
-		open := in.open
-		in.open = func(p string) (*os.File, error) {
+		in.fs = faultFS{fileSystem: in.fs, open: func(p string, _ read, open func() (*os.File, error)) (*os.File, error) {
 			if p == target {
 				<-release
 			}
-			return open(p)
-		}
+			return open()
+		}}
 	})
 	target = filepath.Join(dir, "hung.bin")
 	write(t, target, 4096)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"sync"
 	"time"
 
@@ -36,13 +35,9 @@ type Ingester struct {
 	// busy are the jobs the workers run now (for Stuck and Close).
 	busy busyJobs
 
-	watcher  *fsnotify.Watcher
-	addWatch func(string) error // fsnotify Add; replaceable in tests
-
-	// Fault-injection points for tests: open a library file (the library
-	// boundary, OpenInLibrary); run between the midhash and the full pass.
-	open           func(string) (*os.File, error)
-	beforeFullPass func(string)
+	watcher *fsnotify.Watcher
+	// fs reads library files and watches directories (libraryFS).
+	fs fileSystem
 
 	marks    chan []mark     // paths from scans and workers for the loop
 	finished chan result     // workers report done paths
@@ -95,11 +90,7 @@ func New(st Store, cfg Config) (*Ingester, error) {
 		idleReq:  make(chan chan error),
 	}
 	in.prog.p.State = StateStarting
-	in.open = func(p string) (*os.File, error) {
-		f, _, err := OpenInLibrary(in.libraryOf(p), p)
-		return f, err
-	}
-	in.beforeFullPass = func(string) {}
+	in.fs = libraryFS{in}
 	return in, nil
 }
 
@@ -117,9 +108,6 @@ func (in *Ingester) Start(ctx context.Context) error {
 			return fmt.Errorf("ingest: start watcher: %w", err)
 		}
 		in.watcher = w
-		if in.addWatch == nil {
-			in.addWatch = w.Add
-		}
 		watching = in.watchAll(ls)
 	}
 	for i := 0; i < in.cfg.Workers; i++ {

@@ -487,7 +487,7 @@ func (in *Ingester) watchTree(ls *loopState, root string) bool {
 		if ls.watched[p] {
 			return nil
 		}
-		if err := in.addWatch(p); err != nil {
+		if err := in.fs.Watch(p); err != nil {
 			if errors.Is(err, syscall.ENOSPC) {
 				limitHit, ok = true, false
 				dirs++

@@ -108,3 +108,35 @@ func setBlocking(f *os.File) error {
 	}
 	return nil
 }
+
+// fileSystem is the ingester's way to its libraries: every read of a
+// library file's bytes and every directory watch go through it.
+// libraryFS is the real one; a test wraps it to fail, block or change a
+// file at one of the reads, an interleaving real timing gives only under
+// load.
+type fileSystem interface {
+	// Open opens a library file for one of ingest's reads of it.
+	Open(path string, r read) (*os.File, error)
+	// Watch adds a watch on a library directory.
+	Watch(dir string) error
+}
+
+// read says which of ingest's reads of a file an Open is for.
+type read uint8
+
+const (
+	readSample read = iota // the midhash's samples: a large file's arrival, a move's pairing
+	readFull               // the full hash pass
+	readWhole              // a small file, read whole once
+)
+
+// libraryFS opens a file inside its library (OpenInLibrary) and watches
+// with the ingester's fsnotify watcher.
+type libraryFS struct{ in *Ingester }
+
+func (l libraryFS) Open(path string, _ read) (*os.File, error) {
+	f, _, err := OpenInLibrary(l.in.libraryOf(path), path)
+	return f, err
+}
+
+func (l libraryFS) Watch(dir string) error { return l.in.watcher.Add(dir) }

@@ -118,16 +118,6 @@ func (in *Ingester) settle(ctx context.Context, b *settleBatch) (next []job, hol
 	return next, hold, touch, nil
 }
 
-// midhashOf reads the midhash of the file at p.
-func (in *Ingester) midhashOf(p string, size int64) (string, error) {
-	f, err := in.open(p)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	return MidhashFile(f, size)
-}
-
 // gone lists the stored paths under a directory that was removed or moved
 // away, so each is looked at again.
 func (in *Ingester) gone(ctx context.Context, dir string) ([]string, error) {

@@ -23,7 +23,7 @@ type Store interface {
 	Arrive(ctx context.Context, f store.FileStat, midhash string) (store.Outcome, error)
 	Ingest(ctx context.Context, f store.FileStat, h store.Hashes, m store.Meta) (store.Outcome, int, error)
 	IngestBatch(ctx context.Context, items []store.IngestItem) ([]store.IngestResult, error)
-	Change(ctx context.Context, f store.FileStat, h store.Hashes) (store.Outcome, error)
+	Change(ctx context.Context, f store.FileStat, h store.Hashes, m store.Meta) (store.Outcome, error)
 	SetExtracted(ctx context.Context, path string, m store.Meta) (store.Outcome, int, error)
 	Replace(ctx context.Context, oldPath, newPath string) (store.Outcome, error)
 	RemovePath(ctx context.Context, path string) (store.Outcome, error)

@@ -12,7 +12,7 @@ func TestEvents_Lifecycle(t *testing.T) {
 	c := content{1, 1}
 	ingest(t, s, stat("/a", 1), c)
 	must[store.Outcome](t)(s.Rename(ctx, "/a", "/b"))
-	must[store.Outcome](t)(s.Change(ctx, stat("/b", 2), content{2, 2}.hashes()))
+	must[store.Outcome](t)(s.Change(ctx, stat("/b", 2), content{2, 2}.hashes(), store.Meta{}))
 	must[store.Outcome](t)(s.RemovePath(ctx, "/b"))
 	if err := s.AppendEvent(ctx, store.Event{Type: store.EventReset}); err != nil {
 		t.Fatal(err)

@@ -471,7 +471,7 @@ func TestPathsOfInode_OnlySharedInodes(t *testing.T) {
 			must[store.Outcome](t)(s.Rename(ctx, "/l/o", "/l/o2"))
 		}, 4, []string{}},
 		{"the same bytes written anew under a new inode", func() {
-			must[store.Outcome](t)(s.Change(ctx, file("/l/u", 5, 1), content{2, 2}.hashes()))
+			must[store.Outcome](t)(s.Change(ctx, file("/l/u", 5, 1), content{2, 2}.hashes(), store.Meta{}))
 		}, 2, []string{}},
 		{"an inode's other name removed", func() { must[store.Outcome](t)(s.RemovePath(ctx, "/l/a2")) }, 1, []string{"/l/a"}},
 	}

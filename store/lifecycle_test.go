@@ -47,6 +47,23 @@ func TestArrive_MintAndAlias(t *testing.T) {
 	mustCheck(t, s)
 }
 
+// Arriving at a known path changes nothing and answers the path's state,
+// as Path reads it.
+func TestArrive_KnownPathState(t *testing.T) {
+	s := storetest.New(t)
+	f := stat("/lib/a", 5)
+	ingest(t, s, f, content{1, 1})
+	o := must[store.Outcome](t)(s.Arrive(ctx, store.FileStat{Path: "/lib/a", Size: 9, MtimeNs: 9}, content{2, 2}.hashes().Midhash))
+	want := must[store.PathState](t)(s.Path(ctx, "/lib/a"))
+	if o.Kind != store.KindExists || o.State != want || !want.Hashed || !want.Primary || want.Size != 5 {
+		t.Errorf("Arrive(known path) = %+v, want exists with %+v", o, want)
+	}
+	if o := must[store.Outcome](t)(s.Arrive(ctx, stat("/lib/b", 6), content{3, 3}.hashes().Midhash)); o.State != (store.PathState{}) {
+		t.Errorf("Arrive(new path) = %+v, want no state", o)
+	}
+	mustCheck(t, s)
+}
+
 func TestArrive_DuplicateConfirmedAndPromoted(t *testing.T) {
 	s := storetest.New(t)
 	c := content{1, 1}
@@ -201,7 +218,7 @@ func TestChange(t *testing.T) {
 
 	// Touch: same bytes, new mtime. Same root, fields kept.
 	touched := store.FileStat{Path: "/lib/a", Size: 5, MtimeNs: 42}
-	if o := must[store.Outcome](t)(s.Change(ctx, touched, content{1, 1}.hashes())); o.Kind != store.KindSame || o.Root != a.Root {
+	if o := must[store.Outcome](t)(s.Change(ctx, touched, content{1, 1}.hashes(), store.Meta{})); o.Kind != store.KindSame || o.Root != a.Root {
 		t.Fatalf("Change(same bytes) = %+v", o)
 	}
 	st := must[store.PathState](t)(s.Path(ctx, "/lib/a"))
@@ -211,7 +228,7 @@ func TestChange(t *testing.T) {
 
 	// New bytes: the old root is dropped (it became empty), a new one holds
 	// the path.
-	o := must[store.Outcome](t)(s.Change(ctx, stat("/lib/a", 6), content{2, 2}.hashes()))
+	o := must[store.Outcome](t)(s.Change(ctx, stat("/lib/a", 6), content{2, 2}.hashes(), store.Meta{}))
 	if o.Root == a.Root {
 		t.Fatalf("Change(new bytes) kept the old root: %+v", o)
 	}
@@ -220,12 +237,44 @@ func TestChange(t *testing.T) {
 	}
 	// New bytes equal to another file's: the path joins that root.
 	b := ingest(t, s, stat("/lib/b", 7), content{3, 3})
-	if o := must[store.Outcome](t)(s.Change(ctx, stat("/lib/a", 7), content{3, 3}.hashes())); o.Root != b.Root || o.Kind != store.KindConfirmed {
+	if o := must[store.Outcome](t)(s.Change(ctx, stat("/lib/a", 7), content{3, 3}.hashes(), store.Meta{})); o.Root != b.Root || o.Kind != store.KindConfirmed {
 		t.Fatalf("Change(to b's bytes) = %+v, want confirmed on %s", o, b.Root)
 	}
 	doc := must[store.Document](t)(s.Document(ctx, b.Root))
 	if !reflect.DeepEqual(doc.Duplicates, []string{"/lib/a"}) {
 		t.Errorf("b duplicates = %v", doc.Duplicates)
+	}
+	mustCheck(t, s)
+}
+
+// Change writes the metadata that comes along in the same step, only on
+// the root where the path ends up primary, as SetExtracted would.
+func TestChange_WithMeta(t *testing.T) {
+	s := storetest.New(t)
+	meta := func(v int, title string) store.Meta {
+		return store.Meta{Version: v, Owned: []string{"titles"}, Fields: map[string]string{"titles/eng": title}}
+	}
+	a := ingest(t, s, stat("/lib/a", 5), content{1, 1})
+	b := ingest(t, s, stat("/lib/b", 7), content{3, 3})
+	field := func(r store.RootID, f string) string { return must[store.Document](t)(s.Document(ctx, r)).Fields[f] }
+
+	// Same bytes: written when newer than the last extraction, not again.
+	if o := must[store.Outcome](t)(s.Change(ctx, store.FileStat{Path: "/lib/a", Size: 5, MtimeNs: 42}, content{1, 1}.hashes(), meta(3, "A"))); o.Kind != store.KindSame || field(a.Root, "titles/eng") != "A" {
+		t.Fatalf("Change(same bytes, meta) = %+v, title %q", o, field(a.Root, "titles/eng"))
+	}
+	must[store.Outcome](t)(s.Change(ctx, store.FileStat{Path: "/lib/a", Size: 5, MtimeNs: 43}, content{1, 1}.hashes(), meta(3, "not again")))
+	if got := field(a.Root, "titles/eng"); got != "A" {
+		t.Errorf("a change with metadata as old as the last wrote it: %q", got)
+	}
+	// New bytes: the new root gets the metadata.
+	o := must[store.Outcome](t)(s.Change(ctx, stat("/lib/a", 6), content{2, 2}.hashes(), meta(3, "New A")))
+	if got := field(o.Root, "titles/eng"); got != "New A" || o.Root == a.Root {
+		t.Errorf("Change(new bytes, meta) = %+v, title %q", o, got)
+	}
+	// Bytes of another root's: a duplicate, whose metadata is not written.
+	must[store.Outcome](t)(s.Change(ctx, stat("/lib/a", 7), content{3, 3}.hashes(), meta(3, "Not B")))
+	if got := field(b.Root, "titles/eng"); got == "Not B" {
+		t.Errorf("a duplicate's change wrote its metadata on its root")
 	}
 	mustCheck(t, s)
 }

@@ -116,7 +116,7 @@ func (l *luaScript[A, R]) run(ctx context.Context, s *Store, a A) (R, error) {
 
 // The scripts.
 var (
-	luaArrive        = newScript[arriveArgs](luaWrite, "arrive.lua", "", decodeOutcome)
+	luaArrive        = newScript[arriveArgs](luaWrite, "arrive.lua", "", decodeArrive)
 	luaConfirm       = newScript[confirmArgs](luaWrite, "confirm.lua", "", decodeOutcome)
 	luaChange        = newScript[changeArgs](luaWrite, "change.lua", "", decodeOutcome)
 	luaIngest        = newScript[ingestArgs](luaWrite, "ingest.lua", "", decodeCounted)
@@ -194,11 +194,19 @@ type changeArgs struct {
 	// arriveRoot is minted for new content no root holds; splitRoot and
 	// leaveRoot are confirmArgs'.
 	arriveRoot, splitRoot, leaveRoot RootID
+	// meta is written when the path ends up a primary; none without
+	// withMeta.
+	meta     extractedMeta
+	withMeta bool
 }
 
 func (a changeArgs) argv() []any {
 	v := append(statArgs(a.file), hashArgs(a.hashes)...)
-	return append(v, string(a.arriveRoot), string(a.splitRoot), string(a.leaveRoot))
+	v = append(v, string(a.arriveRoot), string(a.splitRoot), string(a.leaveRoot))
+	if a.withMeta {
+		v = append(v, a.meta.argv()...)
+	}
+	return v
 }
 
 // extractedMeta is a Meta whose field names were checked (Meta.check):
@@ -518,6 +526,23 @@ func decodeMerge(cmd *redis.Cmd) (MergeResult, error) {
 	}
 	sort.Slice(res.Conflicting, func(i, j int) bool { return res.Conflicting[i] < res.Conflicting[j] })
 	return res, nil
+}
+
+// decodeArrive: decodeOutcome's {kind, root}, then for KindExists the
+// path's state (Outcome.State).
+func decodeArrive(cmd *redis.Cmd) (Outcome, error) {
+	v, err := cmd.StringSlice()
+	if err != nil {
+		return Outcome{}, err
+	}
+	if len(v) < 2 {
+		return Outcome{}, fmt.Errorf("store: arrive answered %q", v)
+	}
+	o := Outcome{Kind: Kind(v[0]), Root: RootID(v[1])}
+	if o.Kind == KindExists && len(v) >= 12 {
+		o.State = pathState(v[2:])
+	}
+	return o, nil
 }
 
 // decodePath: the path's state (pathState); redis.Nil when unknown.

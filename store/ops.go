@@ -83,13 +83,16 @@ type Outcome struct {
 	Root RootID
 	// Path is the promoted duplicate for KindPromoted.
 	Path string
+	// State is the path's state for Arrive's KindExists: what Path would
+	// read, in the same round trip.
+	State PathState
 }
 
 // Arrive records a newly seen local path with its midhash. If a root
 // already holds the midhash the path joins its duplicates (pending
 // confirmation by sha2-256), else a root is minted with the midhash as its
 // first alias. Both emit an "add" event. A path already known returns
-// KindExists and changes nothing. Two concurrent arrivals of the same
+// KindExists with the path's state (Outcome.State) and changes nothing. Two concurrent arrivals of the same
 // content always end as one root plus one duplicate.
 func (s *Store) Arrive(ctx context.Context, f FileStat, midhash string) (Outcome, error) {
 	if err := checkCID(midhash, 0); err != nil {
@@ -114,12 +117,22 @@ func (s *Store) Confirm(ctx context.Context, f FileStat, h Hashes) (Outcome, err
 // hash pass. Unchanged content only updates size and mtime (KindSame);
 // new content moves the path to the root that content belongs to (minting
 // one when needed) and drops the old root if it became empty. Emits
-// "change".
-func (s *Store) Change(ctx context.Context, f FileStat, h Hashes) (Outcome, error) {
+// "change". m, unless it is the zero Meta, is written as SetExtracted
+// writes it when the path ends up its root's primary, in the same round
+// trip.
+func (s *Store) Change(ctx context.Context, f FileStat, h Hashes, m Meta) (Outcome, error) {
 	if err := checkHashes(h); err != nil {
 		return Outcome{}, err
 	}
-	return luaChange.run(ctx, s, changeArgs{file: f, hashes: h, arriveRoot: NewRootID(), splitRoot: NewRootID(), leaveRoot: NewRootID()})
+	a := changeArgs{file: f, hashes: h, arriveRoot: NewRootID(), splitRoot: NewRootID(), leaveRoot: NewRootID()}
+	if m.Version != 0 || len(m.Fields) > 0 || len(m.Owned) > 0 {
+		meta, err := m.check()
+		if err != nil {
+			return Outcome{}, err
+		}
+		a.meta, a.withMeta = meta, true
+	}
+	return luaChange.run(ctx, s, a)
 }
 
 // RemovePath handles a deleted local path: a duplicate is removed, a

@@ -54,7 +54,7 @@ func TestStore_RandomOperations(t *testing.T) {
 					delete(lib, p)
 				case known && n < 6:
 					op = "change"
-					o := must[store.Outcome](t)(s.Change(ctx, stat(p, int64(c.full)), c.hashes()))
+					o := must[store.Outcome](t)(s.Change(ctx, stat(p, int64(c.full)), c.hashes(), store.Meta{}))
 					if o.Kind == store.KindUnknown { // joined a root whose primary is unconfirmed
 						t.Fatalf("change left an unconfirmed duplicate: %+v", o)
 					}

@@ -151,7 +151,7 @@ func buildFixture(tb testing.TB, s *store.Store) {
 	// A rename, a removal (the Film L file), a changed file.
 	must[store.Outcome](tb)(s.Rename(ctx, "/lib/Films/Film B (2015).mkv", "/lib/Films/Film B (2016).mkv"))
 	must[store.Outcome](tb)(s.RemovePath(ctx, "/lib/Films/Film L (2015).mkv"))
-	must[store.Outcome](tb)(s.Change(ctx, store.FileStat{Path: "/lib/Films/Film C (2015).mkv", Size: 3000, MtimeNs: 1_700_000_000_000_009_000, Dev: 1, Ino: 112}, content{40, 40}.hashes()))
+	must[store.Outcome](tb)(s.Change(ctx, store.FileStat{Path: "/lib/Films/Film C (2015).mkv", Size: 3000, MtimeNs: 1_700_000_000_000_009_000, Dev: 1, Ino: 112}, content{40, 40}.hashes(), store.Meta{}))
 	// An alias supplied by the household.
 	inception := must[store.RootID](tb)(s.GetByCID(ctx, content{1, 1}.hashes().SHA256))
 	if err := s.AddAlias(ctx, inception, strongCID(1)); err != nil {

@@ -1,13 +1,25 @@
 -- change.lua (Store.Change): a changed file. Same content (the sha2-256
 -- of its root's own bytes) only updates size and mtime; new content moves
 -- the path to the root that content belongs to, dropping the old root if
--- it became empty. Emits "change".
+-- it became empty. Emits "change". When extracted's arguments come along
+-- and the path ends up its root's primary, the metadata is written as
+-- extracted.lua writes it: a changed file is one round trip.
 --
 -- ARGV (changeArgs): path, size, mtime, dev, ino, link, midhash, sha, ipfs,
 --   arriveRoot (minted when the new content is new), splitRoot,
---   leaveRoot (as confirm.lua's), evmax, ts
+--   leaveRoot (as confirm.lua's), then extracted's arguments or none
+--   (extractedMeta: version, #owned, owned..., field, value, ...), evmax,
+--   ts
 -- Reply (decodeOutcome): {kind, root}; kind same, gone or one of
 --   confirm.lua's.
+-- withmeta writes the metadata that came along when p is root r's
+-- primary.
+local function withmeta(r)
+  if #ARGV - 2 > 12 and r and r ~= '' and redis.call('GET', fk(r, 'filePath')) == ARGV[1] then
+    extracted(r, ARGV[1], ARGV, 13, #ARGV - 2)
+  end
+end
+
 local p, size, mtime, dev, ino, link, mid, sha = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8]
 local r = redis.call('HGET', pk(p), 'root')
 if not r then return {'gone', ''} end
@@ -20,10 +32,12 @@ if ownget(r, 'sha')[1] == sha then
   inodeadd(p, r, dev, ino, link)
   if redis.call('GET', fk(r, 'filePath')) == p then setprimary(r, p) end
   emit('change', p, mid, '')
+  withmeta(r)
   return {'same', r}
 end
 remove(p)
 arrive(ARGV[10], p, size, mtime, mid, dev, ino, link)
 local res = confirm(p, size, mtime, mid, sha, ARGV[9], ARGV[11], ARGV[12])
 emit('change', p, mid, '')
+withmeta(res[2])
 return res

@@ -25,6 +25,17 @@
 --
 -- Every top-level local here is a helper; .luacheckrc lists them (add a
 -- new one there too).
+-- pathstate is local path p's entry in the path index, as Store.Path
+-- reads it (pathState): {root, size, mtime, mid, hashed, primary, dev,
+-- ino, link, xv}, or nil when p is not known. (pk and fk come later, in
+-- the preludes: the keys are written out here.)
+local function pathstate(p)
+  local st = redis.call('HMGET', 'path:' .. p, 'root', 'size', 'mtime', 'mid', 'hashed', 'dev', 'ino', 'link', 'xv')
+  if not st[1] then return nil end
+  local primary = '0'
+  if redis.call('GET', 'file:' .. st[1] .. '/filePath') == p then primary = '1' end
+  return {st[1], st[2] or '', st[3] or '', st[4] or '', st[5] or '', primary, st[6] or '', st[7] or '', st[8] or '', st[9] or ''}
+end
 local function fieldsk(r) return 'fields:' .. r end
 local function flenc(f)
   if string.sub(f, 1, 5) == 'cids/' then return '/' .. string.sub(f, 6) end
