@@ -71,6 +71,12 @@ type SearchHit struct {
 	// peers, the peer that supplied it first, when another peer answered
 	// it too. Never set on a local file's hit.
 	Peers []string `json:"peers,omitempty"`
+	// Subtitles are the languages of the subtitles the file has, Art the
+	// kinds of its artwork (poster, fanart, …), as the index knows them:
+	// sidecars are never hits of their own. Left out when none (always
+	// for a hit only a peer's answer gave).
+	Subtitles []string `json:"subtitles,omitempty"`
+	Art       []string `json:"art,omitempty"`
 }
 
 // hitAlways are the names a hit always has, with their zero values.

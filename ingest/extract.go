@@ -122,20 +122,21 @@ func (in *Ingester) extract(ctx context.Context, st store.PathState, path string
 // extractVersion is the version of what the extractors write; a primary
 // path extracted with an older one is extracted again on the next scan
 // (no re-hashing). Bump it whenever an extractor changes its output.
-const extractVersion = NameParserVersion + 2 // +1: a video file's name decides when its bytes are not recognised; +1: NFO files
+const extractVersion = NameParserVersion + 3 // +1: a video file's name decides when its bytes are not recognised; +1: NFO files; +1: sidecars say they are one
 
 // extractedFields are the field names and prefixes the default
 // extractors write: a re-extraction drops what they no longer find, and
 // leaves every other field alone.
 var extractedFields = []string{"mimeType", "fileType", "titles/eng", "originalTitle", "movieYear", "season", "episode",
 	"episodeTitle", "videoType", "release", "episodes", "releasedate", "fileinfo",
-	"plot/" + NFOLanguage, "genre", "rating", "mpaa", "imdbid", "tmdbid", "tvdbid", "show", "subtitles", "subtitleflags", "art"}
+	"plot/" + NFOLanguage, "genre", "rating", "mpaa", "imdbid", "tmdbid", "tvdbid", "show", "subtitles", "subtitleflags", "art",
+	store.SidecarField}
 
 // sidecarFields are what the name and NFO extractors and the sidecar links
 // write: what a change of a sidecar re-extracts (relink), leaving the
 // content's fields alone.
 var sidecarFields = slices.DeleteFunc(slices.Clone(extractedFields), func(f string) bool {
-	return f == "mimeType" || f == "fileType" || f == "fileinfo"
+	return f == "mimeType" || f == "fileType" || f == "fileinfo" || f == store.SidecarField
 })
 
 // meta runs the extractors on a local file; head, when not nil, is the
@@ -146,6 +147,10 @@ func (in *Ingester) meta(ctx context.Context, path string, size int64, head []by
 	in.runExtractors(ctx, subj, in.cfg.Extractors, fields)
 	if fields["videoType"] != "" { // Filename writes it for every video
 		in.addLinks(ctx, path, fields)
+	}
+	if kind := sidecarKind(path); kind != "" {
+		// Found through its video's hit, never a search hit of its own.
+		fields[store.SidecarField] = kind
 	}
 	return store.Meta{Version: extractVersion, Owned: extractedFields, Fields: fields}
 }

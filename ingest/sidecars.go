@@ -41,16 +41,24 @@ const maxSidecars = 256
 
 // isSidecar reports a file whose change re-links videos: an NFO, a
 // subtitle, an artwork image.
-func isSidecar(p string) bool {
+func isSidecar(p string) bool { return sidecarKind(p) != "" }
+
+// sidecarKind is what sidecar a file is by its name ("nfo", "subtitle",
+// "art"), "" for none: what ingest writes as its store.SidecarField.
+func sidecarKind(p string) string {
 	ext := strings.ToLower(filepath.Ext(p))
-	if isNFO(p) || subtitleExts[ext] {
-		return true
+	switch {
+	case isNFO(p):
+		return "nfo"
+	case subtitleExts[ext]:
+		return "subtitle"
+	case !slices.Contains(artExts, ext):
+		return ""
 	}
-	if !slices.Contains(artExts, ext) {
-		return false
+	if _, kind := artName(strings.ToLower(strings.TrimSuffix(filepath.Base(p), filepath.Ext(p)))); kind != "" {
+		return "art"
 	}
-	_, kind := artName(strings.ToLower(strings.TrimSuffix(filepath.Base(p), filepath.Ext(p))))
-	return kind != ""
+	return ""
 }
 
 // artName reads an artwork file's name (lower case, no extension):

@@ -410,13 +410,23 @@ func (a documentByCIDArgs) argv() []any { return []any{a.cid, a.maxDuplicates} }
 // searchArgs: search.lua.
 type searchArgs struct {
 	offset, limit int
-	tokens        []string
+	words         []queryWord
 }
 
+// argv: offset, limit, the most tokens a prefix expands to, then per
+// word its token, "1" when it matches by prefix, the number of its edits
+// and the edits.
 func (a searchArgs) argv() []any {
-	v := []any{a.offset, a.limit}
-	for _, t := range a.tokens {
-		v = append(v, t)
+	v := []any{a.offset, a.limit, maxPrefixTokens}
+	for _, w := range a.words {
+		prefix := "0"
+		if w.prefix {
+			prefix = "1"
+		}
+		v = append(v, w.token, prefix, len(w.edits))
+		for _, e := range w.edits {
+			v = append(v, e)
+		}
 	}
 	return v
 }
@@ -426,13 +436,14 @@ type indexRootArgs struct {
 	root    RootID
 	present bool           // the document was read
 	tokens  map[string]int // token → weight, when present
+	sortKey string         // how its hits order among equals (sortKey)
 }
 
 func (a indexRootArgs) argv() []any {
 	if !a.present {
-		return []any{string(a.root), "0"}
+		return []any{string(a.root), "0", ""}
 	}
-	v := []any{string(a.root), "1"}
+	v := []any{string(a.root), "1", a.sortKey}
 	for t, w := range a.tokens {
 		v = append(v, t, w)
 	}
@@ -596,7 +607,14 @@ func decodeSearch(cmd *redis.Cmd) (SearchPage, error) {
 		if doc == nil {
 			continue
 		}
-		page.Hits = append(page.Hits, SearchHit{Summary: summaryOf(readDocument(RootID(r), doc)), Matched: int(n), Score: int(sc)})
+		d := readDocument(RootID(r), doc)
+		h := SearchHit{Summary: summaryOf(d), Matched: int(n), Score: int(sc)}
+		if len(e) > 4 {
+			ex, _ := e[4].(int64)
+			h.Exact = int(ex)
+		}
+		h.Subtitles, h.Art = sidecarsOf(d)
+		page.Hits = append(page.Hits, h)
 	}
 	return page, nil
 }

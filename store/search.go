@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -73,12 +74,23 @@ type Summary struct {
 // Local reports whether the summary is a local file's.
 func (s Summary) Local() bool { return s.Source == "local" }
 
+// SidecarField names the kind of sidecar a file is ("subtitle", "nfo",
+// "art"), as ingest writes it: a sidecar is never a search hit of its
+// own; its video's hit says it has it (SearchHit.Subtitles and Art).
+const SidecarField = "sidecar"
+
 // SearchHit is one root a search found.
 type SearchHit struct {
 	Summary
-	// Matched is how many of the query's tokens the root holds; Score
+	// Subtitles are the languages of the subtitles linked to the file,
+	// Art the kinds of its artwork (poster, fanart, …), sorted.
+	Subtitles []string `json:"subtitles,omitempty"`
+	Art       []string `json:"art,omitempty"`
+	// Matched is how many of the query's words the root holds, Exact
+	// how many of them exactly (not by prefix or one edit away); Score
 	// their weights (2 in a title, 1 elsewhere).
 	Matched int `json:"-"`
+	Exact   int `json:"-"`
 	Score   int `json:"-"`
 }
 
@@ -124,6 +136,10 @@ func Tokens(text string) []string { return protocol.Tokens(text) }
 func searchTokens(d Document) map[string]int {
 	fields := d.Presented()
 	out := map[string]int{}
+	if fields[SidecarField] != "" {
+		// A subtitle, an NFO or artwork: its video's hit says it has it.
+		return out
+	}
 	add := func(text string, w int) {
 		for _, t := range Tokens(text) {
 			if len(out) >= maxRootTokens && out[t] == 0 {
@@ -229,6 +245,9 @@ func (s *Store) IndexRoot(ctx context.Context, root RootID) ([]string, error) {
 		return nil, err
 	default:
 		args.present, args.tokens = true, searchTokens(d)
+		if len(args.tokens) > 0 {
+			args.sortKey = sortKey(summaryOf(d))
+		}
 		keyed = KeyTokens(d)
 	}
 	if _, err := luaIndexRoot.run(ctx, s, args); err != nil && !errors.Is(err, redis.Nil) {
@@ -237,9 +256,12 @@ func (s *Store) IndexRoot(ctx context.Context, root RootID) ([]string, error) {
 	return keyed, nil
 }
 
-// Search finds roots by text: every root holding at least one of the
-// query's tokens, those holding all of them first (title matches before
-// file-name ones), then those holding fewer. limit is 1..MaxSearchLimit;
+// Search finds roots by text (match.go): every root holding at least
+// one of the query's words, exactly, by prefix or one edit away; those
+// holding all of them exactly first, then those holding all of them, then
+// those holding fewer (more words first); within each, title matches
+// before file-name ones, then by title, season, episode and episode title
+// (sortKey). limit is 1..MaxSearchLimit;
 // cursor is "" or a Next that an earlier page of the same query handed
 // out. Roots known only from peers are found like local ones.
 //
@@ -251,7 +273,8 @@ func (s *Store) Search(ctx context.Context, q string, limit int, cursor string) 
 	if limit <= 0 || limit > MaxSearchLimit {
 		return SearchPage{}, fmt.Errorf("store: search limit %d: want 1..%d", limit, MaxSearchLimit)
 	}
-	toks := queryTokens(q)
+	words := queryWords(q)
+	toks := wordTokens(words)
 	if len(toks) == 0 {
 		if cursor != "" {
 			return SearchPage{}, fmt.Errorf("store: %w", ErrInvalidCursor)
@@ -265,7 +288,7 @@ func (s *Store) Search(ctx context.Context, q string, limit int, cursor string) 
 			return SearchPage{}, err
 		}
 	}
-	page, err := luaSearch.run(ctx, s, searchArgs{offset: offset, limit: limit, tokens: toks})
+	page, err := luaSearch.run(ctx, s, searchArgs{offset: offset, limit: limit, words: words})
 	if err != nil {
 		return SearchPage{}, err
 	}
@@ -273,19 +296,6 @@ func (s *Store) Search(ctx context.Context, q string, limit int, cursor string) 
 		page.Next = writeCursor(next, toks)
 	}
 	return page, nil
-}
-
-// queryTokens are the distinct tokens of q, at most maxQueryTokens.
-func queryTokens(q string) []string {
-	var out []string
-	seen := map[string]bool{}
-	for _, t := range Tokens(q) {
-		if !seen[t] && len(out) < maxQueryTokens {
-			seen[t] = true
-			out = append(out, t)
-		}
-	}
-	return out
 }
 
 // A cursor is base64url(offset (uvarint) ‖ the first 8 bytes of
@@ -372,6 +382,24 @@ func summaryOf(d Document) Summary {
 	h.Size, _ = strconv.ParseInt(f["sizeByte"], 10, 64)
 	h.IMDbID = f["imdbid"]
 	return h
+}
+
+// sidecarsOf are the languages of d's subtitle links
+// (subtitles/<lang>/<n>) and the kinds of its artwork links (art/<kind>),
+// sorted and distinct.
+func sidecarsOf(d Document) (subtitles, art []string) {
+	for f := range d.Presented() {
+		if rest, ok := strings.CutPrefix(f, "subtitles/"); ok {
+			if lang, _, ok := strings.Cut(rest, "/"); ok && !slices.Contains(subtitles, lang) {
+				subtitles = append(subtitles, lang)
+			}
+		} else if kind, ok := strings.CutPrefix(f, "art/"); ok && !strings.Contains(kind, "/") && !slices.Contains(art, kind) {
+			art = append(art, kind)
+		}
+	}
+	slices.Sort(subtitles)
+	slices.Sort(art)
+	return subtitles, art
 }
 
 // numbers are what summaries' seasons and episodes below 1000 point at:

@@ -380,7 +380,7 @@ func (ss *searchService) search(ctx context.Context, q string, limit int, cursor
 func searchHit[H store.SearchHit | protocol.SearchHit](h H, from string) api.SearchHit {
 	switch h := any(h).(type) {
 	case store.SearchHit:
-		return api.SearchHit{FileSummary: catalog.Summary(h.Summary), CIDs: h.CIDs, IMDbID: h.IMDbID}
+		return api.SearchHit{FileSummary: catalog.Summary(h.Summary), CIDs: h.CIDs, IMDbID: h.IMDbID, Subtitles: h.Subtitles, Art: h.Art}
 	case protocol.SearchHit:
 		return api.SearchHit{FileSummary: api.FileSummary{CID: h.CID, Title: h.Title, Size: h.Size, FileType: h.FileType, Source: from,
 			Year: h.Year, Season: h.Season, Episode: h.Episode, EpisodeTitle: h.EpisodeTitle}, CIDs: h.CIDs, IMDbID: h.IMDbID, Peers: []string{from}}
