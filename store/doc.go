@@ -35,7 +35,9 @@
 //	                                  → score for a search token the root is
 //	                                  posted under (tk: below), so IndexRoot
 //	                                  removes vanished tokens and a deleted or
-//	                                  merged root takes its postings with it.
+//	                                  merged root takes its postings with it;
+//	                                  // alone → the root's sort key, how its
+//	                                  hits order among equals (match.go).
 //	                                  Entries fit Redis' default listpack limits
 //	                                  (64 bytes, 128 entries), so a root's index
 //	                                  stays a listpack
@@ -101,6 +103,12 @@
 //	                                  * (the suffix length) and # (the postings).
 //	                                  Layout 1 kept tok:<token> sorted sets, and
 //	                                  a root's tokens in toks:<root>
+//	tk:__vocab__              ZSET    every token something is posted under,
+//	                                  score 0: a word's prefix is a range of it
+//	                                  (ZRANGEBYLEX), its typos are looked up in it
+//	                                  (ZMSCORE). IndexRoot keeps it, so a store of
+//	                                  an earlier release fills it as the node's
+//	                                  start-up sweep indexes every root again
 //	file:<root>/origin/<peer>/<field>
 //	                          STRING  what a peer said about the root; never
 //	                                  written over the root's own fields
@@ -210,6 +218,8 @@
 //     keyspace notifications). The index is written only by IndexRoot,
 //     which the node's indexer calls for every root the feed or a field
 //     write names; no lifecycle script writes it.
+//   - match.go: how a query's words match (exact, prefix, one edit away,
+//     NxMM, leading articles) and the sort key that orders equal hits.
 //   - check.go: Check, every schema invariant (fsck; uses SCAN).
 //   - rootid.go: root IDs. errors.go: sentinel errors.
 //   - version.go: Layout, meta:layout and LayoutVersion; what Open does

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -13,7 +14,7 @@ import (
 // (prefix: "light" finds "lighthouse", so the page can search as the
 // person types), and, from five letters, the tokens one edit away
 // (insertion, deletion, substitution or transposition: "lighthuose"
-// finds "lighthouse"). A hit holding every word exactly ranks before one
+// finds "lighthouse"; a word holding a digit is a number, never a typo). A hit holding every word exactly ranks before one
 // holding every word by prefix or edit, and both before one holding some
 // words. "1x02" is read as "s01e02", the token an episode is indexed
 // under; a leading article ("the", "le", "der", …) is dropped when other
@@ -85,7 +86,7 @@ func queryWords(q string) []queryWord {
 		}
 		seen[t] = true
 		w := queryWord{token: t, prefix: utf8.RuneCountInString(t) >= minPrefix}
-		if utf8.RuneCountInString(t) >= minFuzzy && fuzzy < maxFuzzyWords {
+		if utf8.RuneCountInString(t) >= minFuzzy && fuzzy < maxFuzzyWords && letters(t) {
 			w.edits = edits(t)
 			fuzzy++
 		}
@@ -103,12 +104,24 @@ func wordTokens(ws []queryWord) []string {
 	return out
 }
 
+// letters reports a word of letters only: a word holding a digit (a
+// year, an episode mark, a number) is never matched one edit away, which
+// would make it another number.
+func letters(t string) bool {
+	for _, r := range t {
+		if !unicode.IsLetter(r) {
+			return false
+		}
+	}
+	return true
+}
+
 // edits are the distinct strings one edit away from t (a deletion, a
 // transposition of neighbours, a substitution or an insertion of a letter
-// of a-z, 0-9 or t's own), t itself left out.
+// of a-z or t's own), t itself left out.
 func edits(t string) []string {
 	rs := []rune(t)
-	alphabet := []rune("abcdefghijklmnopqrstuvwxyz0123456789")
+	alphabet := []rune("abcdefghijklmnopqrstuvwxyz")
 	for _, r := range rs {
 		if !strings.ContainsRune(string(alphabet), r) {
 			alphabet = append(alphabet, r)

@@ -82,6 +82,7 @@ func TestSearch_ThroughTheKeywordIndex(t *testing.T) {
 	if body := metricsText(t, c, 3); !strings.Contains(body, "metamesh_provide_token_keys 2\n") {
 		t.Errorf("node 3's metrics lack metamesh_provide_token_keys 2")
 	}
+	c.WaitFor("node 5 to provide its file's CID", 30*time.Second, func() bool { return c.Nodes[5].Node.ProvideStats().CIDKeys == 1 })
 	if st := c.Nodes[5].Node.ProvideStats(); st.TokenKeys != 0 || st.Keys != 1 {
 		t.Errorf("node 5 (--search-index=false) provides %d token keys, %d keys in all", st.TokenKeys, st.Keys)
 	}

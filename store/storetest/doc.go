@@ -7,6 +7,8 @@
 //   - storetest.go: Dir (a short data directory, for a unix socket),
 //     Server (a managed redis-server), New (a Store on its own server),
 //     Logger, and Buffer (a log sink safe for concurrent writes).
+//   - corpus.go: the search benchmarks' library and queries, shared with
+//     bench/bleve.
 //
 // # Goroutines and concurrency
 //

@@ -1,0 +1,103 @@
+package store_test
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/metamesh/node/store"
+	"github.com/metamesh/node/store/storetest"
+)
+
+// BenchmarkSearchIndex weighs the search index in Redis (make bench, one
+// run): at 1,000 and 100,000 roots (storetest.CorpusTitle), the time to
+// index them, the bytes the index takes in Redis per root (INFO
+// used_memory with and without it), and p50 and p99 of Search for 2,000
+// queries of each kind (storetest.CorpusQuery: a whole word, a prefix, a
+// typo, three words), with the 100k / 1k ratio. bench/bleve times the
+// same library and queries in an embedded full-text index; docs/figures.md
+// puts the two side by side.
+func BenchmarkSearchIndex(b *testing.B) {
+	type result struct {
+		n        int
+		index    time.Duration
+		bytes    float64
+		p50, p99 map[string]time.Duration
+	}
+	var res []result
+	for _, n := range []int{1_000, 100_000} {
+		s := storetest.New(b)
+		var roots []store.RootID
+		for start := 0; start < n; start += 500 {
+			var items []store.IngestItem
+			for i := start; i < min(start+500, n); i++ {
+				t := storetest.CorpusTitle(n, i)
+				items = append(items, store.IngestItem{
+					File:   stat(fmt.Sprintf("/lib/%07d.mkv", i), int64(1000+i)),
+					Hashes: content{1_000_000 + i, 1_000_000 + i}.hashes(),
+					Meta:   store.Meta{Version: 1, Fields: map[string]string{"titles/eng": t[0] + " " + t[1] + " " + t[2], "movieYear": "2001"}},
+				})
+			}
+			for _, r := range must[[]store.IngestResult](b)(s.IngestBatch(ctx, items)) {
+				roots = append(roots, r.Root)
+			}
+		}
+		mem0 := must[int64](b)(s.MemoryUsed(ctx))
+		t0 := time.Now()
+		var wg sync.WaitGroup
+		ch := make(chan store.RootID)
+		for range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for r := range ch {
+					if _, err := s.IndexRoot(ctx, r); err != nil {
+						b.Error(err)
+					}
+				}
+			}()
+		}
+		for _, r := range roots {
+			ch <- r
+		}
+		close(ch)
+		wg.Wait()
+		r := result{n: n, index: time.Since(t0), p50: map[string]time.Duration{}, p99: map[string]time.Duration{}}
+		r.bytes = float64(must[int64](b)(s.MemoryUsed(ctx))-mem0) / float64(n)
+		for _, kind := range storetest.CorpusQueryKinds {
+			var ds []time.Duration
+			for i := range 2000 {
+				q := storetest.CorpusQuery(kind, n, i*37%n)
+				t := time.Now()
+				p, err := s.Search(ctx, q, 20, "")
+				ds = append(ds, time.Since(t))
+				if err != nil || len(p.Hits) == 0 {
+					b.Fatalf("Search(%q): %d hits, %v", q, len(p.Hits), err)
+				}
+				title := storetest.CorpusTitle(n, i*37%n)
+				if want := strings.Join(title[:], " "); !slices.ContainsFunc(p.Hits, func(h store.SearchHit) bool { return h.Title == want }) {
+					b.Fatalf("Search(%q) did not find %q", q, want)
+				}
+			}
+			slices.Sort(ds)
+			r.p50[kind], r.p99[kind] = ds[len(ds)/2], ds[len(ds)*99/100]
+		}
+		res = append(res, r)
+	}
+	fmt.Printf("\nsearch index in Redis (store.Search, one client):\n")
+	for _, r := range res {
+		fmt.Printf("  %7d roots: indexed in %v (%.0f roots/s), %.0f bytes per root in Redis\n", r.n, r.index.Round(time.Millisecond), float64(r.n)/r.index.Seconds(), r.bytes)
+	}
+	fmt.Printf("  %-8s %-10s %-10s %-10s %-10s %-8s %-8s\n", "query", "p50 1k", "p99 1k", "p50 100k", "p99 100k", "p50 ×", "p99 ×")
+	for _, kind := range storetest.CorpusQueryKinds {
+		a, z := res[0], res[1]
+		r50, r99 := float64(z.p50[kind])/float64(a.p50[kind]), float64(z.p99[kind])/float64(a.p99[kind])
+		fmt.Printf("  %-8s %-10v %-10v %-10v %-10v %-8.2f %-8.2f\n", kind, a.p50[kind].Round(time.Microsecond), a.p99[kind].Round(time.Microsecond),
+			z.p50[kind].Round(time.Microsecond), z.p99[kind].Round(time.Microsecond), r50, r99)
+		b.ReportMetric(float64(z.p50[kind].Microseconds()), kind+"-p50-100k-µs")
+	}
+	fmt.Println()
+}
