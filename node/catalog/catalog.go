@@ -14,7 +14,7 @@ import (
 
 // Catalog is the node's list of its library in memory, what GET
 // /api/library pages through: one store.Summary per root (the few
-// fields a list shows), so a list is sorted and cut without a Redis read.
+// fields a list shows), so a list is cut without a Redis read.
 //
 // The indexer keeps it: its start-up sweep (and every sweep after a lost
 // feed or subscription) replaces it with the entries of every root, and
@@ -23,17 +23,21 @@ import (
 // are UUIDv7 minted in order, so the newest roots sort last: "recent" is
 // the catalog by root, newest first.
 //
-// The sorted lists are built on the first read after a change and then
-// shared by every read until the next change: readers never sort.
+// The sorted lists are kept sorted as entries change: a change costs a
+// few binary searches and the moves of pointers it makes in each list, so
+// a library changing all the time never pays a rebuild; a sweep builds
+// them anew. Readers cut pages under the read lock.
 type Catalog struct {
 	mu      sync.RWMutex
-	entries map[store.RootID]store.Summary
+	entries map[store.RootID]*listed
 	local   int  // entries of local files
 	loaded  bool // a sweep filled it once
-	views   *catalogViews
+	views   catalogViews
 }
 
-func New() *Catalog { return &Catalog{entries: map[store.RootID]store.Summary{}} }
+func New() *Catalog {
+	return &Catalog{entries: map[store.RootID]*listed{}, views: catalogViews{show: map[string]*catalogShow{}}}
+}
 
 // update reads roots' entries from the store; with sweep, roots are every
 // root and the catalog becomes exactly theirs.
@@ -42,31 +46,53 @@ func (c *Catalog) update(ctx context.Context, st *store.Store, roots []store.Roo
 	if err != nil {
 		return err
 	}
+	c.apply(roots, es, sweep)
+	return nil
+}
+
+// apply puts the entries es read of roots (those of roots that still
+// exist) in the catalog; with sweep, they are the whole catalog.
+func (c *Catalog) apply(roots []store.RootID, es []store.Summary, sweep bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if sweep {
 		clear(c.entries)
 		c.local, c.loaded = 0, true
+		for _, e := range es {
+			c.put(e)
+		}
+		c.views = buildViews(c.entries)
+		return
 	}
 	for _, r := range roots {
 		c.drop(r)
 	}
 	for _, e := range es { // a root named twice is read twice
 		c.drop(e.Root)
-		c.entries[e.Root] = e
-		if e.Local() {
-			c.local++
-		}
+		c.views.add(c.put(e))
 	}
-	c.views = nil
-	return nil
 }
 
-// drop removes root's entry; c.mu is held.
+// put records e's entry and returns it, without its lists; c.mu is held.
+func (c *Catalog) put(e store.Summary) *listed {
+	l := &listed{e, fold(e.Title)}
+	c.entries[e.Root] = l
+	if e.Local() {
+		c.local++
+	}
+	return l
+}
+
+// drop removes root's entry from the catalog and its lists; c.mu is held.
 func (c *Catalog) drop(r store.RootID) {
-	if e, ok := c.entries[r]; ok && e.Local() {
+	l, ok := c.entries[r]
+	if !ok {
+		return
+	}
+	if l.Local() {
 		c.local--
 	}
+	c.views.remove(l)
 	delete(c.entries, r)
 }
 
@@ -82,12 +108,14 @@ func (c *Catalog) countsLocked() api.LibraryCounts {
 	return api.LibraryCounts{Local: c.local, FromPeers: len(c.entries) - c.local, Loaded: c.loaded}
 }
 
-// catalogViews are the sorted lists of one state of the catalog; never
-// changed once built.
+// catalogViews are the sorted lists of the catalog. Every order is total
+// (the root ID breaks the last tie), so an entry is found again by binary
+// search.
 type catalogViews struct {
-	recent, movies []listed
-	shows          []*catalogShow
-	show           map[string]*catalogShow
+	recent []*listed // by root, oldest first: pages are cut from the end
+	movies []*listed // by title, year, CID
+	shows  []*catalogShow
+	show   map[string]*catalogShow
 }
 
 // listed is an entry with its title folded for sorting.
@@ -105,8 +133,37 @@ type catalogShow struct {
 
 type catalogSeason struct {
 	n         int
-	episodes  []listed // by episode number
+	episodes  []*listed // by episode number
 	fromPeers int
+}
+
+// The orders of the lists.
+func byRoot(a, b *listed) int { return cmp.Compare(a.Root, b.Root) }
+
+func byTitle(a, b *listed) int {
+	return cmp.Or(cmp.Compare(a.fold, b.fold), cmp.Compare(a.Year, b.Year), cmp.Compare(a.CID, b.CID), byRoot(a, b))
+}
+
+func byEpisode(a, b *listed) int {
+	return cmp.Or(cmp.Compare(*a.Episode, *b.Episode), cmp.Compare(a.EpisodeTitle, b.EpisodeTitle), cmp.Compare(a.CID, b.CID), byRoot(a, b))
+}
+
+func byShow(a, b *catalogShow) int     { return cmp.Compare(a.key, b.key) }
+func bySeason(a, b *catalogSeason) int { return cmp.Compare(a.n, b.n) }
+
+// insert puts x into list, sorted by order.
+func insert[T any](list []T, x T, order func(a, b T) int) []T {
+	i, _ := slices.BinarySearchFunc(list, x, order)
+	return slices.Insert(list, i, x)
+}
+
+// remove takes x out of list, sorted by order; a list without it is
+// returned as it is.
+func remove[T comparable](list []T, x T, order func(a, b T) int) []T {
+	if i, ok := slices.BinarySearchFunc(list, x, order); ok && list[i] == x {
+		return slices.Delete(list, i, i+1)
+	}
+	return list
 }
 
 // fold is how titles sort and shows are told apart: the search index's
@@ -129,91 +186,155 @@ func listable(e store.Summary) bool {
 // episode reports an entry that is an episode of a show.
 func episode(e store.Summary) bool { return e.Season != nil && e.Episode != nil }
 
-// viewsOf returns the current views, building them after a change.
-func (c *Catalog) viewsOf() (*catalogViews, api.LibraryCounts) {
-	c.mu.RLock()
-	v, n := c.views, c.countsLocked()
-	c.mu.RUnlock()
-	if v != nil {
-		return v, n
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.views == nil {
-		c.views = buildViews(c.entries)
-	}
-	return c.views, c.countsLocked()
-}
-
-func buildViews(entries map[store.RootID]store.Summary) *catalogViews {
-	v := &catalogViews{show: map[string]*catalogShow{}}
-	for _, e := range entries {
-		if !listable(e) {
+// buildViews sorts every entry into the lists at once (a sweep).
+func buildViews(entries map[store.RootID]*listed) catalogViews {
+	v := catalogViews{show: map[string]*catalogShow{}}
+	for _, l := range entries {
+		if !listable(l.Summary) {
 			continue
 		}
-		l := listed{e, fold(e.Title)}
 		v.recent = append(v.recent, l)
 		switch {
-		case episode(e):
-			v.addEpisode(l)
-		case e.FileType == "video":
+		case episode(l.Summary):
+			s, se := v.seasonOf(l, false)
+			se.episodes = append(se.episodes, l)
+			s.count(l, 1)
+			se.count(l, 1)
+		case l.FileType == "video":
 			v.movies = append(v.movies, l)
 		}
 	}
-	slices.SortFunc(v.recent, func(a, b listed) int { return cmp.Compare(b.Root, a.Root) })
-	slices.SortFunc(v.movies, func(a, b listed) int {
-		return cmp.Or(cmp.Compare(a.fold, b.fold), cmp.Compare(a.Year, b.Year), cmp.Compare(a.CID, b.CID))
-	})
+	slices.SortFunc(v.recent, byRoot)
+	slices.SortFunc(v.movies, byTitle)
 	for _, s := range v.show {
 		v.shows = append(v.shows, s)
-		slices.SortFunc(s.seasons, func(a, b *catalogSeason) int { return cmp.Compare(a.n, b.n) })
+		slices.SortFunc(s.seasons, bySeason)
 		for _, se := range s.seasons {
-			slices.SortFunc(se.episodes, func(a, b listed) int {
-				return cmp.Or(cmp.Compare(*a.Episode, *b.Episode), cmp.Compare(a.EpisodeTitle, b.EpisodeTitle), cmp.Compare(a.CID, b.CID))
-			})
+			slices.SortFunc(se.episodes, byEpisode)
 		}
-		// The show's title as its first episode writes it, a local one
-		// first.
-		first := s.seasons[0].episodes[0]
-		for _, se := range s.seasons {
-			if i := slices.IndexFunc(se.episodes, func(l listed) bool { return l.Local() }); i >= 0 {
-				first = se.episodes[i]
-				break
-			}
-		}
-		s.title = first.Title
+		s.retitle()
 	}
-	slices.SortFunc(v.shows, func(a, b *catalogShow) int { return cmp.Compare(a.key, b.key) })
+	slices.SortFunc(v.shows, byShow)
 	return v
 }
 
-func (v *catalogViews) addEpisode(l listed) {
+// add puts a new entry into its lists.
+func (v *catalogViews) add(l *listed) {
+	if !listable(l.Summary) {
+		return
+	}
+	v.recent = insert(v.recent, l, byRoot)
+	switch {
+	case episode(l.Summary):
+		s, se := v.seasonOf(l, true)
+		se.episodes = insert(se.episodes, l, byEpisode)
+		s.count(l, 1)
+		se.count(l, 1)
+		s.retitle()
+	case l.FileType == "video":
+		v.movies = insert(v.movies, l, byTitle)
+	}
+}
+
+// remove takes an entry out of its lists, and a season or a show that
+// held only it.
+func (v *catalogViews) remove(l *listed) {
+	if !listable(l.Summary) {
+		return
+	}
+	v.recent = remove(v.recent, l, byRoot)
+	switch {
+	case episode(l.Summary):
+		s := v.show[l.fold]
+		if s == nil {
+			return
+		}
+		i := slices.IndexFunc(s.seasons, func(se *catalogSeason) bool { return se.n == *l.Season })
+		if i < 0 {
+			return
+		}
+		se := s.seasons[i]
+		n := len(se.episodes)
+		if se.episodes = remove(se.episodes, l, byEpisode); len(se.episodes) == n {
+			return
+		}
+		s.count(l, -1)
+		se.count(l, -1)
+		if len(se.episodes) == 0 {
+			s.seasons = slices.Delete(s.seasons, i, i+1)
+		}
+		if len(s.seasons) == 0 {
+			delete(v.show, s.key)
+			v.shows = remove(v.shows, s, byShow)
+			return
+		}
+		s.retitle()
+	case l.FileType == "video":
+		v.movies = remove(v.movies, l, byTitle)
+	}
+}
+
+// seasonOf is the show and the season of episode l, made when missing;
+// sorted says whether to keep the show list and the seasons sorted (add)
+// or leave them to be sorted once (buildViews).
+func (v *catalogViews) seasonOf(l *listed, sorted bool) (*catalogShow, *catalogSeason) {
 	s := v.show[l.fold]
 	if s == nil {
 		s = &catalogShow{key: l.fold}
 		v.show[l.fold] = s
+		if sorted {
+			v.shows = insert(v.shows, s, byShow)
+		}
 	}
 	i := slices.IndexFunc(s.seasons, func(se *catalogSeason) bool { return se.n == *l.Season })
-	if i < 0 {
-		s.seasons = append(s.seasons, &catalogSeason{n: *l.Season})
-		i = len(s.seasons) - 1
+	if i >= 0 {
+		return s, s.seasons[i]
 	}
-	se := s.seasons[i]
-	se.episodes = append(se.episodes, l)
-	s.episodes++
+	se := &catalogSeason{n: *l.Season}
+	if sorted {
+		s.seasons = insert(s.seasons, se, bySeason)
+	} else {
+		s.seasons = append(s.seasons, se)
+	}
+	return s, se
+}
+
+// count adds d (1 or -1) episodes, l's, to the show's counts.
+func (s *catalogShow) count(l *listed, d int) {
+	s.episodes += d
 	if !l.Local() {
-		se.fromPeers++
-		s.fromPeers++
+		s.fromPeers += d
 	}
+}
+
+func (se *catalogSeason) count(l *listed, d int) {
+	if !l.Local() {
+		se.fromPeers += d
+	}
+}
+
+// retitle names the show as its first episode writes it, a local one
+// first.
+func (s *catalogShow) retitle() {
+	first := s.seasons[0].episodes[0]
+	for _, se := range s.seasons {
+		if i := slices.IndexFunc(se.episodes, func(l *listed) bool { return l.Local() }); i >= 0 {
+			first = se.episodes[i]
+			break
+		}
+	}
+	s.title = first.Title
 }
 
 // Page answers GET /api/library.
 func (c *Catalog) Page(q api.LibraryQuery) (api.LibraryPage, error) {
-	v, counts := c.viewsOf()
-	p := api.LibraryPage{View: q.View, Files: counts}
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	v := &c.views
+	p := api.LibraryPage{View: q.View, Files: c.countsLocked()}
 	switch {
 	case q.View == api.ViewRecent:
-		cut(&p, q, v.recent, fileEntry)
+		cut(&p, q, newestFirst(v.recent), fileEntry)
 	case q.View == api.ViewMovies:
 		cut(&p, q, v.movies, fileEntry)
 	case q.Show == "":
@@ -243,18 +364,31 @@ func (c *Catalog) Page(q api.LibraryQuery) (api.LibraryPage, error) {
 	return p, nil
 }
 
-// cut fills p with page q.Page of list, of q.Limit entries.
-func cut[T any](p *api.LibraryPage, q api.LibraryQuery, list []T, entry func(T) api.LibraryEntry) {
-	p.Page, p.Limit, p.Total = q.Page, q.Limit, len(list)
-	p.Pages = (len(list) + q.Limit - 1) / q.Limit
+// reversed is a list read from its end.
+type reversed[T any] []T
+
+// newestFirst is the recent list, newest root first.
+func newestFirst(list []*listed) reversed[*listed] { return reversed[*listed](list) }
+
+// cut fills p with page q.Page of list (a slice, or a reversed one), of
+// q.Limit entries.
+func cut[L ~[]T, T any](p *api.LibraryPage, q api.LibraryQuery, list L, entry func(T) api.LibraryEntry) {
+	n := len(list)
+	p.Page, p.Limit, p.Total = q.Page, q.Limit, n
+	p.Pages = (n + q.Limit - 1) / q.Limit
 	p.Entries = []api.LibraryEntry{}
-	for _, x := range list[min((q.Page-1)*q.Limit, len(list)):min(q.Page*q.Limit, len(list))] {
-		p.Entries = append(p.Entries, entry(x))
+	_, rev := any(list).(reversed[T])
+	for i := min((q.Page-1)*q.Limit, n); i < min(q.Page*q.Limit, n); i++ {
+		if rev {
+			p.Entries = append(p.Entries, entry(list[n-1-i]))
+		} else {
+			p.Entries = append(p.Entries, entry(list[i]))
+		}
 	}
 }
 
 // fileEntry is a file's entry; an episode's names its show.
-func fileEntry(l listed) api.LibraryEntry {
+func fileEntry(l *listed) api.LibraryEntry {
 	e := api.LibraryEntry{Kind: "file", FileSummary: Summary(l.Summary)}
 	if episode(l.Summary) {
 		e.Show = l.fold

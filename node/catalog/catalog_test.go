@@ -1,0 +1,93 @@
+package catalog
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/metamesh/node/store"
+)
+
+// render writes the lists of views as text: what a page can show of them,
+// in their order.
+func render(v *catalogViews) string {
+	var b strings.Builder
+	roots := func(ls []*listed) {
+		for _, l := range ls {
+			b.WriteString(string(l.Root) + " ")
+		}
+		b.WriteString("\n")
+	}
+	roots(v.recent)
+	roots(v.movies)
+	for _, s := range v.shows {
+		if v.show[s.key] != s {
+			fmt.Fprintf(&b, "show %q not in the map\n", s.key)
+		}
+		fmt.Fprintf(&b, "show %q %q %d %d:", s.key, s.title, s.episodes, s.fromPeers)
+		for _, se := range s.seasons {
+			fmt.Fprintf(&b, " season %d %d:", se.n, se.fromPeers)
+			roots(se.episodes)
+		}
+	}
+	fmt.Fprintf(&b, "%d shows in the map\n", len(v.show))
+	return b.String()
+}
+
+// Lists kept sorted change by change are the lists a sweep builds from
+// the same entries, whatever the changes: new files, changed titles,
+// seasons and episodes, types and holders, deletes.
+func TestCatalog_ChangesKeepTheListsOfASweep(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	c := New()
+	var roots []store.RootID
+	entry := func(r store.RootID) store.Summary {
+		e := store.Summary{Root: r, CID: "bafk" + string(r), Size: 1, FileType: []string{"video", "video", "video", "audio", "image", ""}[rng.IntN(6)], Source: "local"}
+		if rng.IntN(4) == 0 {
+			e.Source = fmt.Sprintf("peer%d", rng.IntN(3))
+		}
+		if rng.IntN(2) == 0 {
+			s, ep := rng.IntN(3), rng.IntN(4)
+			e.Title, e.Season, e.Episode, e.EpisodeTitle = []string{"The Show", "Other Show", "Third"}[rng.IntN(3)], &s, &ep, fmt.Sprint("ep", rng.IntN(2))
+		} else {
+			e.Title, e.Year = []string{"Heat", "Alien", "Heat", "Brazil"}[rng.IntN(4)], 1979+rng.IntN(3)
+		}
+		if rng.IntN(10) == 0 {
+			e.CID = "" // a root without a CID yet
+		}
+		return e
+	}
+	for step := range 3000 {
+		var changed []store.RootID
+		var es []store.Summary
+		switch op := rng.IntN(10); {
+		case op < 4 || len(roots) == 0:
+			r := store.RootID(fmt.Sprintf("%06d", step))
+			roots = append(roots, r)
+			changed, es = []store.RootID{r}, []store.Summary{entry(r)}
+		case op < 8:
+			r := roots[rng.IntN(len(roots))]
+			changed, es = []store.RootID{r}, []store.Summary{entry(r)}
+		default:
+			r := roots[rng.IntN(len(roots))]
+			changed = []store.RootID{r} // deleted: no entry
+		}
+		c.apply(changed, es, false)
+		want := buildViews(c.entries)
+		if got := render(&c.views); got != render(&want) {
+			t.Fatalf("step %d: the lists kept\n%s\nthe lists of a sweep\n%s", step, got, render(&want))
+		}
+	}
+	// A sweep of the same entries gives the same lists too.
+	var all []store.Summary
+	for _, l := range c.entries {
+		all = append(all, l.Summary)
+	}
+	before := render(&c.views)
+	c.apply(nil, all, true)
+	if after := render(&c.views); !reflect.DeepEqual(before, after) {
+		t.Errorf("a sweep changed the lists:\n%s\nto\n%s", before, after)
+	}
+}
