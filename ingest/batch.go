@@ -73,6 +73,11 @@ func (in *Ingester) batch(ctx context.Context, items []job) (retry, unchanged []
 		case known && st.Size == cur.Size && st.MtimeNs == cur.MtimeNs && st.Hashed && (!st.Primary || st.Extracted >= extractVersion):
 			in.errs.clear(p) // unchanged and complete
 			unchanged = append(unchanged, p)
+		case known && st.Size == cur.Size && st.MtimeNs == cur.MtimeNs && st.Hashed:
+			// Unchanged, its metadata older than the extractors: extracted
+			// again, and, a sidecar, its videos' links are as they were.
+			unchanged = append(unchanged, p)
+			later(p, func() error { return in.known(ctx, cur, st, true) })
 		case known:
 			later(p, func() error { return in.known(ctx, cur, st, true) })
 		case cur.Size > smallFile:

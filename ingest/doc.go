@@ -83,7 +83,8 @@
 //   - A sidecar (an NFO, a subtitle, artwork) added, changed, moved or
 //     removed re-reads the names, NFOs and links of the videos it belongs
 //     to (relink): those fields only, without reading or hashing the
-//     videos. A sidecar the scan finds unchanged relinks nothing.
+//     videos. A sidecar the scan finds unchanged relinks nothing, even
+//     when its own metadata is extracted again.
 //   - Close waits at most Config.StopWait for workers blocked on a
 //     file (a hung mount), then returns and logs what it left; Stuck
 //     reports a job that has run Config.StuckAfter without a byte

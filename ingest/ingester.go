@@ -66,7 +66,9 @@ type result struct {
 	hold   []string // vanished paths of a settle batch that wait for a partner
 	touch  []string // paths to look at again
 	rescan bool     // the store could not say what is under a removed directory
-	// unchanged are a batch's paths the store already had as they are.
+	// unchanged are a batch's paths the store already had as they are
+	// (their metadata perhaps extracted again): a sidecar among them
+	// relinks nothing.
 	unchanged []string
 	// relink are videos whose sidecars changed: each gets a jobRelink
 	// once no other job holds it.

@@ -11,6 +11,7 @@ import (
 	"github.com/metamesh/node/ingest"
 	"github.com/metamesh/node/store"
 	"github.com/metamesh/node/store/storetest"
+	"github.com/redis/go-redis/v9"
 )
 
 // countStore is the real store that records, for each path, the calls
@@ -146,4 +147,45 @@ func TestIngest_RoundTripsPerFile(t *testing.T) {
 		t.Errorf("the changed video's fields: %v", d.Fields)
 	}
 	mustCheck(t, s)
+}
+
+// A rescan that extracts an unchanged sidecar again (its metadata older
+// than the extractors) does not write its video's links again: the
+// sidecar did not change.
+func TestScan_UnchangedSidecarRelinksNothing(t *testing.T) {
+	srv := storetest.Server(t)
+	s, err := store.Open(bg, store.Options{URL: srv.URL(), Logger: storetest.Logger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	l := newLib(t)
+	video := l.write("Movies/Heat (1995)/Heat.1995.mkv", randBytes(t, 70<<10))
+	sub := l.write("Movies/Heat (1995)/Heat.1995.en.srt", []byte("1\n00:00:01,000 --> 00:00:02,000\nHi\n"))
+	cfg := testConfig(l)
+	if _, err := ingest.Scan(bg, s, cfg, time.Hour, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, d := docOf(t, s, video); d.Fields["subtitles/eng/0"] == "" {
+		t.Fatalf("the first scan did not link the subtitle: %v", d.Fields)
+	}
+	// What an older release left: the subtitle's extraction unversioned.
+	opts, _ := redis.ParseURL(srv.URL())
+	raw := redis.NewClient(opts)
+	defer raw.Close()
+	raw.HDel(bg, "path:"+sub, "xv")
+
+	c := &countStore{Store: s, calls: map[string][]string{}}
+	if _, err := ingest.Scan(bg, c, cfg, time.Hour, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.take(sub); !slices.Contains(got, "SetExtracted") {
+		t.Errorf("the subtitle was not extracted again: %v", got)
+	}
+	if got := c.take(video); slices.Contains(got, "SetExtracted") {
+		t.Errorf("the unchanged subtitle relinked its video: %v", got)
+	}
+	if st, _ := docOf(t, s, sub); st.Extracted < 0 {
+		t.Errorf("the subtitle's extraction: %+v", st)
+	}
 }

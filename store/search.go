@@ -228,32 +228,41 @@ func KeyTokens(d Document) []string {
 	return out[:min(len(out), maxRootTokens)]
 }
 
+// Indexed is what IndexRoot read of a root: its KeyTokens, and its
+// summary as the catalog keeps it (what CatalogEntries reads), so the
+// node's indexer reads a changed root once. Exists is false when the root
+// is gone.
+type Indexed struct {
+	Exists    bool
+	KeyTokens []string
+	Summary   Summary
+}
+
 // IndexRoot brings the search index of root in step with its document:
 // tokens it gained are added, tokens it lost removed, and everything is
 // dropped when the root is gone. It is idempotent; one script writes it
 // all. Calls for the same root must not run concurrently (the node's
 // indexer calls it from one goroutine), so a later call always reads a
-// later document. It returns the document's KeyTokens (none when the
-// root is gone), read from the same document.
-func (s *Store) IndexRoot(ctx context.Context, root RootID) ([]string, error) {
+// later document. It returns what it read of the root.
+func (s *Store) IndexRoot(ctx context.Context, root RootID) (Indexed, error) {
 	d, err := s.Document(ctx, root)
 	args := indexRootArgs{root: root}
-	var keyed []string
+	var out Indexed
 	switch {
 	case errors.Is(err, ErrNotFound):
 	case err != nil:
-		return nil, err
+		return Indexed{}, err
 	default:
+		out = Indexed{Exists: true, KeyTokens: KeyTokens(d), Summary: catalogEntryOf(d)}
 		args.present, args.tokens = true, searchTokens(d)
 		if len(args.tokens) > 0 {
-			args.sortKey = sortKey(summaryOf(d))
+			args.sortKey = sortKey(out.Summary)
 		}
-		keyed = KeyTokens(d)
 	}
 	if _, err := luaIndexRoot.run(ctx, s, args); err != nil && !errors.Is(err, redis.Nil) {
-		return nil, err
+		return Indexed{}, err
 	}
-	return keyed, nil
+	return out, nil
 }
 
 // Search finds roots by text (match.go): every root holding at least

@@ -149,7 +149,7 @@ func TestSearch_Removal(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		must[[]string](t)(s.IndexRoot(ctx, r))
+		must[store.Indexed](t)(s.IndexRoot(ctx, r))
 		if got := search(t, s, "centauri"); got != nil {
 			t.Errorf("old title still found: %q", got)
 		}
@@ -161,7 +161,7 @@ func TestSearch_Removal(t *testing.T) {
 		if _, err := s.Rename(ctx, "/lib/Alpha.mkv", "/lib/Gamma.mkv"); err != nil {
 			t.Fatal(err)
 		}
-		must[[]string](t)(s.IndexRoot(ctx, r))
+		must[store.Indexed](t)(s.IndexRoot(ctx, r))
 		if got := search(t, s, "alpha"); got != nil {
 			t.Errorf("old file name still found: %q", got)
 		}
@@ -184,7 +184,7 @@ func TestSearch_Removal(t *testing.T) {
 				t.Errorf("index key left after delete: %s = %s", k, v)
 			}
 		}
-		must[[]string](t)(s.IndexRoot(ctx, r))
+		must[store.Indexed](t)(s.IndexRoot(ctx, r))
 	})
 }
 
@@ -200,7 +200,7 @@ func TestIndexRoot_KeyTokens(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := must[[]string](t)(s.IndexRoot(ctx, o.Root))
+	got := must[store.Indexed](t)(s.IndexRoot(ctx, o.Root)).KeyTokens
 	want := []string{"949", "drama", "gardiens", "keepers", "lighthouse", "phare", "tt0113277"}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("key tokens = %q, want %q (no file name, year, stop word or plot)", got, want)
@@ -208,7 +208,7 @@ func TestIndexRoot_KeyTokens(t *testing.T) {
 	if _, err := s.RemovePath(ctx, "/lib/Some.Release.Name.1080p.mkv"); err != nil {
 		t.Fatal(err)
 	}
-	if got := must[[]string](t)(s.IndexRoot(ctx, o.Root)); got != nil {
+	if got := must[store.Indexed](t)(s.IndexRoot(ctx, o.Root)).KeyTokens; got != nil {
 		t.Errorf("a gone root gives key tokens %q", got)
 	}
 }
@@ -226,7 +226,7 @@ func TestSearch_PeerOnlyRoots(t *testing.T) {
 	if err != nil {
 		t.Fatal(err, res)
 	}
-	if keyed := must[[]string](t)(s.IndexRoot(ctx, root)); keyed != nil {
+	if keyed := must[store.Indexed](t)(s.IndexRoot(ctx, root)).KeyTokens; keyed != nil {
 		t.Errorf("a root known only from a peer gives key tokens %q", keyed)
 	}
 	pg, err := s.Search(ctx, "remote film", 10, "")

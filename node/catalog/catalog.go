@@ -73,6 +73,16 @@ func (c *Catalog) apply(roots []store.RootID, es []store.Summary, sweep bool) {
 	}
 }
 
+// indexed puts what IndexRoot read of root in the catalog: its entry,
+// or none when it is gone.
+func (c *Catalog) indexed(root store.RootID, in store.Indexed) {
+	var es []store.Summary
+	if in.Exists {
+		es = []store.Summary{in.Summary}
+	}
+	c.apply([]store.RootID{root}, es, false)
+}
+
 // put records e's entry and returns it, without its lists; c.mu is held.
 func (c *Catalog) put(e store.Summary) *listed {
 	l := &listed{e, fold(e.Title)}

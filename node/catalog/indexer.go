@@ -14,7 +14,8 @@ import (
 // changes, mints, merges, deletes) and every root whose searchable fields
 // were written (store.WatchSearchFields: extraction, re-extraction,
 // renames, peers' merges, outside writers) is read into the catalog and
-// re-indexed by one worker goroutine, so IndexRoot never runs twice at
+// re-indexed by one worker goroutine (the document IndexRoot reads gives
+// the catalog its entry: one read a root), so IndexRoot never runs twice at
 // once for a root. A sweep of every root runs at start (it loads the
 // catalog), after the feed was trimmed past it and after the field
 // subscription was lost. Every local root's key tokens (store.KeyTokens)
@@ -120,7 +121,7 @@ func (x *Indexer) watch(ctx context.Context) {
 	}
 }
 
-// work reads the queued roots into the catalog and indexes them, and
+// work indexes the queued roots and reads them into the catalog, and
 // sweeps when asked.
 func (x *Indexer) work(ctx context.Context) {
 	for {
@@ -150,7 +151,10 @@ func (x *Indexer) work(ctx context.Context) {
 			}
 			roots = append(roots, all...)
 		}
-		if x.cat != nil {
+		// A sweep loads the catalog first, many roots per round trip, so
+		// the lists are whole soon after a start; a changed root's entry
+		// comes from the document IndexRoot reads anyway (index).
+		if x.cat != nil && sweep {
 			if err := x.cat.update(ctx, x.st, roots, sweep); err != nil {
 				if ctx.Err() != nil {
 					return
@@ -176,7 +180,8 @@ func (x *Indexer) index(ctx context.Context, roots []store.RootID, sweep bool) {
 		all = make(map[store.RootID][]string, len(roots))
 	}
 	for i, r := range roots {
-		toks, err := x.st.IndexRoot(ctx, r)
+		in, err := x.st.IndexRoot(ctx, r)
+		toks := in.KeyTokens
 		if err != nil {
 			if ctx.Err() != nil {
 				return
@@ -196,6 +201,9 @@ func (x *Indexer) index(ctx context.Context, roots []store.RootID, sweep bool) {
 				all[r] = toks
 			}
 			continue
+		}
+		if x.cat != nil {
+			x.cat.indexed(r, in)
 		}
 		x.keys.SetTokens(r, toks)
 	}
