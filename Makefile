@@ -54,6 +54,7 @@ bench: deps deps-bench
 	cd bench/bleve && $(GO) test -run '^$$' -bench 'Bleve' -benchtime 1x -timeout 30m .
 	METAMESH_KUBO="$$(./scripts/kubo.sh || true)" $(GO) test -run '^$$' -bench 'Hasher|Scan' -benchtime 1x -timeout 30m ./ingest
 	$(GO) test -run '^$$' -bench 'ParseReleaseName' -timeout 10m ./ingest
+	$(GO) test -run '^$$' -bench 'SearchRecall' -benchtime 1x -timeout 10m ./ingest
 	$(GO) test -run '^$$' -bench 'SidecarLinks' -benchtime 1x -timeout 10m ./ingest
 	$(GO) test -run '^$$' -bench 'MetaThroughput|FileThroughput|SearchHTTP' -benchtime 1x -timeout 10m ./node
 	$(GO) test -run '^$$' -bench 'Catalog' -benchtime 5x -timeout 10m ./node/catalog
