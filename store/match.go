@@ -61,9 +61,6 @@ var articles = map[string]bool{
 	"het": true, "een": true, "de": true,
 }
 
-// Article reports a token that is a leading article of titles.
-func Article(t string) bool { return articles[t] }
-
 // crossEpisode is an episode written NxMM ("1x02").
 var crossEpisode = regexp.MustCompile(`^([0-9]{1,3})x([0-9]{1,4})$`)
 
