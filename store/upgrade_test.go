@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -180,11 +181,16 @@ func buildFixture(tb testing.TB, s *store.Store) {
 	mustCheck(tb, s)
 }
 
-// TestWriteFixtureV1 wrote testdata/v1 with the release whose layout it
-// is; run with METAMESH_WRITE_FIXTURE=1 only on that release.
-func TestWriteFixtureV1(t *testing.T) {
-	if os.Getenv("METAMESH_WRITE_FIXTURE") != "1" {
-		t.Skip("writes the layout-1 fixture; only on the layout-1 release")
+// TestWriteFixture writes testdata/v<Layout>: the fixture's library
+// (buildFixture) as this release stores it, and what its public reads
+// return. testdata/v1 was written so by the layout-1 release, testdata/v2
+// by the layout-2 release; each is written once, on the release whose
+// layout it is (METAMESH_WRITE_FIXTURE=<that layout>), before a later
+// layout changes anything, and the next layout's upgrade is tested from
+// it.
+func TestWriteFixture(t *testing.T) {
+	if os.Getenv("METAMESH_WRITE_FIXTURE") != strconv.Itoa(store.Layout) {
+		t.Skipf("writes the layout-%d fixture (METAMESH_WRITE_FIXTURE=%d), once, on the release of that layout", store.Layout, store.Layout)
 	}
 	s := storetest.New(t)
 	buildFixture(t, s)
@@ -196,7 +202,10 @@ func TestWriteFixtureV1(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := filepath.Join("testdata", "v1")
+	dir := filepath.Join("testdata", fmt.Sprintf("v%d", store.Layout))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.WriteFile(filepath.Join(dir, "store.cmds"), log.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -215,6 +224,31 @@ func TestWriteFixtureV1(t *testing.T) {
 		t.Fatal("the replayed command log reads differently")
 	}
 	mustCheck(t, s2)
+}
+
+// The layout-2 fixture, replayed, reads as it was written, and fsck is
+// clean: the source of the upgrade to the next layout.
+func TestFixtureV2_ReadsAsWritten(t *testing.T) {
+	srv := storetest.Server(t)
+	f, err := os.Open(filepath.Join("testdata", "v2", "store.cmds"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := store.DebugReplayCommandLog(ctx, srv.URL(), f); err != nil {
+		t.Fatal(err)
+	}
+	s := must[*store.Store](t)(store.Open(ctx, store.Options{URL: srv.URL(), Logger: storetest.Logger(t)}))
+	defer s.Close()
+	want, err := os.ReadFile(filepath.Join("testdata", "v2", "reads.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := json.MarshalIndent(readAll(t, s), "", " ")
+	if w := string(bytes.TrimSpace(want)); string(got) != w {
+		diffReads(t, w, string(got))
+	}
+	mustCheck(t, s)
 }
 
 // openFixtureV1 starts a Redis holding the layout-1 fixture, not opened.
