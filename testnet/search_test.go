@@ -309,3 +309,30 @@ func TestSidecars_NothingFromOutsideTheLibraryReachesAPeer(t *testing.T) {
 		t.Errorf("a search for the outside NFO's title found %v", hitsOf(m))
 	}
 }
+
+// TestSearch_FederatedForgivesAndCompletes: the household a federated
+// search asks answers by the same rules as a local search: a word's
+// prefix, a typo, NxMM and a leading article find its episode, and its
+// subtitle is never a hit of its own.
+func TestSearch_FederatedForgivesAndCompletes(t *testing.T) {
+	t.Parallel()
+	c := New(t, 2)
+	c.Connect(0, 1)
+	ep := file(t, c, 1, "Lighthouse.Keepers.S01E02.mkv", 40<<10)
+	sub := file(t, c, 1, "Lighthouse.Keepers.S01E02.en.srt", 2<<10)
+	c.WaitFor("node 1 to index its episode", 10*time.Second, func() bool {
+		_, m := c.Nodes[1].Get("/api/search?q=lighthouse")
+		return hitFrom(m, ep.IPFS, "local")
+	})
+	for _, q := range []string{"lighth", "lighthuose keepers", "keepers 1x02", "the lighthouse keepers"} {
+		m := federatedSearch(t, c, 0, q)
+		if !hitFrom(m, ep.IPFS, c.Nodes[1].PeerID) {
+			t.Errorf("%q: node 1's episode is not among %v", q, hitsOf(m))
+		}
+		for _, h := range hitsOf(m) {
+			if h["cid"] == sub.IPFS {
+				t.Errorf("%q: the subtitle is a hit of its own: %v", q, h)
+			}
+		}
+	}
+}
