@@ -49,10 +49,10 @@ files["store/lua/prelude.lua"] = {std = "lua51+redis+common", ignore = unused(pr
 files["store/lua/readprelude.lua"] = {std = "lua51+redis+common", ignore = unused(readprelude)}
 
 -- Read scripts (readScript in store/lua.go) and the bare one (no prelude).
-for _, f in ipairs({"path", "document", "documentbycid", "search", "canonical", "catalog"}) do
+for _, f in ipairs({"path", "document", "documentbycid", "canonical", "catalog"}) do
   files["store/lua/" .. f .. ".lua"] = {std = "lua51+redis+common+readprelude"}
 end
 -- Bare scripts: common.lua and the body.
-for _, f in ipairs({"indexroot", "upgrade2"}) do
+for _, f in ipairs({"upgrade2"}) do
   files["store/lua/" .. f .. ".lua"] = {std = "lua51+redis+common"}
 end

@@ -12,6 +12,7 @@ import (
 	"unicode"
 
 	"github.com/metamesh/node/ingest"
+	"github.com/metamesh/node/node/catalog"
 	"github.com/metamesh/node/store/storetest"
 )
 
@@ -115,19 +116,31 @@ func BenchmarkSearchRecall(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	for _, r := range roots {
-		if _, err := s.IndexRoot(bg, r); err != nil {
-			b.Fatal(err)
-		}
+	text, err := catalog.OpenTextIndex("")
+	if err != nil {
+		b.Fatal(err)
 	}
-	found := func(c recallCase, q string) bool {
-		_, d := docOf(b, s, l.path(c.path))
-		p, err := s.Search(bg, q, 10, "")
+	defer text.Close()
+	for _, r := range roots {
+		in, err := s.IndexedRoot(bg, r)
+		if err == nil {
+			err = text.Put(r, in)
+		}
 		if err != nil {
 			b.Fatal(err)
 		}
-		for _, h := range p.Hits {
-			if h.CID == d.CanonicalCID() {
+	}
+	if err := text.Flush(); err != nil {
+		b.Fatal(err)
+	}
+	found := func(c recallCase, q string) bool {
+		st, _ := docOf(b, s, l.path(c.path))
+		res, err := text.Search(q, 10, "")
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, m := range res.Matches {
+			if m.Root == st.Root {
 				return true
 			}
 		}

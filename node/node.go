@@ -108,7 +108,7 @@ func (n *Node) Start(ctx context.Context) error {
 	}()
 	n.cat = catalog.New()
 	hh, err := federation.StartHousehold(ctx, federation.HouseholdConfig{
-		Net: p, Key: key, Store: st, ProviderDir: filepath.Join(n.cfg.DataDir, "provider"),
+		Net: p, Key: key, Store: st, ProviderDir: filepath.Join(n.cfg.DataDir, "provider"), SearchDir: filepath.Join(n.cfg.DataDir, "search"),
 		ReprovideInterval: n.cfg.ReprovideInterval, ProviderRecordTTL: n.cfg.ProviderRecordTTL,
 		LookupTimeout: n.cfg.LookupTimeout, PeerRecordTTL: n.cfg.PeerRecordTTL,
 		NoSearchIndex: n.cfg.NoSearchIndex, Catalog: n.cat, Logger: n.log,

@@ -326,18 +326,18 @@ func (h *wireHousehold) merge(ctx context.Context, t *testing.T, from *wireHouse
 func (h *wireHousehold) waitIndexed(ctx context.Context, t *testing.T, q string, n int) {
 	t.Helper()
 	for {
-		page, err := h.st.Search(ctx, q, 100, "")
-		if err == nil && page.Total == n {
+		page, err := h.hh.SearchPage(ctx, q, 100, "", false, api.Caller{})
+		if err == nil && len(page.Hits) == n {
 			// Fields written after the first indexing may still be on
 			// their way: one more look after a pause.
 			time.Sleep(300 * time.Millisecond)
-			if page, err = h.st.Search(ctx, q, 100, ""); err == nil && page.Total == n {
+			if page, err = h.hh.SearchPage(ctx, q, 100, "", false, api.Caller{}); err == nil && len(page.Hits) == n {
 				return
 			}
 		}
 		select {
 		case <-ctx.Done():
-			t.Fatalf("household %s: %q never found %d roots (%d, %v)", h.name, q, n, page.Total, err)
+			t.Fatalf("household %s: %q never found %d roots (%d, %v)", h.name, q, n, len(page.Hits), err)
 		case <-time.After(20 * time.Millisecond):
 		}
 	}

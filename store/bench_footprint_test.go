@@ -11,6 +11,7 @@ import (
 	"time"
 
 	mmingest "github.com/metamesh/node/ingest"
+	"github.com/metamesh/node/node/catalog"
 	"github.com/metamesh/node/store"
 	"github.com/metamesh/node/store/storetest"
 )
@@ -52,10 +53,16 @@ func BenchmarkFootprint(b *testing.B) {
 	scanTime := time.Since(start)
 	roots, _ := s.RootIDs(ctx)
 	start = time.Now()
+	text := must[*catalog.TextIndex](b)(catalog.OpenTextIndex(filepath.Join(b.TempDir(), "search")))
+	defer text.Close()
 	for _, r := range roots {
-		if _, err := s.IndexRoot(ctx, r); err != nil {
+		in := must[store.Indexed](b)(s.IndexedRoot(ctx, r))
+		if err := text.Put(r, in); err != nil {
 			b.Fatal(err)
 		}
+	}
+	if err := text.Flush(); err != nil {
+		b.Fatal(err)
 	}
 	indexTime := time.Since(start)
 	mem1, _ := s.MemoryUsed(ctx)

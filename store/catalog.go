@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"slices"
 	"sort"
 
 	"github.com/redis/go-redis/v9"
@@ -26,7 +27,7 @@ var catalogFields = []string{"title", "titles/", "originalTitle", "filePath", "f
 func (s *Store) CatalogEntries(ctx context.Context, roots []RootID) ([]Summary, error) {
 	out := make([]Summary, 0, len(roots))
 	for i := 0; i < len(roots); i += catalogBatch {
-		docs, err := luaCatalog.run(ctx, s, catalogArgs{roots: roots[i:min(i+catalogBatch, len(roots))]})
+		docs, err := luaCatalog.run(ctx, s, catalogArgs{roots: roots[i:min(i+catalogBatch, len(roots))], fields: catalogFields})
 		if err != nil {
 			return nil, err
 		}
@@ -46,15 +47,42 @@ func catalogEntryOf(d Document) Summary {
 	return e
 }
 
-type catalogArgs struct{ roots []RootID }
+// hitFields are what a search hit shows: the catalog's fields, the IMDb
+// ID and the sidecar links.
+var hitFields = append(slices.Clone(catalogFields), "imdbid", "subtitles/", "art/")
+
+// SearchHits reads the hits of a search's page, roots in their order (one
+// round trip for a page): each root's summary with its members, and the
+// languages of its subtitles and the kinds of its artwork. Roots that do
+// not exist are left out.
+func (s *Store) SearchHits(ctx context.Context, roots []RootID) ([]SearchHit, error) {
+	out := make([]SearchHit, 0, len(roots))
+	for i := 0; i < len(roots); i += catalogBatch {
+		docs, err := luaCatalog.run(ctx, s, catalogArgs{roots: roots[i:min(i+catalogBatch, len(roots))], fields: hitFields})
+		if err != nil {
+			return nil, err
+		}
+		for _, d := range docs {
+			h := SearchHit{Summary: summaryOf(d)}
+			h.Subtitles, h.Art = sidecarsOf(d)
+			out = append(out, h)
+		}
+	}
+	return out, nil
+}
+
+type catalogArgs struct {
+	roots  []RootID
+	fields []string
+}
 
 func (a catalogArgs) argv() []any {
-	v := make([]any, 0, 1+len(a.roots)+len(catalogFields))
+	v := make([]any, 0, 1+len(a.roots)+len(a.fields))
 	v = append(v, len(a.roots))
 	for _, r := range a.roots {
 		v = append(v, string(r))
 	}
-	for _, f := range catalogFields {
+	for _, f := range a.fields {
 		v = append(v, f)
 	}
 	return v

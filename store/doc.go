@@ -36,8 +36,8 @@
 //	                                  posted under (tk: below), so IndexRoot
 //	                                  removes vanished tokens and a deleted or
 //	                                  merged root takes its postings with it;
-//	                                  // alone → the root's sort key, how its
-//	                                  hits order among equals (match.go).
+//	                                  // alone → the root's sort key (search that
+//	                                  ran in Redis until the index left it).
 //	                                  Entries fit Redis' default listpack limits
 //	                                  (64 bytes, 128 entries), so a root's index
 //	                                  stays a listpack
@@ -103,12 +103,14 @@
 //	                                  * (the suffix length) and # (the postings).
 //	                                  Layout 1 kept tok:<token> sorted sets, and
 //	                                  a root's tokens in toks:<root>
-//	tk:__vocab__              ZSET    every token something is posted under,
-//	                                  score 0: a word's prefix is a range of it
-//	                                  (ZRANGEBYLEX), its typos are looked up in it
-//	                                  (ZMSCORE). IndexRoot keeps it, so a store of
-//	                                  an earlier release fills it as the node's
-//	                                  start-up sweep indexes every root again
+//	tk:__vocab__              ZSET    every token something was posted under (the
+//	                                  prefixes and typos of search while it ran in
+//	                                  Redis).
+//	                                  tk:, tk:__vocab__ and the // entries of
+//	                                  fields:<root> are no longer written: the
+//	                                  search index is node/catalog's TextIndex, on
+//	                                  disk. A delete still takes a root's old
+//	                                  postings with it
 //	file:<root>/origin/<peer>/<field>
 //	                          STRING  what a peer said about the root; never
 //	                                  written over the root's own fields
@@ -212,14 +214,13 @@
 //   - follow.go: Follow and Repair (the open schema).
 //   - merge.go: MergeRecord, the conflict-free merge of peers' records,
 //     and the eviction of roots known only from peers.
-//   - search.go: the search index (Tokens, IndexRoot, Search: O(matches),
-//     an opaque offset cursor bound to its query), PruneSearchIndex and
-//     WatchSearchFields (roots whose searchable fields were written, from
-//     keyspace notifications). The index is written only by IndexRoot,
-//     which the node's indexer calls for every root the feed or a field
-//     write names; no lifecycle script writes it.
-//   - match.go: how a query's words match (exact, prefix, one edit away,
-//     NxMM, leading articles) and the sort key that orders equal hits.
+//   - search.go: what the search index (node/catalog's TextIndex, out
+//     of Redis) is fed and shows: Tokens, SearchText and IndexedRoot
+//     (a root's text, key tokens and summary in one read), Summary and
+//     SearchHit, and WatchSearchFields (roots whose searchable fields
+//     were written, from keyspace notifications). catalog.go:
+//     CatalogEntries and SearchHits (many roots' summaries per round
+//     trip).
 //   - check.go: Check, every schema invariant (fsck; uses SCAN).
 //   - rootid.go: root IDs. errors.go: sentinel errors.
 //   - version.go: Layout, meta:layout and LayoutVersion; what Open does

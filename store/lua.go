@@ -133,8 +133,6 @@ var (
 	luaPath          = newScript[pathArgs](luaRead, "path.lua", "", decodePath)
 	luaDocument      = newScript[documentArgs](luaRead, "document.lua", "read document", decodeDocument)
 	luaDocumentByCID = newScript[documentByCIDArgs](luaRead, "documentbycid.lua", "read document", decodeDocumentByCID)
-	luaSearch        = newScript[searchArgs](luaRead, "search.lua", "search", decodeSearch)
-	luaIndexRoot     = newScript[indexRootArgs](luaBare, "indexroot.lua", "index root", decodeIndexRoot)
 )
 
 // Arguments.
@@ -407,49 +405,6 @@ type documentByCIDArgs struct {
 
 func (a documentByCIDArgs) argv() []any { return []any{a.cid, a.maxDuplicates} }
 
-// searchArgs: search.lua.
-type searchArgs struct {
-	offset, limit int
-	words         []queryWord
-}
-
-// argv: offset, limit, the most tokens a prefix expands to, then per
-// word its token, "1" when it matches by prefix, the number of its edits
-// and the edits.
-func (a searchArgs) argv() []any {
-	v := []any{a.offset, a.limit, maxPrefixTokens}
-	for _, w := range a.words {
-		prefix := "0"
-		if w.prefix {
-			prefix = "1"
-		}
-		v = append(v, w.token, prefix, len(w.edits))
-		for _, e := range w.edits {
-			v = append(v, e)
-		}
-	}
-	return v
-}
-
-// indexRootArgs: indexroot.lua.
-type indexRootArgs struct {
-	root    RootID
-	present bool           // the document was read
-	tokens  map[string]int // token → weight, when present
-	sortKey string         // how its hits order among equals (sortKey)
-}
-
-func (a indexRootArgs) argv() []any {
-	if !a.present {
-		return []any{string(a.root), "0", ""}
-	}
-	v := []any{string(a.root), "1", a.sortKey}
-	for t, w := range a.tokens {
-		v = append(v, t, w)
-	}
-	return v
-}
-
 // Replies.
 
 // decodeOutcome: {kind, root[, path]}.
@@ -585,39 +540,3 @@ func decodeDocumentByCID(cmd *redis.Cmd) (Document, error) {
 	root, _ := v[0].(string)
 	return readDocument(RootID(root), v[1:]), nil
 }
-
-// decodeSearch: the number of matches, then {root, matched, score,
-// document} per root of the page; a page without Next.
-func decodeSearch(cmd *redis.Cmd) (SearchPage, error) {
-	v, err := cmd.Slice()
-	if err != nil {
-		return SearchPage{}, err
-	}
-	total, _ := v[0].(int64)
-	page := SearchPage{Total: int(total)}
-	for _, x := range v[1:] {
-		e, _ := x.([]any)
-		if len(e) < 4 {
-			continue
-		}
-		r, _ := e[0].(string)
-		n, _ := e[1].(int64)
-		sc, _ := e[2].(int64)
-		doc, _ := e[3].([]any)
-		if doc == nil {
-			continue
-		}
-		d := readDocument(RootID(r), doc)
-		h := SearchHit{Summary: summaryOf(d), Matched: int(n), Score: int(sc)}
-		if len(e) > 4 {
-			ex, _ := e[4].(int64)
-			h.Exact = int(ex)
-		}
-		h.Subtitles, h.Art = sidecarsOf(d)
-		page.Hits = append(page.Hits, h)
-	}
-	return page, nil
-}
-
-// decodeIndexRoot: nothing but the error.
-func decodeIndexRoot(cmd *redis.Cmd) (struct{}, error) { return struct{}{}, cmd.Err() }

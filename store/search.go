@@ -2,9 +2,6 @@ package store
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/base64"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"path"
@@ -13,23 +10,18 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/metamesh/node/protocol"
 )
 
-// The search index. Every root's searchable text (titles, the file name,
-// year/season/episode, IMDb, TMDB and TVDB IDs, genres) is cut into folded tokens (Tokens); the index keys
-//
-//	tk:<token>    HASH  roots holding the token (lua/common.lua), 2 when the token is
-//	                    in a title field, 1 when only elsewhere
-//	fields:<root> entries //<token> → score: what the root is indexed
-//	                    under, so re-indexing removes vanished tokens and a
-//	                    deleted or merged root takes its postings with it
-//
-// are written only by IndexRoot, which the node calls for every root its
-// change feed or a field write names. Search reads the sets of the query's
-// tokens: its cost is the number of matches, never the library's size.
+// What the search index is fed. The index itself lives outside Redis
+// (node/catalog's TextIndex, under the data directory): the store gives
+// every root's searchable text (titles, the file name,
+// year/season/episode, IMDb, TMDB and TVDB IDs, genres) cut into folded
+// tokens (Tokens), title tokens apart from the others (SearchText), and
+// reads the hits of a page (SearchHits). Layouts before 3 kept the
+// postings in Redis (tk:<token>, and //<token> entries in fields:<root>);
+// nothing writes them any more, and a delete still takes a root's old
+// postings with it.
 
 // Search limits.
 const (
@@ -37,15 +29,9 @@ const (
 	MaxSearchQuery = 256
 	// MaxSearchLimit is the most hits one page holds.
 	MaxSearchLimit = 100
-	// maxQueryTokens bounds the tokens a query is cut into.
-	maxQueryTokens = 16
 	// maxRootTokens bounds the tokens one root is indexed under.
 	maxRootTokens = 256
 )
-
-// ErrInvalidCursor: a search cursor that Search did not hand out for the
-// same query.
-var ErrInvalidCursor = errors.New("invalid search cursor")
 
 // Summary is what the node shows of one root in a list: a search hit, an
 // entry of the library's lists (summaryOf reads it from the root's fields).
@@ -86,19 +72,6 @@ type SearchHit struct {
 	// Art the kinds of its artwork (poster, fanart, …), sorted.
 	Subtitles []string `json:"subtitles,omitempty"`
 	Art       []string `json:"art,omitempty"`
-	// Matched is how many of the query's words the root holds, Exact
-	// how many of them exactly (not by prefix or one edit away); Score
-	// their weights (2 in a title, 1 elsewhere).
-	Matched int `json:"-"`
-	Exact   int `json:"-"`
-	Score   int `json:"-"`
-}
-
-// SearchPage is one page of a search.
-type SearchPage struct {
-	Hits  []SearchHit
-	Total int    // matches in all
-	Next  string // cursor of the next page; "" on the last
 }
 
 // titleField reports whether a flat field holds a title.
@@ -228,107 +201,50 @@ func KeyTokens(d Document) []string {
 	return out[:min(len(out), maxRootTokens)]
 }
 
-// Indexed is what IndexRoot read of a root: its KeyTokens, and its
-// summary as the catalog keeps it (what CatalogEntries reads), so the
-// node's indexer reads a changed root once. Exists is false when the root
-// is gone.
+// SearchText is what a root is indexed under: its tokens from titles
+// (title, original, show and episode titles, its IMDb ID) and the others
+// (file name, year, season and episode, TMDB and TVDB IDs, genres),
+// sorted. A sidecar has none: its video's hit says it has it.
+type SearchText struct {
+	Title, Other []string
+}
+
+// searchText is d's search text.
+func searchText(d Document) SearchText {
+	var t SearchText
+	for tok, w := range searchTokens(d) {
+		if w == 2 {
+			t.Title = append(t.Title, tok)
+		} else {
+			t.Other = append(t.Other, tok)
+		}
+	}
+	slices.Sort(t.Title)
+	slices.Sort(t.Other)
+	return t
+}
+
+// Indexed is what the search indexer needs of a root, read from its
+// document in one round trip: its search text, its KeyTokens and its
+// summary as the catalog keeps it (what CatalogEntries reads). Exists is
+// false when the root is gone.
 type Indexed struct {
 	Exists    bool
+	Text      SearchText
 	KeyTokens []string
 	Summary   Summary
 }
 
-// IndexRoot brings the search index of root in step with its document:
-// tokens it gained are added, tokens it lost removed, and everything is
-// dropped when the root is gone. It is idempotent; one script writes it
-// all. Calls for the same root must not run concurrently (the node's
-// indexer calls it from one goroutine), so a later call always reads a
-// later document. It returns what it read of the root.
-func (s *Store) IndexRoot(ctx context.Context, root RootID) (Indexed, error) {
+// IndexedRoot reads what the search indexer needs of root.
+func (s *Store) IndexedRoot(ctx context.Context, root RootID) (Indexed, error) {
 	d, err := s.Document(ctx, root)
-	args := indexRootArgs{root: root}
-	var out Indexed
 	switch {
 	case errors.Is(err, ErrNotFound):
+		return Indexed{}, nil
 	case err != nil:
 		return Indexed{}, err
-	default:
-		out = Indexed{Exists: true, KeyTokens: KeyTokens(d), Summary: catalogEntryOf(d)}
-		args.present, args.tokens = true, searchTokens(d)
-		if len(args.tokens) > 0 {
-			args.sortKey = sortKey(out.Summary)
-		}
 	}
-	if _, err := luaIndexRoot.run(ctx, s, args); err != nil && !errors.Is(err, redis.Nil) {
-		return Indexed{}, err
-	}
-	return out, nil
-}
-
-// Search finds roots by text (match.go): every root holding at least
-// one of the query's words, exactly, by prefix or one edit away; those
-// holding all of them exactly first, then those holding all of them, then
-// those holding fewer (more words first); within each, title matches
-// before file-name ones, then by title, season, episode and episode title
-// (sortKey). limit is 1..MaxSearchLimit;
-// cursor is "" or a Next that an earlier page of the same query handed
-// out. Roots known only from peers are found like local ones.
-//
-// Its cost is the number of roots the query's tokens hold (one script),
-// plus one document read per hit of the page; never a scan of the library.
-// Pages are cut by position, so roots that arrive between two pages can
-// shift what the next one holds.
-func (s *Store) Search(ctx context.Context, q string, limit int, cursor string) (SearchPage, error) {
-	if limit <= 0 || limit > MaxSearchLimit {
-		return SearchPage{}, fmt.Errorf("store: search limit %d: want 1..%d", limit, MaxSearchLimit)
-	}
-	words := queryWords(q)
-	toks := wordTokens(words)
-	if len(toks) == 0 {
-		if cursor != "" {
-			return SearchPage{}, fmt.Errorf("store: %w", ErrInvalidCursor)
-		}
-		return SearchPage{}, nil
-	}
-	offset := 0
-	if cursor != "" {
-		var err error
-		if offset, err = readCursor(cursor, toks); err != nil {
-			return SearchPage{}, err
-		}
-	}
-	page, err := luaSearch.run(ctx, s, searchArgs{offset: offset, limit: limit, words: words})
-	if err != nil {
-		return SearchPage{}, err
-	}
-	if next := offset + limit; next < page.Total {
-		page.Next = writeCursor(next, toks)
-	}
-	return page, nil
-}
-
-// A cursor is base64url(offset (uvarint) ‖ the first 8 bytes of
-// sha256(the query's tokens)): opaque to clients, bound to its query.
-func writeCursor(offset int, toks []string) string {
-	b := binary.AppendUvarint(nil, uint64(offset))
-	return base64.RawURLEncoding.EncodeToString(append(b, queryHash(toks)...))
-}
-
-func readCursor(c string, toks []string) (int, error) {
-	b, err := base64.RawURLEncoding.DecodeString(c)
-	if err != nil || len(c) > 32 {
-		return 0, fmt.Errorf("store: %w: not one this node wrote", ErrInvalidCursor)
-	}
-	off, n := binary.Uvarint(b)
-	if n <= 0 || off > 1<<31 || string(b[n:]) != string(queryHash(toks)) {
-		return 0, fmt.Errorf("store: %w: not one of this query", ErrInvalidCursor)
-	}
-	return int(off), nil
-}
-
-func queryHash(toks []string) []byte {
-	h := sha256.Sum256([]byte(strings.Join(toks, "\x00")))
-	return h[:8]
+	return Indexed{Exists: true, Text: searchText(d), KeyTokens: KeyTokens(d), Summary: catalogEntryOf(d)}, nil
 }
 
 // summaryOf is the summary a document gives.
@@ -427,32 +343,6 @@ func number(n int) *int {
 		return &numbers[n]
 	}
 	return &n
-}
-
-// PruneSearchIndex drops the index entries of roots that no longer exist
-// (deleted by an outside writer while no indexer ran; the node's own
-// deletes take a root's postings with it). It SCANs fields:*: for the
-// indexer's start-up sweep, never a request path.
-func (s *Store) PruneSearchIndex(ctx context.Context) (int, error) {
-	n := 0
-	it := s.rdb.Scan(ctx, 0, "fields:*", 1000).Iterator()
-	for it.Next(ctx) {
-		r := RootID(strings.TrimPrefix(it.Val(), "fields:"))
-		in, err := s.rdb.SIsMember(ctx, keyIndex, string(r)).Result()
-		if err != nil {
-			return n, fmt.Errorf("store: %w", err)
-		}
-		if !in {
-			if _, err := s.IndexRoot(ctx, r); err != nil {
-				return n, err
-			}
-			n++
-		}
-	}
-	if err := it.Err(); err != nil {
-		return n, fmt.Errorf("store: %w", err)
-	}
-	return n, nil
 }
 
 // WatchSearchFields calls fn with the roots whose searchable fields

@@ -6,15 +6,49 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/libp2p/go-libp2p/core/crypto"
 	"github.com/libp2p/go-libp2p/core/peer"
 
+	"github.com/metamesh/node/node/catalog"
 	"github.com/metamesh/node/store"
 	"github.com/metamesh/node/store/storetest"
 )
+
+// The search index is node/catalog's TextIndex, fed from the store
+// (IndexedRoot) and read back through it (SearchHits): these tests keep
+// one in memory per store, as the node's indexer keeps one on disk.
+var texts sync.Map // *store.Store → *catalog.TextIndex
+
+func textOf(tb testing.TB, s *store.Store) *catalog.TextIndex {
+	tb.Helper()
+	if t, ok := texts.Load(s); ok {
+		return t.(*catalog.TextIndex)
+	}
+	t := must[*catalog.TextIndex](tb)(catalog.OpenTextIndex(""))
+	if old, loaded := texts.LoadOrStore(s, t); loaded {
+		t.Close()
+		return old.(*catalog.TextIndex)
+	}
+	tb.Cleanup(func() { texts.Delete(s); t.Close() })
+	return t
+}
+
+// index indexes root as the node's indexer does.
+func index(tb testing.TB, s *store.Store, root store.RootID) store.Indexed {
+	tb.Helper()
+	in := must[store.Indexed](tb)(s.IndexedRoot(ctx, root))
+	if err := textOf(tb, s).Put(root, in); err != nil {
+		tb.Fatal(err)
+	}
+	if err := textOf(tb, s).Flush(); err != nil {
+		tb.Fatal(err)
+	}
+	return in
+}
 
 // addFile ingests a file with extracted metadata and indexes it.
 func addFile(tb testing.TB, s *store.Store, path string, c content, fields map[string]string) store.RootID {
@@ -23,13 +57,34 @@ func addFile(tb testing.TB, s *store.Store, path string, c content, fields map[s
 	if err != nil {
 		tb.Fatal(err)
 	}
-	if _, err := s.IndexRoot(ctx, o.Root); err != nil {
-		tb.Fatal(err)
-	}
+	index(tb, s, o.Root)
 	return o.Root
 }
 
-func titles(p store.SearchPage) []string {
+// searchPage is one page of a search: its hits as the store reads them,
+// with how the index matched each.
+type searchPage struct {
+	Hits    []store.SearchHit
+	Matches []catalog.Match
+	Total   int
+	Next    string
+}
+
+func searchAt(tb testing.TB, s *store.Store, q string, limit int, cursor string) (searchPage, error) {
+	tb.Helper()
+	res, err := textOf(tb, s).Search(q, limit, cursor)
+	if err != nil {
+		return searchPage{}, err
+	}
+	roots := make([]store.RootID, len(res.Matches))
+	for i, m := range res.Matches {
+		roots[i] = m.Root
+	}
+	hits, err := s.SearchHits(ctx, roots)
+	return searchPage{Hits: hits, Matches: res.Matches, Total: res.Total, Next: res.Next}, err
+}
+
+func titles(p searchPage) []string {
 	var out []string
 	for _, h := range p.Hits {
 		out = append(out, h.Title)
@@ -39,7 +94,7 @@ func titles(p store.SearchPage) []string {
 
 func search(tb testing.TB, s *store.Store, q string) []string {
 	tb.Helper()
-	p, err := s.Search(ctx, q, 100, "")
+	p, err := searchAt(tb, s, q, 100, "")
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -88,7 +143,7 @@ func TestSearch_RankingAndFields(t *testing.T) {
 			}
 		})
 	}
-	p, err := s.Search(ctx, "1999", 10, "")
+	p, err := searchAt(t, s, "1999", 10, "")
 	if err != nil || len(p.Hits) != 1 {
 		t.Fatalf("Search = %+v, %v", p, err)
 	}
@@ -107,7 +162,7 @@ func TestSearch_Pagination(t *testing.T) {
 	var all []string
 	cursor := ""
 	for pages := 0; ; pages++ {
-		p, err := s.Search(ctx, "common", 3, cursor)
+		p, err := searchAt(t, s, "common", 3, cursor)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -127,15 +182,15 @@ func TestSearch_Pagination(t *testing.T) {
 		t.Errorf("pages gave %q, want 7 distinct titles", all)
 	}
 	for _, bad := range []string{"%%%", "AAAAAAAAAAAA", "aGVsbG8"} {
-		if _, err := s.Search(ctx, "common", 3, bad); !errors.Is(err, store.ErrInvalidCursor) {
+		if _, err := searchAt(t, s, "common", 3, bad); !errors.Is(err, catalog.ErrInvalidCursor) {
 			t.Errorf("cursor %q: err = %v, want ErrInvalidCursor", bad, err)
 		}
 	}
-	p, _ := s.Search(ctx, "common", 3, "")
-	if _, err := s.Search(ctx, "title", 3, p.Next); !errors.Is(err, store.ErrInvalidCursor) {
+	p, _ := searchAt(t, s, "common", 3, "")
+	if _, err := searchAt(t, s, "title", 3, p.Next); !errors.Is(err, catalog.ErrInvalidCursor) {
 		t.Errorf("another query's cursor: err = %v, want ErrInvalidCursor", err)
 	}
-	if _, err := s.Search(ctx, "common", 0, ""); err == nil {
+	if _, err := searchAt(t, s, "common", 0, ""); err == nil {
 		t.Error("limit 0 accepted")
 	}
 }
@@ -149,7 +204,7 @@ func TestSearch_Removal(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		must[store.Indexed](t)(s.IndexRoot(ctx, r))
+		index(t, s, r)
 		if got := search(t, s, "centauri"); got != nil {
 			t.Errorf("old title still found: %q", got)
 		}
@@ -161,7 +216,7 @@ func TestSearch_Removal(t *testing.T) {
 		if _, err := s.Rename(ctx, "/lib/Alpha.mkv", "/lib/Gamma.mkv"); err != nil {
 			t.Fatal(err)
 		}
-		must[store.Indexed](t)(s.IndexRoot(ctx, r))
+		index(t, s, r)
 		if got := search(t, s, "alpha"); got != nil {
 			t.Errorf("old file name still found: %q", got)
 		}
@@ -184,14 +239,14 @@ func TestSearch_Removal(t *testing.T) {
 				t.Errorf("index key left after delete: %s = %s", k, v)
 			}
 		}
-		must[store.Indexed](t)(s.IndexRoot(ctx, r))
+		index(t, s, r)
 	})
 }
 
-// TestIndexRoot_KeyTokens: IndexRoot gives what a local file provides DHT
+// TestIndexedRoot_KeyTokens: IndexedRoot gives what a local file provides DHT
 // keys for: the keyed tokens of its titles, IDs and genres, never of its
 // file name; none once the file is gone.
-func TestIndexRoot_KeyTokens(t *testing.T) {
+func TestIndexedRoot_KeyTokens(t *testing.T) {
 	s := storetest.New(t)
 	o, _, err := s.Ingest(ctx, stat("/lib/Some.Release.Name.1080p.mkv", 5000), content{40, 40}.hashes(), store.Meta{Version: 1,
 		Owned: []string{"titles", "originalTitle", "movieYear", "genre", "imdbid", "tmdbid"},
@@ -200,7 +255,7 @@ func TestIndexRoot_KeyTokens(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := must[store.Indexed](t)(s.IndexRoot(ctx, o.Root)).KeyTokens
+	got := index(t, s, o.Root).KeyTokens
 	want := []string{"949", "drama", "gardiens", "keepers", "lighthouse", "phare", "tt0113277"}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("key tokens = %q, want %q (no file name, year, stop word or plot)", got, want)
@@ -208,7 +263,7 @@ func TestIndexRoot_KeyTokens(t *testing.T) {
 	if _, err := s.RemovePath(ctx, "/lib/Some.Release.Name.1080p.mkv"); err != nil {
 		t.Fatal(err)
 	}
-	if got := must[store.Indexed](t)(s.IndexRoot(ctx, o.Root)).KeyTokens; got != nil {
+	if got := index(t, s, o.Root).KeyTokens; got != nil {
 		t.Errorf("a gone root gives key tokens %q", got)
 	}
 }
@@ -226,10 +281,10 @@ func TestSearch_PeerOnlyRoots(t *testing.T) {
 	if err != nil {
 		t.Fatal(err, res)
 	}
-	if keyed := must[store.Indexed](t)(s.IndexRoot(ctx, root)).KeyTokens; keyed != nil {
+	if keyed := index(t, s, root).KeyTokens; keyed != nil {
 		t.Errorf("a root known only from a peer gives key tokens %q", keyed)
 	}
-	pg, err := s.Search(ctx, "remote film", 10, "")
+	pg, err := searchAt(t, s, "remote film", 10, "")
 	if err != nil || len(pg.Hits) != 1 {
 		t.Fatalf("Search = %+v, %v", pg, err)
 	}

@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -104,11 +103,20 @@ func readAll(tb testing.TB, s *store.Store) fixtureReads {
 		}
 		out.Feed[pos] = got
 	}
+	for _, r := range must[[]store.RootID](tb)(s.RootIDs(ctx)) {
+		index(tb, s, r)
+	}
 	for _, q := range fixtureQueries {
-		page := must[store.SearchPage](tb)(s.Search(ctx, q, 100, ""))
+		page := must[searchPage](tb)(searchAt(tb, s, q, 100, ""))
 		// The roots holding the word itself, as every layout's search
 		// found them (later ones also match by prefix and one edit away).
-		hits := slices.DeleteFunc(page.Hits, func(h store.SearchHit) bool { return h.Exact < 1 })
+		var exact []store.RootID
+		for _, m := range page.Matches {
+			if m.Exact > 0 {
+				exact = append(exact, m.Root)
+			}
+		}
+		hits := must[[]store.SearchHit](tb)(s.SearchHits(ctx, exact))
 		sort.Slice(hits, func(i, j int) bool { return hits[i].CID < hits[j].CID })
 		out.Search[q] = hits
 	}
@@ -173,11 +181,6 @@ func buildFixture(tb testing.TB, s *store.Store) {
 	merge(tb, s, peerA, []string{content{2, 2}.hashes().SHA256, fabricated(content{2, 2})}, map[string]string{"titles/eng": "Matrix, says A"})
 	merge(tb, s, peerB, []string{content{3, 3}.hashes().SHA256, content{4, 4}.hashes().SHA256}, nil)
 	merge(tb, s, peerB, []string{weakCID(60)}, map[string]string{"titles/eng": "Weak peer thing"})
-	for _, r := range must[[]store.RootID](tb)(s.RootIDs(ctx)) {
-		if _, err := s.IndexRoot(ctx, r); err != nil {
-			tb.Fatal(err)
-		}
-	}
 	mustCheck(tb, s)
 }
 

@@ -1,28 +1,36 @@
 // Package catalog keeps what a household knows of its roots in step with
-// the store: the store's search index, the catalog (the library's lists in
-// memory, what GET /api/library pages through) and, through TokenKeys, the
-// announcer's search token keys.
+// the store: the search index (a bleve index under the data directory),
+// the catalog (the library's lists in memory, what GET /api/library pages
+// through) and, through TokenKeys, the announcer's search token keys.
 //
 // # Files
 //
 //   - indexer.go: the Indexer. Every root the change feed names (key-set
 //     changes, mints, merges, deletes) and every root whose searchable
-//     fields were written (store.WatchSearchFields) is read into the
-//     catalog, re-indexed (store.IndexRoot) and its key tokens handed to
-//     TokenKeys; a sweep of every root runs at start, after the feed was
-//     trimmed past it and after the field subscription was lost.
-//   - catalog.go: the Catalog: entries by root, and the sorted views built
-//     from them on the first request after a change (recent, movies,
-//     shows → seasons → episodes), paged by Page; Counts are its local and
-//     peers' files.
+//     fields were written (store.WatchSearchFields) is read once
+//     (store.IndexedRoot), put in the search index and the catalog, and
+//     its key tokens handed to TokenKeys; a sweep of every root runs at
+//     start, after the feed was trimmed past it and after the field
+//     subscription was lost.
+//   - textindex.go: the TextIndex: every root's search text in bleve, kept
+//     on disk (built anew when missing or of another version) or in
+//     memory; Search ranks what bleve finds by the rules of match.go.
+//   - match.go: how a query's words match (exact, prefix, one edit away,
+//     NxMM, leading articles), the sort key that orders equal hits, and
+//     the search cursor.
+//   - catalog.go: the Catalog: entries by root, and the sorted lists kept
+//     sorted change by change (recent, movies, shows → seasons →
+//     episodes), paged by Page; Counts are its local and peers' files.
 //   - bench_catalog_test.go: BenchmarkCatalog (make bench): heap per
-//     entry, a rebuild, one page.
+//     entry, a sweep's build of the lists, one change, one page.
 //
 // # Goroutines and concurrency
 //
 // Indexer.Run runs a feed follower, a field-write subscriber and one
-// worker, until its context ends; only the worker calls IndexRoot and
-// writes the catalog, so IndexRoot never runs twice at once for a root.
-// The Catalog's lock guards its entries and views: API handlers read
-// (Page, Counts) while the worker writes.
+// worker, until its context ends; only the worker reads roots for the
+// index and writes the index and the catalog, so a root is never indexed
+// twice at once. The TextIndex is safe for concurrent use: searches run
+// on API handlers' and peers' goroutines while the worker writes. The
+// Catalog's lock guards its entries and lists: API handlers read (Page,
+// Counts) while the worker writes.
 package catalog

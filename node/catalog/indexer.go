@@ -9,20 +9,21 @@ import (
 	"github.com/metamesh/node/store"
 )
 
-// Indexer keeps the store's search index and the node's catalog
-// (catalog.go) in step: every root the change feed names (key-set
-// changes, mints, merges, deletes) and every root whose searchable fields
-// were written (store.WatchSearchFields: extraction, re-extraction,
-// renames, peers' merges, outside writers) is read into the catalog and
-// re-indexed by one worker goroutine (the document IndexRoot reads gives
-// the catalog its entry: one read a root), so IndexRoot never runs twice at
-// once for a root. A sweep of every root runs at start (it loads the
-// catalog), after the feed was trimmed past it and after the field
-// subscription was lost. Every local root's key tokens (store.KeyTokens)
+// Indexer keeps the search index (textindex.go) and the node's catalog
+// (catalog.go) in step with the store: every root the change feed names
+// (key-set changes, mints, merges, deletes) and every root whose
+// searchable fields were written (store.WatchSearchFields: extraction,
+// re-extraction, renames, peers' merges, outside writers) is read once
+// (store.IndexedRoot) by one worker goroutine, and put in the index and
+// the catalog in that order, so a root is never indexed twice at once. A
+// sweep of every root runs at start (it loads the catalog, puts every
+// root in the index and drops what no root holds), after the feed was
+// trimmed past it and after the field subscription was lost. Every local root's key tokens (store.KeyTokens)
 // go to keys as it indexes them, root by root, and as one whole set after
 // a sweep.
 type Indexer struct {
 	st   *store.Store
+	text *TextIndex
 	cat  *Catalog // nil: no catalog (a Household serves no API)
 	keys TokenKeys
 	log  *slog.Logger
@@ -41,8 +42,8 @@ type TokenKeys interface {
 	SweptTokens(ctx context.Context, all map[store.RootID][]string) error
 }
 
-func NewIndexer(st *store.Store, cat *Catalog, keys TokenKeys, log *slog.Logger) *Indexer {
-	return &Indexer{st: st, cat: cat, keys: keys, log: log.With("component", "search"), pending: map[store.RootID]bool{}, wake: make(chan struct{}, 1)}
+func NewIndexer(st *store.Store, text *TextIndex, cat *Catalog, keys TokenKeys, log *slog.Logger) *Indexer {
+	return &Indexer{st: st, text: text, cat: cat, keys: keys, log: log.With("component", "search"), pending: map[store.RootID]bool{}, wake: make(chan struct{}, 1)}
 }
 
 // Run indexes until ctx ends.
@@ -142,7 +143,14 @@ func (x *Indexer) work(ctx context.Context) {
 		if sweep {
 			all, err := x.st.RootIDs(ctx)
 			if err == nil {
-				_, err = x.st.PruneSearchIndex(ctx)
+				// What the index holds of roots gone while no indexer
+				// ran (an outside writer's delete, a store swapped)
+				// leaves it.
+				keep := make(map[store.RootID]bool, len(all))
+				for _, r := range all {
+					keep[r] = true
+				}
+				err = x.text.Keep(keep)
 			}
 			if err != nil {
 				x.requestSweep()
@@ -153,7 +161,7 @@ func (x *Indexer) work(ctx context.Context) {
 		}
 		// A sweep loads the catalog first, many roots per round trip, so
 		// the lists are whole soon after a start; a changed root's entry
-		// comes from the document IndexRoot reads anyway (index).
+		// comes from the document IndexedRoot reads anyway (index).
 		if x.cat != nil && sweep {
 			if err := x.cat.update(ctx, x.st, roots, sweep); err != nil {
 				if ctx.Err() != nil {
@@ -175,12 +183,22 @@ func (x *Indexer) work(ctx context.Context) {
 // a sweep that indexed every root, as one set. A root that fails is queued
 // again with those after it (a failed sweep asks for another).
 func (x *Indexer) index(ctx context.Context, roots []store.RootID, sweep bool) {
+	// What was put is searchable once this pass ends, whichever way.
+	defer func() {
+		if err := x.text.Flush(); err != nil && ctx.Err() == nil {
+			x.log.Warn("cannot write the search index", "err", err)
+			x.requestSweep()
+		}
+	}()
 	var all map[store.RootID][]string
 	if sweep {
 		all = make(map[store.RootID][]string, len(roots))
 	}
 	for i, r := range roots {
-		in, err := x.st.IndexRoot(ctx, r)
+		in, err := x.st.IndexedRoot(ctx, r)
+		if err == nil {
+			err = x.text.Put(r, in)
+		}
 		toks := in.KeyTokens
 		if err != nil {
 			if ctx.Err() != nil {

@@ -50,6 +50,9 @@ type HouseholdConfig struct {
 	Bootstrap []peer.AddrInfo
 	// NoSearchIndex: provide no search token keys (Config.NoSearchIndex).
 	NoSearchIndex bool
+	// SearchDir holds the search index (catalog.TextIndex), built anew
+	// when missing; "" keeps it in memory (a simulation).
+	SearchDir string
 	// Catalog, when set, is kept in step by the search indexer (a node's
 	// GET /api/library); nil keeps none.
 	Catalog *catalog.Catalog
@@ -73,6 +76,7 @@ type Household struct {
 	ss     *searchService
 	res    *resolver
 	ann    *announce.Announcer
+	text   *catalog.TextIndex
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -114,16 +118,24 @@ func StartHousehold(ctx context.Context, cfg HouseholdConfig) (*Household, error
 		}
 		p, own = p2p.Wrap(cfg.Host, d, log.With("component", "p2p")), true
 	}
+	text, err := catalog.OpenTextIndex(cfg.SearchDir)
+	if err != nil {
+		if own {
+			p.DHT().Close()
+		}
+		return nil, fmt.Errorf("household: %w", err)
+	}
 	sw, err := announce.NewSweeper(p.DHT(), cfg.ProviderDir, cfg.ProviderStore, cfg.ReprovideInterval, log)
 	if err != nil {
+		text.Close()
 		if own {
 			p.DHT().Close()
 		}
 		return nil, err
 	}
-	hh := &Household{p: p, ownDHT: own, st: cfg.Store}
+	hh := &Household{p: p, ownDHT: own, st: cfg.Store, text: text}
 	hh.rs = newRecordService(p.Host(), cfg.Store, cfg.Key, log)
-	hh.ss = newSearchService(p.Host(), p.DHT(), cfg.Store, cfg.Key, log)
+	hh.ss = newSearchService(p.Host(), p.DHT(), cfg.Store, text, cfg.Key, log)
 	hh.res = newResolver(cfg.Store, p, hh.rs, cfg.LookupTimeout, log)
 	hh.res.refreshAfter = cfg.PeerRecordTTL
 	hh.ann = announce.New(cfg.Store, sw, !cfg.NoSearchIndex, log)
@@ -133,7 +145,7 @@ func StartHousehold(ctx context.Context, cfg HouseholdConfig) (*Household, error
 		hh.ann.Run,
 		// The search index follows the feed and field writes; peers ask on
 		// /metamesh/search/1.1.0 (or 1.0.0).
-		catalog.NewIndexer(cfg.Store, cfg.Catalog, hh.ann, log).Run,
+		catalog.NewIndexer(cfg.Store, text, cfg.Catalog, hh.ann, log).Run,
 		hh.reprovideOnFirstPeer,
 	} {
 		hh.wg.Add(1)
@@ -221,7 +233,7 @@ func (hh *Household) Close() error {
 	hh.wg.Wait()
 	hh.rs.close()
 	hh.ss.close()
-	errs := []error{hh.ann.Close()}
+	errs := []error{hh.ann.Close(), hh.text.Close()}
 	if hh.ownDHT {
 		errs = append(errs, hh.p.DHT().Close())
 	}

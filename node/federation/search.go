@@ -61,6 +61,7 @@ const (
 type searchService struct {
 	peerService
 	providers providerFinder
+	text      *catalog.TextIndex
 }
 
 // providerFinder finds a key's providers on the DHT (kad-dht's).
@@ -68,8 +69,8 @@ type providerFinder interface {
 	FindProvidersAsync(ctx context.Context, key cid.Cid, count int) <-chan peer.AddrInfo
 }
 
-func newSearchService(h host.Host, d providerFinder, st *store.Store, key crypto.PrivKey, log *slog.Logger) *searchService {
-	ss := &searchService{newPeerService(h, st, key, log, "search", protocol.SearchProtocolV11), d}
+func newSearchService(h host.Host, d providerFinder, st *store.Store, text *catalog.TextIndex, key crypto.PrivKey, log *slog.Logger) *searchService {
+	ss := &searchService{newPeerService(h, st, key, log, "search", protocol.SearchProtocolV11), d, text}
 	for _, v := range protocol.SearchProtocols {
 		h.SetStreamHandler(libp2pproto.ID(v), ss.handle)
 	}
@@ -97,15 +98,31 @@ func (ss *searchService) handle(s network.Stream) {
 	})
 }
 
+// local is one page of a search of the household's own index: its hits
+// read from the store in one round trip, in the index's order, and the
+// cursor of the next page.
+func (ss *searchService) local(ctx context.Context, q string, limit int, cursor string) ([]store.SearchHit, string, error) {
+	res, err := ss.text.Search(q, limit, cursor)
+	if err != nil {
+		return nil, "", err
+	}
+	roots := make([]store.RootID, len(res.Matches))
+	for i, m := range res.Matches {
+		roots[i] = m.Root
+	}
+	hits, err := ss.st.SearchHits(ctx, roots)
+	return hits, res.Next, err
+}
+
 func (ss *searchService) sealed(ctx context.Context, version string, req protocol.SearchRequest) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, RequestTimeout)
 	defer cancel()
-	page, err := ss.st.Search(ctx, req.Q, min(req.Limit, store.MaxSearchLimit), "")
+	page, _, err := ss.local(ctx, req.Q, min(req.Limit, store.MaxSearchLimit), "")
 	if err != nil {
 		return nil, err
 	}
 	var hits []protocol.SearchHit
-	for _, h := range page.Hits {
+	for _, h := range page {
 		if h.Source != "local" {
 			continue
 		}
@@ -306,19 +323,19 @@ func (ss *searchService) search(ctx context.Context, q string, limit int, cursor
 		}
 	}
 	lctx, cancel := context.WithTimeout(ctx, RequestTimeout)
-	page, err := ss.st.Search(lctx, q, limit, cursor)
+	page, next, err := ss.local(lctx, q, limit, cursor)
 	cancel()
 	switch {
-	case errors.Is(err, store.ErrInvalidCursor):
+	case errors.Is(err, catalog.ErrInvalidCursor):
 		return res, fmt.Errorf("%w: cursor: %v", api.ErrBadRequest, err)
 	case err != nil && store.IsUnavailable(err):
 		return res, RedisDown(err)
 	case err != nil:
 		return res, err
 	}
-	res.Next = page.Next
+	res.Next = next
 	seen := map[string]int{} // canonical CID → its hit in res.Hits
-	for _, h := range page.Hits {
+	for _, h := range page {
 		seen[h.CID] = len(res.Hits)
 		res.Hits = append(res.Hits, searchHit(h, ""))
 	}

@@ -1,7 +1,6 @@
 package storetest
 
-// The search benchmarks' library (store.BenchmarkSearchIndex, and the
-// embedded full-text index it is weighed against in bench/bleve): n
+// The search benchmarks' library (store.BenchmarkSearchIndex): n
 // titles of three words, each word in 10 titles whatever n is, so a query
 // matches as many titles at 1,000 as at 100,000 and the figures show what
 // the library's size costs, not what more matches cost. Words are of

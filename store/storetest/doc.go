@@ -7,8 +7,7 @@
 //   - storetest.go: Dir (a short data directory, for a unix socket),
 //     Server (a managed redis-server), New (a Store on its own server),
 //     Logger, and Buffer (a log sink safe for concurrent writes).
-//   - corpus.go: the search benchmarks' library and queries, shared with
-//     bench/bleve.
+//   - corpus.go: the search benchmarks' library and queries.
 //
 // # Goroutines and concurrency
 //
