@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/metamesh/node/ingest"
 	"github.com/metamesh/node/store"
 	"github.com/metamesh/node/store/storetest"
@@ -230,12 +228,7 @@ func TestWatch_SwitchedLibraryReleasesOldPaths(t *testing.T) {
 // hashing anything again: fields the parser now reads differently are
 // rewritten, fields it no longer finds are dropped, others stay.
 func TestScan_ReextractsWithNewerParser(t *testing.T) {
-	srv := storetest.Server(t)
-	s, err := store.Open(bg, store.Options{URL: srv.URL(), Logger: storetest.Logger(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s, raw := storeWithRaw(t)
 	l := newLib(t)
 	p := l.write("Movies/Fear and Loathing in Las Vegas (1998)/Fear.and.Loathing.in.Las.Vegas.720p.HDDVD.DTS.x264-ESiR.mkv", mkv(t))
 	scan(t, s, l)
@@ -244,9 +237,6 @@ func TestScan_ReextractsWithNewerParser(t *testing.T) {
 		t.Fatalf("first scan: movieYear %q", doc.Fields["movieYear"])
 	}
 	// What an older parser left: a wrong title, a stray field, no version.
-	opts, _ := redis.ParseURL(srv.URL())
-	raw := redis.NewClient(opts)
-	defer raw.Close()
 	raw.Set(bg, "file:"+string(st.Root)+"/titles/eng", "Fear and Loathing in Las Vegas 720p", 0)
 	raw.Set(bg, "file:"+string(st.Root)+"/release/cd", "1", 0)
 	raw.HSet(bg, "fields:"+string(st.Root), "release/cd", "")

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/metamesh/node/ingest"
 	"github.com/metamesh/node/store"
 	"github.com/metamesh/node/store/storetest"
@@ -152,4 +154,19 @@ func events(tb testing.TB, s *store.Store) []store.Event {
 		tb.Fatal(err)
 	}
 	return e
+}
+
+// storeWithRaw is a store on a server of its own and a plain Redis client
+// of that server, for a test that writes what an older release left.
+func storeWithRaw(tb testing.TB) (*store.Store, *redis.Client) {
+	tb.Helper()
+	srv := storetest.Server(tb)
+	s, err := store.Open(bg, store.Options{URL: srv.URL(), Logger: storetest.Logger(tb)})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	opts, _ := redis.ParseURL(srv.URL())
+	raw := redis.NewClient(opts)
+	tb.Cleanup(func() { raw.Close(); s.Close() })
+	return s, raw
 }

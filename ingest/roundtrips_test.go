@@ -11,7 +11,6 @@ import (
 	"github.com/metamesh/node/ingest"
 	"github.com/metamesh/node/store"
 	"github.com/metamesh/node/store/storetest"
-	"github.com/redis/go-redis/v9"
 )
 
 // countStore is the real store that records, for each path, the calls
@@ -153,12 +152,7 @@ func TestIngest_RoundTripsPerFile(t *testing.T) {
 // than the extractors) does not write its video's links again: the
 // sidecar did not change.
 func TestScan_UnchangedSidecarRelinksNothing(t *testing.T) {
-	srv := storetest.Server(t)
-	s, err := store.Open(bg, store.Options{URL: srv.URL(), Logger: storetest.Logger(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s, raw := storeWithRaw(t)
 	l := newLib(t)
 	video := l.write("Movies/Heat (1995)/Heat.1995.mkv", randBytes(t, 70<<10))
 	sub := l.write("Movies/Heat (1995)/Heat.1995.en.srt", []byte("1\n00:00:01,000 --> 00:00:02,000\nHi\n"))
@@ -170,9 +164,6 @@ func TestScan_UnchangedSidecarRelinksNothing(t *testing.T) {
 		t.Fatalf("the first scan did not link the subtitle: %v", d.Fields)
 	}
 	// What an older release left: the subtitle's extraction unversioned.
-	opts, _ := redis.ParseURL(srv.URL())
-	raw := redis.NewClient(opts)
-	defer raw.Close()
 	raw.HDel(bg, "path:"+sub, "xv")
 
 	c := &countStore{Store: s, calls: map[string][]string{}}
