@@ -32,12 +32,11 @@
 //	                                  root's own digests it is: m (midhash), s
 //	                                  (sha2-256), i (IPFS CID), "si" for a small
 //	                                  file, "" for none (lua/common.lua); //<token>
-//	                                  → score for a search token the root is
-//	                                  posted under (tk: below), so IndexRoot
-//	                                  removes vanished tokens and a deleted or
-//	                                  merged root takes its postings with it;
-//	                                  // alone → the root's sort key (search that
-//	                                  ran in Redis until the index left it).
+//	                                  → score for a search token the root was
+//	                                  posted under (tk: below) and // alone → its
+//	                                  sort key, while search ran in Redis: no
+//	                                  longer written; a deleted or merged root
+//	                                  takes its old postings with it.
 //	                                  Entries fit Redis' default listpack limits
 //	                                  (64 bytes, 128 entries), so a root's index
 //	                                  stays a listpack

@@ -80,7 +80,7 @@ func titleField(f string) bool {
 }
 
 // SearchField reports whether field f of a root is read by the search
-// index (so a write to it calls for IndexRoot). Peers' claims
+// index (so a write to it has the indexer read the root again). Peers' claims
 // (origin/<peer>/<field>) count by their own name.
 func SearchField(f string) bool {
 	if rest, ok := strings.CutPrefix(f, OriginPrefix+"/"); ok {

@@ -73,7 +73,7 @@ func (c *Catalog) apply(roots []store.RootID, es []store.Summary, sweep bool) {
 	}
 }
 
-// indexed puts what IndexRoot read of root in the catalog: its entry,
+// indexed puts what IndexedRoot read of root in the catalog: its entry,
 // or none when it is gone.
 func (c *Catalog) indexed(root store.RootID, in store.Indexed) {
 	var es []store.Summary
