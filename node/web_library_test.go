@@ -294,7 +294,10 @@ func TestWeb_PeerOnlyRecord(t *testing.T) {
 		"titles/eng": "Far Away", "movieYear": "2001", "fileType": "video", "mimeType": "video/mp4", "sizeByte": "7340032"}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the peer's file in the catalog", func() bool { return library(t, n, "view=movies").Total == 2 })
+	waitFor(t, "the peer's file in the catalog, loaded whole", func() bool {
+		l := library(t, n, "view=movies")
+		return l.Total == 2 && l.Files.Loaded
+	})
 	p := openPage(t, n)
 
 	p.navigate("/?view=movies")

@@ -58,7 +58,10 @@ func (c *Catalog) apply(roots []store.RootID, es []store.Summary, sweep bool) {
 	if sweep {
 		clear(c.entries)
 		c.local, c.loaded = 0, true
-		for _, e := range es {
+		for _, e := range es { // a root named twice is read twice
+			if old, ok := c.entries[e.Root]; ok && old.Local() {
+				c.local--
+			}
 			c.put(e)
 		}
 		c.views = buildViews(c.entries)

@@ -90,4 +90,11 @@ func TestCatalog_ChangesKeepTheListsOfASweep(t *testing.T) {
 	if after := render(&c.views); !reflect.DeepEqual(before, after) {
 		t.Errorf("a sweep changed the lists:\n%s\nto\n%s", before, after)
 	}
+	// A sweep that reads a root twice (queued, and in the store's list)
+	// counts it once.
+	counts := c.Counts()
+	c.apply(nil, append(all, all...), true)
+	if got := c.Counts(); got != counts {
+		t.Errorf("a sweep reading every root twice counts %+v, want %+v", got, counts)
+	}
 }

@@ -142,36 +142,36 @@ func (x *Indexer) work(ctx context.Context) {
 		x.mu.Unlock()
 		if sweep {
 			all, err := x.st.RootIDs(ctx)
-			if err == nil {
-				// What the index holds of roots gone while no indexer
-				// ran (an outside writer's delete, a store swapped)
-				// leaves it.
-				keep := make(map[store.RootID]bool, len(all))
-				for _, r := range all {
-					keep[r] = true
-				}
-				err = x.text.Keep(keep)
-			}
 			if err != nil {
 				x.requestSweep()
 				announce.Pause(ctx, x.log, "sweep the search index", err)
 				continue
 			}
 			roots = append(roots, all...)
-		}
-		// A sweep loads the catalog first, many roots per round trip, so
-		// the lists are whole soon after a start; a changed root's entry
-		// comes from the document IndexedRoot reads anyway (index).
-		if x.cat != nil && sweep {
-			if err := x.cat.update(ctx, x.st, roots, sweep); err != nil {
-				if ctx.Err() != nil {
-					return
-				}
-				x.add(roots...)
-				if sweep {
+			// The catalog first, many roots per round trip, so the lists
+			// are whole soon after a start; a changed root's entry comes
+			// from the document IndexedRoot reads anyway (index).
+			if x.cat != nil {
+				if err := x.cat.update(ctx, x.st, roots, true); err != nil {
+					if ctx.Err() != nil {
+						return
+					}
+					x.add(roots...)
 					x.requestSweep()
+					announce.Pause(ctx, x.log, "read roots into the catalog", err)
+					continue
 				}
-				announce.Pause(ctx, x.log, "read roots into the catalog", err)
+			}
+			// What the index holds of roots gone while no indexer ran
+			// (an outside writer's delete, a store swapped) leaves it.
+			keep := make(map[store.RootID]bool, len(all))
+			for _, r := range all {
+				keep[r] = true
+			}
+			if err := x.text.Keep(keep); err != nil {
+				x.add(roots...)
+				x.requestSweep()
+				announce.Pause(ctx, x.log, "sweep the search index", err)
 				continue
 			}
 		}

@@ -179,6 +179,9 @@ func (t *TextIndex) Keep(roots map[store.RootID]bool) error {
 			}
 		}
 	}
+	if len(gone) == 0 {
+		return nil
+	}
 	b := t.idx.NewBatch()
 	for _, id := range gone {
 		b.Delete(id)
