@@ -13,7 +13,7 @@ stds.redis = {
 local common = {
   "fieldsk", "flenc", "fldec", "flall", "fladd", "flrem", "flhas", "flname", "fltok",
   "ROLE", "ownmap", "ownget", "ownmove", "owndel", "ownset", "ownall",
-  "pathstate", "VOCAB", "POSTMAX", "POSTLEVELS", "B32", "tklevel", "tksuffixes", "tkall", "tksplit", "tkadd", "tkdel", "tokall", "unpost",
+  "pathstate", "POSTMAX", "POSTLEVELS", "B32", "tklevel", "tksuffixes", "tkall", "tksplit", "tkadd", "tkdel", "tokall", "unpost",
 }
 
 -- The top-level locals of prelude.lua: what a write script sees.

@@ -26,16 +26,24 @@ var catalogFields = []string{"title", "titles/", "originalTitle", "filePath", "f
 // The answer follows the order of roots.
 func (s *Store) CatalogEntries(ctx context.Context, roots []RootID) ([]Summary, error) {
 	out := make([]Summary, 0, len(roots))
+	err := s.readSummaries(ctx, roots, catalogFields, func(d Document) { out = append(out, catalogEntryOf(d)) })
+	return out, err
+}
+
+// readSummaries reads fields (and the key-set, learned members and
+// peers) of roots, catalogBatch roots per script, and calls each with
+// every root that exists, in the order of roots.
+func (s *Store) readSummaries(ctx context.Context, roots []RootID, fields []string, each func(Document)) error {
 	for i := 0; i < len(roots); i += catalogBatch {
-		docs, err := luaCatalog.run(ctx, s, catalogArgs{roots: roots[i:min(i+catalogBatch, len(roots))], fields: catalogFields})
+		docs, err := luaCatalog.run(ctx, s, catalogArgs{roots: roots[i:min(i+catalogBatch, len(roots))], fields: fields})
 		if err != nil {
-			return nil, err
+			return err
 		}
 		for _, d := range docs {
-			out = append(out, catalogEntryOf(d))
+			each(d)
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // catalogEntryOf is the summary of d, a document holding catalogFields,
@@ -57,18 +65,12 @@ var hitFields = append(slices.Clone(catalogFields), "imdbid", "subtitles/", "art
 // not exist are left out.
 func (s *Store) SearchHits(ctx context.Context, roots []RootID) ([]SearchHit, error) {
 	out := make([]SearchHit, 0, len(roots))
-	for i := 0; i < len(roots); i += catalogBatch {
-		docs, err := luaCatalog.run(ctx, s, catalogArgs{roots: roots[i:min(i+catalogBatch, len(roots))], fields: hitFields})
-		if err != nil {
-			return nil, err
-		}
-		for _, d := range docs {
-			h := SearchHit{Summary: summaryOf(d)}
-			h.Subtitles, h.Art = sidecarsOf(d)
-			out = append(out, h)
-		}
-	}
-	return out, nil
+	err := s.readSummaries(ctx, roots, hitFields, func(d Document) {
+		h := SearchHit{Summary: summaryOf(d)}
+		h.Subtitles, h.Art = sidecarsOf(d)
+		out = append(out, h)
+	})
+	return out, err
 }
 
 type catalogArgs struct {

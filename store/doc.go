@@ -33,10 +33,9 @@
 //	                                  (sha2-256), i (IPFS CID), "si" for a small
 //	                                  file, "" for none (lua/common.lua); //<token>
 //	                                  → score for a search token the root was
-//	                                  posted under (tk: below) and // alone → its
-//	                                  sort key, while search ran in Redis: no
-//	                                  longer written; a deleted or merged root
-//	                                  takes its old postings with it.
+//	                                  posted under (tk: below) while search ran in
+//	                                  Redis: no longer written; a deleted or
+//	                                  merged root takes its old postings with it.
 //	                                  Entries fit Redis' default listpack limits
 //	                                  (64 bytes, 128 entries), so a root's index
 //	                                  stays a listpack
@@ -102,10 +101,7 @@
 //	                                  * (the suffix length) and # (the postings).
 //	                                  Layout 1 kept tok:<token> sorted sets, and
 //	                                  a root's tokens in toks:<root>
-//	tk:__vocab__              ZSET    every token something was posted under (the
-//	                                  prefixes and typos of search while it ran in
-//	                                  Redis).
-//	                                  tk:, tk:__vocab__ and the // entries of
+//	                                  tk: and the // entries of
 //	                                  fields:<root> are no longer written: the
 //	                                  search index is node/catalog's TextIndex, on
 //	                                  disk. A delete still takes a root's old

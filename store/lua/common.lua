@@ -132,10 +132,6 @@ local function ownall(r)
   return out
 end
 
--- VOCAB is every token something is posted under (store/match.go:
--- vocabularyKey): prefixes are its ranges, a word's edits are looked up in
--- it.
-local VOCAB = 'tk:__vocab__'
 local POSTMAX = 96
 local POSTLEVELS = 3
 local B32 = '0123456789ABCDEFGHJKMNPQRSTVWXYZ'
@@ -176,7 +172,6 @@ end
 local function tkadd(t, r, w)
   local k = 'tk:' .. t
   local l = tklevel(k)
-  redis.call('ZADD', VOCAB, 'NX', 0, t)
   if l == 0 then
     if redis.call('HSET', k, r, w) == 1 and redis.call('HLEN', k) > POSTMAX then tksplit(t, 0) end
     return
@@ -191,20 +186,16 @@ local function tkdel(t, r)
   local k = 'tk:' .. t
   local l = tklevel(k)
   if l == 0 then
-    if redis.call('HDEL', k, r) == 1 and redis.call('EXISTS', k) == 0 then redis.call('ZREM', VOCAB, t) end
+    redis.call('HDEL', k, r)
   elseif redis.call('HDEL', k .. ':' .. string.sub(r, -l), r) == 1 then
-    if redis.call('HINCRBY', k, '#', -1) <= 0 then
-      redis.call('DEL', k)
-      redis.call('ZREM', VOCAB, t)
-    end
+    if redis.call('HINCRBY', k, '#', -1) <= 0 then redis.call('DEL', k) end
   end
 end
--- tokall returns r's search tokens as {token → weight} (the entry '//'
--- alone is r's sort key, not a token).
+-- tokall returns r's search tokens as {token → weight}.
 local function tokall(r)
   local kv, out = redis.call('HGETALL', fieldsk(r)), {}
   for i = 1, #kv, 2 do
-    if fltok(kv[i]) and #kv[i] > 2 then out[string.sub(kv[i], 3)] = kv[i + 1] end
+    if fltok(kv[i]) then out[string.sub(kv[i], 3)] = kv[i + 1] end
   end
   return out
 end
