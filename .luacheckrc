@@ -9,26 +9,29 @@ stds.redis = {
   read_globals = {"KEYS", "ARGV", "redis", "cjson", "cmsgpack", "bit", "struct"},
 }
 
+-- What store/lua.go writes before common.lua (luaFieldCodes).
+stds.codes = {read_globals = {"FLCODE", "FLNAME"}}
+
 -- The top-level locals of common.lua: what every script sees.
 local common = {
-  "fieldsk", "flenc", "fldec", "flall", "fladd", "flrem", "flhas", "flname", "fltok",
+  "fieldsk", "flenc", "flcid", "fldec", "flall", "fladd", "flrem", "flhas", "flname",
   "ROLE", "ownmap", "ownget", "ownmove", "owndel", "ownset", "ownall",
-  "pathstate", "POSTMAX", "POSTLEVELS", "B32", "tklevel", "tksuffixes", "tkall", "tksplit", "tkadd", "tkdel", "tokall", "unpost",
+  "PATHS", "PF", "pget", "pput", "pset", "pathstate",
 }
 
 -- The top-level locals of prelude.lua: what a write script sees.
 local prelude = {
-  "EVMAX", "EVTS", "IDX", "PATHS",
-  "fk", "supk", "lrnk", "pk", "inok",
+  "EVMAX", "EVTS", "IDX",
+  "fk", "supk", "lrnk", "inok",
   "setf", "learn", "learnall", "xadd", "emit",
   "KS", "KSO", "kst", "ksadd", "ksrem", "kswhy", "joined", "ksflush",
-  "inodeadd", "indexpath", "unindexpath", "member", "dropmember", "suponly", "ownmember",
+  "inodeadd", "indexpath", "proot", "unindexpath", "member", "dropmember", "suponly", "ownmember",
   "setprimary", "attach", "deleteroot", "merge", "arrive", "better", "remove",
   "confirm", "rearrive", "extracted", "ingestone",
 }
 
 -- The top-level locals of readprelude.lua: what a read script sees.
-local readprelude = {"IDX", "fk", "pk", "docfor"}
+local readprelude = {"IDX", "fk", "docfor"}
 
 stds.common = {read_globals = common}
 stds.prelude = {read_globals = prelude}
@@ -41,18 +44,18 @@ local function unused(names)
   return out
 end
 
-std = "lua51+redis+common+prelude"
+std = "lua51+redis+codes+common+prelude"
 max_line_length = false
 
-files["store/lua/common.lua"] = {std = "lua51+redis", ignore = unused(common)}
-files["store/lua/prelude.lua"] = {std = "lua51+redis+common", ignore = unused(prelude)}
-files["store/lua/readprelude.lua"] = {std = "lua51+redis+common", ignore = unused(readprelude)}
+files["store/lua/common.lua"] = {std = "lua51+redis+codes", ignore = unused(common)}
+files["store/lua/prelude.lua"] = {std = "lua51+redis+codes+common", ignore = unused(prelude)}
+files["store/lua/readprelude.lua"] = {std = "lua51+redis+codes+common", ignore = unused(readprelude)}
 
 -- Read scripts (readScript in store/lua.go) and the bare one (no prelude).
 for _, f in ipairs({"path", "document", "documentbycid", "canonical", "catalog"}) do
-  files["store/lua/" .. f .. ".lua"] = {std = "lua51+redis+common+readprelude"}
+  files["store/lua/" .. f .. ".lua"] = {std = "lua51+redis+codes+common+readprelude"}
 end
 -- Bare scripts: common.lua and the body.
-for _, f in ipairs({"upgrade2"}) do
-  files["store/lua/" .. f .. ".lua"] = {std = "lua51+redis+common"}
+for _, f in ipairs({"upgrade2", "upgrade3", "repairpaths"}) do
+  files["store/lua/" .. f .. ".lua"] = {std = "lua51+redis+codes+common"}
 end

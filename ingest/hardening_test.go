@@ -242,7 +242,7 @@ func TestScan_ReextractsWithNewerParser(t *testing.T) {
 	raw.HSet(bg, "fields:"+string(st.Root), "release/cd", "")
 	raw.Set(bg, "file:"+string(st.Root)+"/tmdb/id", "1878", 0)
 	raw.HSet(bg, "fields:"+string(st.Root), "tmdb/id", "")
-	raw.HDel(bg, "path:"+p, "xv")
+	storetest.SetPathField(t, raw, p, "xv", "")
 
 	prog := scan(t, s, l)
 	if prog.Hashed != 0 {

@@ -164,7 +164,7 @@ func TestScan_UnchangedSidecarRelinksNothing(t *testing.T) {
 		t.Fatalf("the first scan did not link the subtitle: %v", d.Fields)
 	}
 	// What an older release left: the subtitle's extraction unversioned.
-	raw.HDel(bg, "path:"+sub, "xv")
+	storetest.SetPathField(t, raw, sub, "xv", "")
 
 	c := &countStore{Store: s, calls: map[string][]string{}}
 	if _, err := ingest.Scan(bg, c, cfg, time.Hour, nil); err != nil {

@@ -65,7 +65,7 @@ func BenchmarkFootprint(b *testing.B) {
 		b.Fatal(err)
 	}
 	indexTime := time.Since(start)
-	mem1, _ := s.MemoryUsed(ctx)
+	mem1, _ := s.SettledMemoryUsed(ctx)
 	fam, keys, err := s.DebugFootprint(ctx)
 	if err != nil {
 		b.Fatal(err)
@@ -126,7 +126,7 @@ func serverMemory(url string) (int64, error) {
 		return 0, err
 	}
 	defer s.Close()
-	return s.MemoryUsed(context.Background())
+	return s.SettledMemoryUsed(context.Background())
 }
 
 // writeNamedLibrary writes n small files with release names: two thirds

@@ -19,7 +19,9 @@ import (
 // before layout versions wrote: fields:<root> sets, own:<root> hashes,
 // tok:<token> sorted sets; 13 fields, 2 members, 1 path and 11 tokens a
 // file) straight into a real redis-server, then times Open upgrading it
-// to Layout in place, and reports the time per 100,000 files.
+// to Layout in place, and reports the time per 100,000 files of each
+// step (layout 1 → 2, whose postings and path hashes the step to 3
+// converts, then 2 → 3) as the upgrade logs them.
 //
 //	METAMESH_UPGRADE_FILES=100000 go test ./store -run '^$' -bench Upgrade -benchtime 1x
 func BenchmarkUpgrade(b *testing.B) {
@@ -28,8 +30,9 @@ func BenchmarkUpgrade(b *testing.B) {
 		n = v
 	}
 	ctx := context.Background()
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	srv, err := StartServer(ctx, ServerConfig{Dir: b.TempDir(), Logger: log})
+	steps := &upgradeSteps{}
+	log := slog.New(steps)
+	srv, err := StartServer(ctx, ServerConfig{Dir: b.TempDir(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -53,10 +56,53 @@ func BenchmarkUpgrade(b *testing.B) {
 	if err != nil || d.Fields["titles/eng"] == "" {
 		b.Fatalf("a file after the upgrade: %+v %v", d, err)
 	}
+	if paths, err := s.PathsAfter(ctx, "", 1); err != nil || len(paths) != 1 {
+		b.Fatalf("paths after the upgrade: %q %v", paths, err)
+	} else if st, err := s.Path(ctx, paths[0]); err != nil || !st.Hashed {
+		b.Fatalf("a path after the upgrade: %+v %v", st, err)
+	}
 	per := took.Seconds() / float64(n) * 100_000
-	fmt.Printf("\nupgrade layout 1 → %d: %d files written in %s, upgraded in %s: %.1f s per 100,000 files\n\n",
+	fmt.Printf("\nupgrade layout 1 → %d: %d files written in %s, upgraded in %s: %.1f s per 100,000 files\n",
 		Layout, n, wrote.Round(time.Millisecond), took.Round(time.Millisecond), per)
+	for _, st := range steps.took {
+		fmt.Printf("  layout %d → %d: %s, %.1f s per 100,000 files\n", st.to-1, st.to, st.took.Round(time.Millisecond), st.took.Seconds()/float64(n)*100_000)
+		b.ReportMetric(st.took.Seconds()/float64(n)*100_000, fmt.Sprintf("s/100k-files-to-%d", st.to))
+	}
+	fmt.Println()
 	b.ReportMetric(per, "s/100k-files")
+}
+
+// upgradeSteps is a log handler that keeps how long each upgrade step
+// took, from the upgrade's "store upgraded" lines.
+type upgradeSteps struct {
+	took []struct {
+		to   int
+		took time.Duration
+	}
+}
+
+func (*upgradeSteps) Enabled(context.Context, slog.Level) bool { return true }
+func (h *upgradeSteps) WithAttrs([]slog.Attr) slog.Handler     { return h }
+func (h *upgradeSteps) WithGroup(string) slog.Handler          { return h }
+func (h *upgradeSteps) Handle(_ context.Context, r slog.Record) error {
+	if r.Message != "store upgraded" {
+		return nil
+	}
+	var st struct {
+		to   int
+		took time.Duration
+	}
+	r.Attrs(func(a slog.Attr) bool {
+		switch a.Key {
+		case "to":
+			st.to = int(a.Value.Int64())
+		case "took":
+			st.took = a.Value.Duration()
+		}
+		return true
+	})
+	h.took = append(h.took, st)
+	return nil
 }
 
 func layout1Hashes(i int) Hashes {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/ipfs/go-cid"
@@ -64,6 +65,9 @@ func (s *Store) Check(ctx context.Context) ([]Violation, error) {
 	for _, r := range roots {
 		c.index[r] = true
 	}
+	if err := c.readPaths(); err != nil {
+		return nil, err
+	}
 	for _, r := range roots {
 		if err := c.root(RootID(r)); err != nil {
 			return nil, err
@@ -75,7 +79,8 @@ func (s *Store) Check(ctx context.Context) ([]Violation, error) {
 	}{
 		{"cid:*", c.cid},
 		{"cidalt:*", c.cidAlt},
-		{"path:*", c.path},
+		{"path:*", c.legacy},
+		{"tk:*", c.legacy},
 		{"file:*", c.fileKey},
 		{"fields:*", c.fieldsSet},
 		{"own:*", c.legacy},
@@ -100,15 +105,9 @@ func (s *Store) Check(ctx context.Context) ([]Violation, error) {
 			c.bad(keyPeerRoots, "lists %s, which is not an indexed root", r)
 		}
 	}
-	paths, err := s.rdb.ZRange(ctx, keyPaths, 0, -1).Result()
-	if err != nil {
-		return nil, err
-	}
-	for _, p := range paths {
-		if n, err := s.rdb.Exists(ctx, pathKey(p)).Result(); err != nil {
+	for p, st := range c.paths {
+		if err := c.path(p, st); err != nil {
 			return nil, err
-		} else if n == 0 {
-			c.bad(keyPaths, "lists %q, which has no path:%s", p, p)
 		}
 	}
 	sort.Slice(c.out, func(i, j int) bool { return c.out[i].Key < c.out[j].Key })
@@ -119,7 +118,35 @@ type checker struct {
 	s     *Store
 	ctx   context.Context
 	index map[string]bool
+	paths map[string]PathState // the path index, read once
 	out   []Violation
+}
+
+// readPaths reads the whole path index into c.paths; a member with no
+// state, or a second member of one path, is a violation.
+func (c *checker) readPaths() error {
+	c.paths = map[string]PathState{}
+	for min := "-"; ; {
+		page, err := c.s.rdb.ZRangeByLex(c.ctx, keyPaths, &redis.ZRangeBy{Min: min, Max: "+", Count: 1000}).Result()
+		if err != nil {
+			return err
+		}
+		if len(page) == 0 {
+			return nil
+		}
+		for _, m := range page {
+			p, st, ok := decodePathMember(m)
+			switch _, seen := c.paths[p]; {
+			case !ok:
+				c.bad(keyPaths, "member %q holds no path state", m)
+			case seen:
+				c.bad(keyPaths, "path %q has more than one member", p)
+			default:
+				c.paths[p] = st
+			}
+		}
+		min = "(" + page[len(page)-1]
+	}
 }
 
 func (c *checker) bad(key, format string, args ...any) {
@@ -230,11 +257,7 @@ func (c *checker) root(r RootID) error {
 }
 
 func (c *checker) pathOwner(p string, r RootID, from string) error {
-	owner, err := c.s.rdb.HGet(c.ctx, pathKey(p), "root").Result()
-	if err != nil && err != redis.Nil {
-		return err
-	}
-	if owner != string(r) {
+	if owner := c.paths[p].Root; owner != r {
 		c.bad(from, "path %q is indexed to %q, not this root", p, owner)
 	}
 	return nil
@@ -282,15 +305,9 @@ func (c *checker) cidAlt(key string) error {
 	return nil
 }
 
-func (c *checker) path(key string) error {
-	if key == keyPaths {
-		return nil
-	}
-	p := strings.TrimPrefix(key, "path:")
-	r, err := c.s.rdb.HGet(c.ctx, key, "root").Result()
-	if err != nil && err != redis.Nil {
-		return err
-	}
+// path checks one path of the path index against its root.
+func (c *checker) path(p string, st PathState) error {
+	key, r := keyPaths+" "+p, string(st.Root)
 	if !c.index[r] {
 		c.bad(key, "points to %q, which is not an indexed root", r)
 		return nil
@@ -307,11 +324,6 @@ func (c *checker) path(key string) error {
 		if !dup {
 			c.bad(key, "root %s has it neither as filePath nor in duplicates", r)
 		}
-	}
-	if _, err := c.s.rdb.ZScore(c.ctx, keyPaths, p).Result(); err == redis.Nil {
-		c.bad(key, "missing from %s", keyPaths)
-	} else if err != nil {
-		return err
 	}
 	return nil
 }
@@ -429,11 +441,7 @@ func (c *checker) own(r RootID, fp string, fields []string) error {
 		sort.Strings(dagpbs)
 		c.bad(string(r), "computed from its own bytes it holds %d sha2-256 %v and %d dag-pb %v; want at most one of each", len(shas), shas, len(dagpbs), dagpbs)
 	}
-	hashed, err := rdb.HGet(ctx, pathKey(fp), "hashed").Result()
-	if err != nil && err != redis.Nil {
-		return err
-	}
-	if hashed == "1" && own["sha"] == "" {
+	if c.paths[fp].Hashed && own["sha"] == "" {
 		c.bad(fieldsKey(r), "the primary %q is confirmed but the root has no own sha2-256", fp)
 	}
 	return nil
@@ -511,7 +519,10 @@ func (c *checker) peerOnly(r RootID) error {
 // legacy reports a key of an older layout the upgrade should have
 // converted.
 func (c *checker) legacy(key string) error {
-	c.bad(key, "a key of layout 1, which layout %d has no more", Layout)
+	if key == keyPaths {
+		return nil
+	}
+	c.bad(key, "a key of an older layout, which layout %d has no more", Layout)
 	return nil
 }
 
@@ -534,11 +545,8 @@ func (c *checker) inode(key string) error {
 		return err
 	}
 	for _, p := range paths {
-		st, err := c.s.rdb.HMGet(c.ctx, pathKey(p), "dev", "ino").Result()
-		if err != nil {
-			return err
-		}
-		if st[0] != dev || st[1] != ino {
+		st, ok := c.paths[p]
+		if !ok || strconv.FormatUint(st.Dev, 10) != dev || strconv.FormatUint(st.Ino, 10) != ino {
 			c.bad(key, "lists %q, which is not known with this device and inode", p)
 		}
 	}

@@ -18,10 +18,10 @@
 //	meta:events               STREAM  path lifecycle and key-set changes (MAXLEN ~ 10,000
 //	                                  by default; see below)
 //
-// Keys this node adds where the reference schema leaves gaps (layout 2;
+// Keys this node adds where the reference schema leaves gaps (layout 3;
 // version.go, upgrade.go):
 //
-//	meta:layout               STRING  the layout version ("2"); Open refuses a newer
+//	meta:layout               STRING  the layout version ("3"); Open refuses a newer
 //	                                  one and upgrades an older one in place
 //	meta:upgrade              HASH    to, cursor: an upgrade under way (resumed
 //	                                  by the next Open after a crash)
@@ -31,36 +31,39 @@
 //	                                  the key-set member cids/<cid> → which of the
 //	                                  root's own digests it is: m (midhash), s
 //	                                  (sha2-256), i (IPFS CID), "si" for a small
-//	                                  file, "" for none (lua/common.lua); //<token>
-//	                                  → score for a search token the root was
-//	                                  posted under (tk: below) while search ran in
-//	                                  Redis: no longer written; a deleted or
-//	                                  merged root takes its old postings with it.
-//	                                  Entries fit Redis' default listpack limits
+//	                                  file, "" for none (lua/common.lua). The
+//	                                  own digests are the digests of the root's
+//	                                  own confirmed bytes (sha and ipfs only once
+//	                                  its primary, or a duplicate promoted
+//	                                  after confirmation, was hashed); what the
+//	                                  node may announce for the root (layout 1
+//	                                  kept them in own:<root>). Entries fit Redis' default listpack limits
 //	                                  (64 bytes, 128 entries), so a root's index
 //	                                  stays a listpack
-//	path:<path>               HASH    root, size, mtime (ns), mid (midhash256),
-//	                                  hashed ("1" once the full pass is applied),
-//	                                  dev and ino (the file's identity: hard
-//	                                  links and moves), link ("1" for a
-//	                                  symlink, "h" for a file that has or may
-//	                                  have other hard links, "" for a file's
-//	                                  only name), xv (the extraction version last
-//	                                  applied as a primary): O(1) deletes and
-//	                                  renames, and restart reconciliation
-//	                                  without re-hashing
+//	path:__index__            ZSET    every local path, once (score 0): a member
+//	                                  is the path, a NUL byte, then its state,
+//	                                  these values joined by spaces: root, size,
+//	                                  mtime (ns), mid (midhash256), hashed ("1"
+//	                                  once the full pass is applied), dev and
+//	                                  ino (the file's identity: hard links and
+//	                                  moves), link ("1" for a symlink, "h" for a
+//	                                  file that has or may have other hard
+//	                                  links, "" for a file's only name), xv (the
+//	                                  extraction version last applied as a
+//	                                  primary). A path's member is found from
+//	                                  "<path>\x00" by ZRANGEBYLEX (O(log N)), and
+//	                                  a directory's paths are a lexicographic
+//	                                  range (renames and deletes of whole
+//	                                  directories, a video's sidecars): restart
+//	                                  reconciliation without re-hashing. Layouts
+//	                                  before 3 kept the state in a hash
+//	                                  path:<path> and the path again here
 //	inode:<dev>:<ino>         SET     the known paths of one file, kept only for
 //	                                  an inode that may have another known name:
 //	                                  a symbolic link's target, a file with hard
 //	                                  links (path link "h": nlink above 1, or not
 //	                                  known). A file's only name is left out, and
 //	                                  joins when a second name arrives
-//	                                  The own digests: the digests of the root's
-//	                                  own confirmed bytes (sha and ipfs only once
-//	                                  its primary, or a duplicate promoted
-//	                                  after confirmation, was hashed); what the
-//	                                  node may announce for the root (layout 1
-//	                                  kept them in own:<root>)
 //	supplied:<root>           SET     key-set members not computed from the
 //	                                  node's own bytes (AddAlias, outside
 //	                                  writers, later peers); never confirm a
@@ -74,9 +77,6 @@
 //	                                  locally: AddAlias, an outside writer);
 //	                                  a local root elects its canonical CID
 //	                                  from those and signs only those
-//	path:__index__            ZSET    every local path (score 0), so a directory's
-//	                                  paths are a lexicographic range (renames
-//	                                  and deletes of whole directories)
 //	cidalt:<cid>              SET     other roots whose key-set holds <cid> while
 //	                                  cid:<cid> points elsewhere (an ambiguous
 //	                                  midhash after a collision); when the holder
@@ -91,21 +91,6 @@
 //	conflicts:<root>          SET     "<peer> <otherRoot>": a peer's record linked
 //	                                  this local root and another one through
 //	                                  strong digests; nothing of it was merged
-//	tk:<token>                HASH    root → 2 for a title token, 1 for one only in
-//	                                  the file name or year/season/episode: the
-//	                                  roots whose searchable text holds the token
-//	                                  (search.go: Tokens). Past 96 postings it is
-//	                                  split into tk:<token>:<suffix> by the last
-//	                                  characters of the root (random in a UUIDv7),
-//	                                  each listpack-sized; tk:<token> then holds
-//	                                  * (the suffix length) and # (the postings).
-//	                                  Layout 1 kept tok:<token> sorted sets, and
-//	                                  a root's tokens in toks:<root>
-//	                                  tk: and the // entries of
-//	                                  fields:<root> are no longer written: the
-//	                                  search index is node/catalog's TextIndex, on
-//	                                  disk. A delete still takes a root's old
-//	                                  postings with it
 //	file:<root>/origin/<peer>/<field>
 //	                          STRING  what a peer said about the root; never
 //	                                  written over the root's own fields
@@ -131,8 +116,8 @@
 // search hits carry, so no sequence of peers' records renames a
 // household's file or travels on under its signature. A root known only
 // from peers elects from every member. A store written before learned:
-// existed holds none: there, what peers supplied until then counts as
-// vouched.
+// existed held none; the upgrade to layout 3 records what peers may have
+// supplied there as learned (below, Layouts and upgrades).
 //
 // A local root's strong members (rank >= 30) that are not supplied are
 // exactly its own sha and ipfs: promoting a duplicate whose bytes were not
@@ -244,12 +229,17 @@
 // nothing. meta:layout is written last. Layout 1 (no meta:layout) is the
 // layout before versions were recorded; its upgrade moves fields:<root>
 // from a SET to the HASH above with own:<root> and toks:<root> folded in,
-// turns the tok: sorted sets into tk: postings rebuilt from toks:<root>,
-// and drops the inode: sets that list one path other than a symbolic
-// link. A layout-1 store
-// written before learned: existed has none: what peers supplied until
-// then stays vouched for, since nothing in the store tells those members
-// from ones the household supplied.
+// turns the tok: sorted sets into tk: postings (hashes) rebuilt from
+// toks:<root>, and drops the inode: sets that list one path other than a
+// symbolic link. The upgrade from layout 2 (lua/upgrade3.lua) folds each
+// path:<path> hash into the path's member of path:__index__, deletes the
+// search postings (tk:<token>, the //<token> entries of fields:<root>)
+// and drops members the path index listed without a hash; and in a store
+// written before learned: existed, where a root with peers has no
+// learned:<root>, it records every member of supplied:<root> that is no
+// own digest as learned from all the root's peers: nothing tells those
+// members from ones the household supplied, and a wrong one vouched for
+// would travel on under the household's signature (docs/schema.md).
 //
 // # The document cache
 //

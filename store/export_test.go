@@ -71,6 +71,19 @@ func (s *Store) DebugConfigGet(ctx context.Context, k string) (string, error) {
 	return m[k], err
 }
 
+// DebugDelPath takes local path p out of the path index (its member
+// alone, as a fault would); tests only.
+func (s *Store) DebugDelPath(ctx context.Context, p string) error {
+	ms, err := s.rdb.ZRangeByLex(ctx, keyPaths, pathRange(p)).Result()
+	if err != nil || len(ms) == 0 {
+		return err
+	}
+	return s.rdb.ZRem(ctx, keyPaths, ms[0]).Err()
+}
+
+// PathFields are the values of a path's state in the path index, in order.
+var PathFields = pathFields
+
 // DebugHSet, DebugHDel and DebugSAdd write raw hash fields and set
 // members; tests only.
 func (s *Store) DebugHSet(ctx context.Context, key, field, val string) error {
@@ -202,6 +215,24 @@ func (s *Store) MemoryUsed(ctx context.Context) (int64, error) {
 		}
 	}
 	return 0, errors.New("store: INFO memory has no used_memory")
+}
+
+// SettledMemoryUsed is MemoryUsed once Redis has finished growing its
+// main table: a table that doubled is rehashed into the new one a little
+// every 100 ms, and both count until it ends (8 MB more for 2^20 keys),
+// so it waits until two reads a second apart agree (at most a minute);
+// tests only.
+func (s *Store) SettledMemoryUsed(ctx context.Context) (int64, error) {
+	last, err := s.MemoryUsed(ctx)
+	for i := 0; err == nil && i < 60; i++ {
+		time.Sleep(time.Second)
+		var n int64
+		if n, err = s.MemoryUsed(ctx); err == nil && n == last {
+			break
+		}
+		last = n
+	}
+	return last, err
 }
 
 // ParseRootID checks s is a 26-character UUIDv7 root ID; tests only.

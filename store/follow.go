@@ -23,7 +23,7 @@ type RepairReport struct {
 	Listed   int `json:"listed"`   // fields added to a field index
 	Unlisted int `json:"unlisted"` // listed fields whose key was gone
 	Deleted  int `json:"deleted"`  // keys of roots that no longer exist (deleteOrphans)
-	Paths    int `json:"paths"`    // path:<path> entries put back in path:__index__
+	Paths    int `json:"paths"`    // paths a root lists put back in the path index, unconfirmed
 	Invalid  int `json:"invalid"`  // file:<root>/cids/<x> keys whose <x> is no canonical CID (left alone)
 }
 
@@ -148,7 +148,8 @@ func (s *Store) track(ctx context.Context, keys []string, deleteOrphans bool) (R
 // file:<root>/<field> key and every field a fields:<root> set lists is
 // tracked as Follow would (listing outside writers' fields, unlisting
 // deleted ones, adding cids/ members to the key-set with their aliases),
-// and every path:<path> hash is put back in path:__index__. With
+// and every path a root lists (filePath, duplicates) that the path index
+// lost is put back, unconfirmed (lua/repairpaths.lua). With
 // deleteOrphans, keys of roots that are no longer indexed (left by a write
 // after the root was deleted) are deleted. It SCANs the keyspace: for
 // fsck --repair and after a reconnect, never a request path.
@@ -227,20 +228,26 @@ func (s *Store) Repair(ctx context.Context, deleteOrphans bool) (RepairReport, e
 			}
 		}
 	}
-	it = s.rdb.Scan(ctx, 0, "path:*", 1000).Iterator()
-	for it.Next(ctx) {
-		k := it.Val()
-		if k == keyPaths {
-			continue
-		}
-		n, err := s.rdb.ZAddNX(ctx, keyPaths, redis.Z{Member: strings.TrimPrefix(k, "path:")}).Result()
-		if err != nil {
-			return total, fmt.Errorf("store: %w", err)
-		}
+	var roots rootsArgs
+	putBack := func() error {
+		n, err := luaRepairPaths.run(ctx, s, roots)
 		total.Paths += int(n)
+		roots = roots[:0]
+		return err
 	}
-	if err := it.Err(); err != nil {
+	rit := s.rdb.SScan(ctx, keyIndex, 0, "", 1000).Iterator()
+	for rit.Next(ctx) {
+		if roots = append(roots, RootID(rit.Val())); len(roots) >= 500 {
+			if err := putBack(); err != nil {
+				return total, err
+			}
+		}
+	}
+	if err := rit.Err(); err != nil {
 		return total, fmt.Errorf("store: %w", err)
+	}
+	if err := putBack(); err != nil {
+		return total, err
 	}
 	return total, nil
 }

@@ -77,15 +77,14 @@ func TestRemove_PromotedConfirmedDuplicateKeepsDigests(t *testing.T) {
 // (held by confirmed duplicates) leaves the root instead of adding a
 // second sha2-256 to it.
 func TestConfirm_DisagreeingPrimarySplits(t *testing.T) {
-	s := storetest.New(t)
+	srv := storetest.Server(t)
+	s := openOn(t, srv)
 	a, b := content{5, 1}, content{5, 2}
 	r := ingest(t, s, stat("/l/a", 10), a).Root
 	ingest(t, s, stat("/l/a2", 10), a)
 	// The lifecycle never confirms a primary twice; force the state in
 	// which the primary's pass is pending again.
-	if err := s.DebugHSet(ctx, "path:/l/a", "hashed", "0"); err != nil {
-		t.Fatal(err)
-	}
+	storetest.SetPathField(t, rawClient(t, srv), "/l/a", "hashed", "0")
 	o := must[store.Outcome](t)(s.Confirm(ctx, stat("/l/a", 10), b.hashes()))
 	if o.Kind != store.KindSplit || o.Root == r {
 		t.Fatalf("confirm disagreeing primary = %+v, want split off %s", o, r)

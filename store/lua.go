@@ -60,7 +60,7 @@ func luaFile(name string) string {
 
 // luaSource composes the script file name as kind.
 func luaSource(kind luaKind, name string) string {
-	body, common := luaFile(name), luaFile(luaCommonFile)
+	body, common := luaFile(name), luaFieldCodes()+luaFile(luaCommonFile)
 	switch kind {
 	case luaWrite:
 		return common + luaFile(luaPreludeFile) + "local function main()\n" + body + "\nend\nlocal res = main()\nksflush()\nreturn res\n"
@@ -130,6 +130,7 @@ var (
 	luaDeleteRoot    = newScript[deleteRootArgs](luaWrite, "deleteroot.lua", "", decodeOutcome)
 	luaSetFields     = newScript[setFieldsArgs](luaWrite, "setfields.lua", "set fields", decodeSetFields)
 	luaMergeRecord   = newScript[mergeRecordArgs](luaWrite, "mergerecord.lua", "merge record", decodeMerge)
+	luaRepairPaths   = newScript[rootsArgs](luaBare, "repairpaths.lua", "repair paths", decodeUpgrade)
 	luaPath          = newScript[pathArgs](luaRead, "path.lua", "", decodePath)
 	luaDocument      = newScript[documentArgs](luaRead, "document.lua", "read document", decodeDocument)
 	luaDocumentByCID = newScript[documentByCIDArgs](luaRead, "documentbycid.lua", "read document", decodeDocumentByCID)
@@ -385,6 +386,17 @@ func (a mergeRecordArgs) argv() []any {
 }
 
 // pathArgs: path.lua.
+// rootsArgs are some roots.
+type rootsArgs []RootID
+
+func (a rootsArgs) argv() []any {
+	v := make([]any, len(a))
+	for i, r := range a {
+		v[i] = string(r)
+	}
+	return v
+}
+
 type pathArgs struct{ path string }
 
 func (a pathArgs) argv() []any { return []any{a.path} }

@@ -42,10 +42,10 @@ func TestLuacheckrcCoversTheScripts(t *testing.T) {
 	for _, k := range []luaKind{luaRead, luaBare} {
 		slices.Sort(byKind[k])
 	}
-	if got, want := listed("lua51+redis+common+readprelude"), byKind[luaRead]; !slices.Equal(got, want) {
+	if got, want := listed("lua51+redis+codes+common+readprelude"), byKind[luaRead]; !slices.Equal(got, want) {
 		t.Errorf(".luacheckrc's read scripts %q, the store's %q", got, want)
 	}
-	if got, want := listed("lua51+redis+common"), byKind[luaBare]; !slices.Equal(got, want) {
+	if got, want := listed("lua51+redis+codes+common"), byKind[luaBare]; !slices.Equal(got, want) {
 		t.Errorf(".luacheckrc's bare scripts %q, the store's %q", got, want)
 	}
 }

@@ -55,6 +55,46 @@ func pathState(v []string) PathState {
 	return st
 }
 
+// The path index (layout 3; lua/common.lua) is the sorted set
+// path:__index__ with one member per local path: the path, a NUL byte,
+// then its state, these values joined by single spaces.
+var pathFields = []string{"root", "size", "mtime", "mid", "hashed", "dev", "ino", "link", "xv"}
+
+// pathOfMember is the path a member of the path index is of.
+func pathOfMember(m string) string {
+	p, _, _ := strings.Cut(m, "\x00")
+	return p
+}
+
+// pathsOfMembers turns members of the path index into their paths, in
+// place.
+func pathsOfMembers(ms []string) []string {
+	for i, m := range ms {
+		ms[i] = pathOfMember(m)
+	}
+	return ms
+}
+
+// decodePathMember reads a member of the path index: its path and state
+// (Primary is not in it). ok is false for a member that holds no state.
+func decodePathMember(m string) (string, PathState, bool) {
+	p, state, ok := strings.Cut(m, "\x00")
+	if !ok {
+		return p, PathState{}, false
+	}
+	v := strings.SplitN(state, " ", len(pathFields))
+	if len(v) != len(pathFields) {
+		return p, PathState{}, false
+	}
+	// pathState reads path.lua's order, which has "primary" at 5.
+	return p, pathState(append(v[:5:5], append([]string{"0"}, v[5:]...)...)), true
+}
+
+// pathRange is the range of path p's member in the path index.
+func pathRange(p string) *redis.ZRangeBy {
+	return &redis.ZRangeBy{Min: "[" + p + "\x00", Max: "(" + p + "\x01", Count: 1}
+}
+
 // PathsOfInode lists the known local paths recorded with device dev and
 // inode ino: the hard links of one file.
 func (s *Store) PathsOfInode(ctx context.Context, dev, ino uint64) ([]string, error) {
@@ -74,13 +114,14 @@ func inodeKey(dev, ino uint64) string {
 func (s *Store) PathsAfter(ctx context.Context, after string, limit int) ([]string, error) {
 	min := "-"
 	if after != "" {
-		min = "(" + after
+		// Past every member of after itself (after, NUL, its state).
+		min = "[" + after + "\x01"
 	}
 	v, err := s.rdb.ZRangeByLex(ctx, keyPaths, &redis.ZRangeBy{Min: min, Max: "+", Count: int64(limit)}).Result()
 	if err != nil {
 		return nil, fmt.Errorf("store: %w", err)
 	}
-	return v, nil
+	return pathsOfMembers(v), nil
 }
 
 // PathsUnder lists the known local paths inside directory dir, in
@@ -90,7 +131,7 @@ func (s *Store) PathsUnder(ctx context.Context, dir string) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: %w", err)
 	}
-	return v, nil
+	return pathsOfMembers(v), nil
 }
 
 // PathsWithPrefixes lists, for each prefix, at most limit known local
@@ -112,7 +153,7 @@ func (s *Store) PathsWithPrefixes(ctx context.Context, prefixes []string, limit 
 	}
 	out := make([][]string, len(prefixes))
 	for i, c := range cmds {
-		out[i] = c.Val()
+		out[i] = pathsOfMembers(c.Val())
 	}
 	return out, nil
 }
@@ -142,9 +183,9 @@ func learnedKey(r RootID) string  { return "learned:" + string(r) }
 // not know are left out of the map.
 func (s *Store) Paths(ctx context.Context, paths []string) (map[string]PathState, error) {
 	pipe := s.rdb.Pipeline()
-	cmds := make([]*redis.SliceCmd, len(paths))
+	cmds := make([]*redis.StringSliceCmd, len(paths))
 	for i, p := range paths {
-		cmds[i] = pipe.HMGet(ctx, pathKey(p), "root", "size", "mtime", "mid", "hashed", "dev", "ino", "link", "xv")
+		cmds[i] = pipe.ZRangeByLex(ctx, keyPaths, pathRange(p))
 	}
 	if _, err := pipe.Exec(ctx); err != nil {
 		return nil, fmt.Errorf("store: %w", err)
@@ -153,19 +194,13 @@ func (s *Store) Paths(ctx context.Context, paths []string) (map[string]PathState
 	var known []string
 	for i, c := range cmds {
 		v := c.Val()
-		if v[0] == nil {
+		if len(v) == 0 {
 			continue
 		}
-		// pathState reads path.lua's layout, which has "primary" at 5.
-		str := make([]string, 10)
-		for j, x := range v {
-			if j >= 5 {
-				j++
-			}
-			str[j], _ = x.(string)
+		if _, st, ok := decodePathMember(v[0]); ok {
+			out[paths[i]] = st
+			known = append(known, paths[i])
 		}
-		out[paths[i]] = pathState(str)
-		known = append(known, paths[i])
 	}
 	if len(known) == 0 {
 		return out, nil

@@ -140,7 +140,7 @@ func TestCheck_FindsCorruption(t *testing.T) {
 			return s.DebugSet(ctx, "file:"+string(r)+"/stray", "x")
 		}, "not listed"},
 		{"lost path index", func(s *store.Store, r store.RootID, h store.Hashes) error {
-			return s.DebugDel(ctx, "path:/a")
+			return s.DebugDelPath(ctx, "/a")
 		}, "indexed to"},
 		{"orphan root keys", func(s *store.Store, r store.RootID, h store.Hashes) error {
 			return s.DebugSet(ctx, "file:01JKR8XW5T7QMV7AHNJ2DEFGHK/title", "x")

@@ -20,8 +20,7 @@ import (
 // tokens (Tokens), title tokens apart from the others (SearchText), and
 // reads the hits of a page (SearchHits). Layouts before 3 kept the
 // postings in Redis (tk:<token>, and //<token> entries in fields:<root>);
-// nothing writes them any more, and a delete still takes a root's old
-// postings with it.
+// the upgrade to layout 3 deletes them.
 
 // Search limits.
 const (

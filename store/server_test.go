@@ -26,7 +26,7 @@ func TestStartServer_MissingBinary(t *testing.T) {
 
 // rawClient is a plain go-redis client on srv, for what the Store does
 // not offer (CONFIG, INFO).
-func rawClient(t *testing.T, srv *store.Server) *redis.Client {
+func rawClient(t testing.TB, srv *store.Server) *redis.Client {
 	t.Helper()
 	o, err := redis.ParseURL(srv.URL())
 	if err != nil {

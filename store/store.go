@@ -215,7 +215,6 @@ func fieldKey(r RootID, f string) string { return "file:" + string(r) + "/" + f 
 func fieldsKey(r RootID) string          { return "fields:" + string(r) }
 func cidKey(c string) string             { return "cid:" + c }
 func cidAltKey(c string) string          { return "cidalt:" + c }
-func pathKey(p string) string            { return "path:" + p }
 
 // clientLog routes go-redis's own log lines (dial failures while Redis is
 // down, which the store reports as errors itself) to the store's logger at

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -40,6 +41,51 @@ var upgrades = map[int]func(ctx context.Context, s *Store, cursor uint64, keys [
 		_, err := luaUpgrade2.run(ctx, s, upgradeArgs{cursor: cursor, keys: keys})
 		return err
 	},
+	2: func(ctx context.Context, s *Store, cursor uint64, keys []string) error {
+		_, err := luaUpgrade3.run(ctx, s, upgradeArgs{cursor: cursor, keys: keys})
+		return err
+	},
+}
+
+// finishes[v] runs once the SCAN of the upgrade from layout v is done,
+// before the new layout is recorded; run again in whole when an upgrade
+// resumes, it changes nothing the second time.
+var finishes = map[int]func(ctx context.Context, s *Store) error{
+	2: dropBarePaths,
+}
+
+// dropBarePaths takes out of the path index the members layout 2 listed
+// without a path:<path> hash (upgrade3.lua converted every one that had
+// one): a path without its state is not known, and the next scan finds
+// the file again if it is there.
+func dropBarePaths(ctx context.Context, s *Store) error {
+	dropped := 0
+	for min := "-"; ; {
+		page, err := s.rdb.ZRangeByLex(ctx, keyPaths, &redis.ZRangeBy{Min: min, Max: "+", Count: 1000}).Result()
+		if err != nil {
+			return err
+		}
+		if len(page) == 0 {
+			break
+		}
+		var bare []any
+		for _, m := range page {
+			if !strings.Contains(m, "\x00") {
+				bare = append(bare, m)
+			}
+		}
+		if len(bare) > 0 {
+			if err := s.rdb.ZRem(ctx, keyPaths, bare...).Err(); err != nil {
+				return err
+			}
+			dropped += len(bare)
+		}
+		min = "(" + page[len(page)-1]
+	}
+	if dropped > 0 {
+		s.log.Warn("upgrade: paths listed without their state were dropped; the next scan finds them again", "paths", dropped)
+	}
+	return nil
 }
 
 // upgrade brings a store of layout from to Layout.
@@ -87,6 +133,11 @@ func (s *Store) upgrade(ctx context.Context, from int) error {
 				break
 			}
 		}
+		if finish := finishes[v]; finish != nil {
+			if err := finish(ctx, s); err != nil {
+				return fmt.Errorf("store: upgrade to layout %d: %w", v+1, err)
+			}
+		}
 		_, err = s.rdb.TxPipelined(ctx, func(pipe redis.Pipeliner) error {
 			pipe.Set(ctx, keyLayout, strconv.Itoa(v+1), 0)
 			pipe.Del(ctx, keyUpgrade)
@@ -119,4 +170,7 @@ func (a upgradeArgs) argv() []any {
 // decodeUpgrade reads how many keys a batch converted.
 func decodeUpgrade(c *redis.Cmd) (int64, error) { return c.Int64() }
 
-var luaUpgrade2 = newScript[upgradeArgs](luaBare, "upgrade2.lua", "upgrade", decodeUpgrade)
+var (
+	luaUpgrade2 = newScript[upgradeArgs](luaBare, "upgrade2.lua", "upgrade", decodeUpgrade)
+	luaUpgrade3 = newScript[upgradeArgs](luaBare, "upgrade3.lua", "upgrade", decodeUpgrade)
+)

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -229,36 +230,12 @@ func TestWriteFixture(t *testing.T) {
 	mustCheck(t, s2)
 }
 
-// The layout-2 fixture, replayed, reads as it was written, and fsck is
-// clean: the source of the upgrade to the next layout.
-func TestFixtureV2_ReadsAsWritten(t *testing.T) {
-	srv := storetest.Server(t)
-	f, err := os.Open(filepath.Join("testdata", "v2", "store.cmds"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if err := store.DebugReplayCommandLog(ctx, srv.URL(), f); err != nil {
-		t.Fatal(err)
-	}
-	s := must[*store.Store](t)(store.Open(ctx, store.Options{URL: srv.URL(), Logger: storetest.Logger(t)}))
-	defer s.Close()
-	want, err := os.ReadFile(filepath.Join("testdata", "v2", "reads.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, _ := json.MarshalIndent(readAll(t, s), "", " ")
-	if w := string(bytes.TrimSpace(want)); string(got) != w {
-		diffReads(t, w, string(got))
-	}
-	mustCheck(t, s)
-}
-
-// openFixtureV1 starts a Redis holding the layout-1 fixture, not opened.
-func openFixtureV1(tb testing.TB) *store.Server {
+// openFixture starts a Redis holding the fixture of layout v
+// (testdata/v<v>), not opened.
+func openFixture(tb testing.TB, v int) *store.Server {
 	tb.Helper()
 	srv := storetest.Server(tb)
-	f, err := os.Open(filepath.Join("testdata", "v1", "store.cmds"))
+	f, err := os.Open(filepath.Join("testdata", fmt.Sprintf("v%d", v), "store.cmds"))
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -269,13 +246,20 @@ func openFixtureV1(tb testing.TB) *store.Server {
 	return srv
 }
 
-func wantReadsV1(tb testing.TB) string {
+// fixtureWant is what the fixture of layout v reads as once upgraded to
+// the current layout: as it was written, but for layout 1's inode index
+// (layout2Reads).
+func fixtureWant(tb testing.TB, v int) string {
 	tb.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", "v1", "reads.json"))
+	b, err := os.ReadFile(filepath.Join("testdata", fmt.Sprintf("v%d", v), "reads.json"))
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return string(bytes.TrimSpace(b))
+	want := string(bytes.TrimSpace(b))
+	if v == 1 {
+		want = layout2Reads(tb, want)
+	}
+	return want
 }
 
 // layout2Reads is what a layout-1 store's reads are after the upgrade to
@@ -315,9 +299,10 @@ func layout2Reads(tb testing.TB, v1 string) string {
 	return v1[:start] + inodes + v1[end:]
 }
 
-// checkReadsV1 opens the store at srv and compares every read with the
-// fixture's, and runs Check.
-func checkReadsV1(tb testing.TB, srv *store.Server) {
+// checkReads opens the store at srv and compares every read with want
+// (fixtureWant), runs Check, and finds no key of an older layout: no
+// path:<path> hash, no search postings, no token entries.
+func checkReads(tb testing.TB, srv *store.Server, want string) {
 	tb.Helper()
 	s := must[*store.Store](tb)(store.Open(ctx, store.Options{URL: srv.URL(), Logger: storetest.Logger(tb)}))
 	defer s.Close()
@@ -325,10 +310,23 @@ func checkReadsV1(tb testing.TB, srv *store.Server) {
 		tb.Fatalf("layout %d after the upgrade, want %d", v, store.Layout)
 	}
 	got, _ := json.MarshalIndent(readAll(tb, s), "", " ")
-	if want := layout2Reads(tb, wantReadsV1(tb)); string(got) != want {
+	if string(got) != want {
 		diffReads(tb, want, string(got))
 	}
 	mustCheck(tb, s)
+	o := rawClient(tb, srv)
+	for _, k := range must[[]string](tb)(s.DebugKeys(ctx)) {
+		switch {
+		case strings.HasPrefix(k, "path:") && k != "path:__index__", strings.HasPrefix(k, "tk:"), strings.HasPrefix(k, "tok"):
+			tb.Errorf("key %s of an older layout is left", k)
+		case strings.HasPrefix(k, "fields:"):
+			for _, e := range o.HKeys(ctx, k).Val() {
+				if strings.HasPrefix(e, "//") {
+					tb.Errorf("%s keeps the token entry %q", k, e)
+				}
+			}
+		}
+	}
 }
 
 // diffReads reports the first lines where two reads.json differ.
@@ -349,41 +347,108 @@ func diffReads(tb testing.TB, want, got string) {
 	}
 }
 
-// A store written by the layout-1 release is upgraded in place by Open:
-// every document, alias, key-set, path, inode, own digest, search result
-// and feed position reads as it did, and fsck is clean.
-func TestUpgrade_FromLayout1(t *testing.T) {
-	srv := openFixtureV1(t)
-	checkReadsV1(t, srv)
+// A store written by the layout-1 or the layout-2 release is upgraded in
+// place by Open: every document, alias, key-set, path, inode, own digest,
+// search result and feed position reads as it did, and fsck is clean.
+func TestUpgrade_FromFixtures(t *testing.T) {
+	for _, v := range []int{1, 2} {
+		t.Run(fmt.Sprintf("layout %d", v), func(t *testing.T) {
+			checkReads(t, openFixture(t, v), fixtureWant(t, v))
+		})
+	}
 }
 
 // An upgrade stopped after any batch (as a crash would stop it) resumes
 // at the next Open and ends with the same store.
 func TestUpgrade_InterruptedResumes(t *testing.T) {
-	const batch = 25 // the fixture's ~450 keys in some 18 batches
-	for n := 1; ; n++ {
-		srv := openFixtureV1(t)
-		s, err := store.Open(ctx, store.WithUpgradeStop(store.Options{URL: srv.URL(), Logger: storetest.Logger(t)}, batch, n))
-		if err == nil {
-			// The upgrade ended before batch n: every point was tried.
-			s.Close()
-			if n < 3 {
-				t.Fatalf("the upgrade ran %d batches only; the test would prove nothing", n-1)
+	const batch = 25 // a fixture's ~450 keys in some 18 batches
+	for _, v := range []int{1, 2} {
+		t.Run(fmt.Sprintf("layout %d", v), func(t *testing.T) {
+			want := fixtureWant(t, v)
+			for n := 1; ; n++ {
+				srv := openFixture(t, v)
+				s, err := store.Open(ctx, store.WithUpgradeStop(store.Options{URL: srv.URL(), Logger: storetest.Logger(t)}, batch, n))
+				if err == nil {
+					// The upgrade ended before batch n: every point was tried.
+					s.Close()
+					if n < 3 {
+						t.Fatalf("the upgrade ran %d batches only; the test would prove nothing", n-1)
+					}
+					checkReads(t, srv, want)
+					return
+				}
+				if !errors.Is(err, store.ErrUpgradeStopped) {
+					t.Fatalf("batch %d: %v", n, err)
+				}
+				// A second interruption right after resuming, then the rest.
+				if s, err := store.Open(ctx, store.WithUpgradeStop(store.Options{URL: srv.URL(), Logger: storetest.Logger(t)}, batch, 1)); err == nil {
+					s.Close()
+				} else if !errors.Is(err, store.ErrUpgradeStopped) {
+					t.Fatalf("resume after batch %d: %v", n, err)
+				}
+				checkReads(t, srv, want)
 			}
-			checkReadsV1(t, srv)
-			return
-		}
-		if !errors.Is(err, store.ErrUpgradeStopped) {
-			t.Fatalf("batch %d: %v", n, err)
-		}
-		// A second interruption right after resuming, then the rest.
-		if s, err := store.Open(ctx, store.WithUpgradeStop(store.Options{URL: srv.URL(), Logger: storetest.Logger(t)}, batch, 1)); err == nil {
-			s.Close()
-		} else if !errors.Is(err, store.ErrUpgradeStopped) {
-			t.Fatalf("resume after batch %d: %v", n, err)
-		}
-		checkReadsV1(t, srv)
+		})
 	}
+}
+
+// In a store written before learned: existed, what peers supplied to a
+// root with peers is not told apart from what the household supplied.
+// The upgrade to layout 3 records such members as learned from every peer
+// of the root, so nothing peers said travels on under the household's
+// signature; a root with no peers keeps what it was given vouched.
+func TestUpgrade_SettlesLearnedMembers(t *testing.T) {
+	srv := openFixture(t, 2)
+	o := rawClient(t, srv)
+	learned := o.Keys(ctx, "learned:*").Val()
+	if len(learned) < 2 {
+		t.Fatalf("the fixture has %d learned: keys; the test would prove nothing", len(learned))
+	}
+	want := map[string]map[string]string{}
+	for _, k := range learned {
+		r := strings.TrimPrefix(k, "learned:")
+		peers := o.SMembers(ctx, "peers:"+r).Val()
+		sort.Strings(peers)
+		want[r] = map[string]string{}
+		for _, c := range o.SMembers(ctx, "supplied:"+r).Val() {
+			if role := o.HGet(ctx, "fields:"+r, "/"+c).Val(); role == "" {
+				want[r][c] = strings.Join(peers, " ")
+			}
+		}
+	}
+	o.Del(ctx, learned...)
+	vouchedBefore := map[string][]string{}
+	for _, k := range o.Keys(ctx, "supplied:*").Val() {
+		r := strings.TrimPrefix(k, "supplied:")
+		if o.Exists(ctx, "peers:"+r).Val() == 0 {
+			vouchedBefore[r] = o.SMembers(ctx, k).Val()
+		}
+	}
+	if len(vouchedBefore) == 0 {
+		t.Fatal("the fixture has no root the household supplied a member to without peers")
+	}
+	s := must[*store.Store](t)(store.Open(ctx, store.Options{URL: srv.URL(), Logger: storetest.Logger(t)}))
+	defer s.Close()
+	for r, members := range want {
+		d := must[store.Document](t)(s.Document(ctx, store.RootID(r)))
+		for c, peers := range members {
+			if got := strings.Join(d.Learned[c], " "); got != peers {
+				t.Errorf("root %s member %s: learned from %q, want %q", r, c, got, peers)
+			}
+			if slices.Contains(d.Vouched(), c) && d.Local() {
+				t.Errorf("local root %s vouches for %s, which only peers supplied", r, c)
+			}
+		}
+	}
+	for r, members := range vouchedBefore {
+		d := must[store.Document](t)(s.Document(ctx, store.RootID(r)))
+		for _, c := range members {
+			if !slices.Contains(d.Vouched(), c) {
+				t.Errorf("root %s no longer vouches for %s, which the household supplied", r, c)
+			}
+		}
+	}
+	mustCheck(t, s)
 }
 
 // A store of a newer layout is refused with both versions named, and

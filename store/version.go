@@ -20,7 +20,12 @@ import (
 //     are gone); the search postings are listpack HASHes, split into
 //     buckets as they grow (tk:, in place of the tok: sorted sets); the
 //     inode index lists only inodes that may have another known name.
-const Layout = 2
+//   - 3: the path is stored once, as one member of path:__index__ holding
+//     its state (path:<path> hashes are gone); no search postings (tk:,
+//     the //<token> entries of fields:<root>): the search index is on
+//     disk; members peers supplied before learned: existed are recorded
+//     as learned (docs/schema.md).
+const Layout = 3
 
 // keyLayout holds the layout version of the store, a decimal STRING.
 // Absent on an empty database (Open writes it) and on a layout-1 store
@@ -90,16 +95,71 @@ func (s *Store) ensureLayout(ctx context.Context) error {
 	return s.upgrade(ctx, v)
 }
 
-// The entries of fields:<root> in layout 2 (lua/common.lua): a field name
-// as itself (→ ""), a key-set member cids/<cid> as /<cid> (→ which of the
-// root's own digests it is: letters of "msi"), a search token t as //t
-// (→ its weight).
+// The entries of fields:<root> (lua/common.lua): a field name as itself
+// (→ ""), or as its code when it has one (fieldCodes); a key-set member
+// cids/<cid> as /<cid> (→ which of the root's own digests it is: letters
+// of "msi").
 
-// tokenEntry reports whether entry e is a search token's.
-func tokenEntry(e string) bool { return strings.HasPrefix(e, "//") }
+// fieldCodes are the field names the node writes for most files, each
+// listed in fields:<root> as a code of two bytes: "/" and the byte of its
+// position, 1 to 31 (below 0x20, which begins no CID). They are part of
+// layout 3: a code never changes meaning within a layout.
+var fieldCodes = [31]string{
+	"filePath", "sizeByte", "mtime", "fileType", "mimeType", "videoType",
+	"titles/eng", "originalTitle", "movieYear", "season", "episode", "episodeTitle",
+	"release/resolution", "release/source", "release/videoCodec", "release/audioCodec", "release/group",
+	"fileinfo/duration", "fileinfo/formatName",
+	"fileinfo/streamdetails/video/0/codec", "fileinfo/streamdetails/video/0/width", "fileinfo/streamdetails/video/0/height",
+	"fileinfo/streamdetails/audio/0/codec", "fileinfo/streamdetails/audio/0/language", "fileinfo/streamdetails/audio/0/channels",
+	"plot/eng", "genre/0", "rating", "imdbid", "tmdbid", "releasedate",
+}
+
+// fieldCode maps a coded name to its entry.
+var fieldCode = func() map[string]string {
+	m := make(map[string]string, len(fieldCodes))
+	for i, f := range fieldCodes {
+		m[f] = "/" + string(rune(i+1))
+	}
+	return m
+}()
+
+// codedField is the name entry e codes, if it is a code.
+func codedField(e string) (string, bool) {
+	if len(e) != 2 || e[0] != '/' || e[1] == 0 || int(e[1]) > len(fieldCodes) {
+		return "", false
+	}
+	return fieldCodes[e[1]-1], true
+}
+
+// memberOfEntry is the CID of a key-set member's entry e; false for a
+// field's.
+func memberOfEntry(e string) (string, bool) {
+	if _, coded := codedField(e); coded {
+		return "", false
+	}
+	return strings.CutPrefix(e, "/")
+}
+
+// luaFieldCodes writes fieldCodes as the Lua tables FLCODE (name → entry)
+// and FLNAME (entry → name) that lua/common.lua reads.
+func luaFieldCodes() string {
+	var b strings.Builder
+	b.WriteString("local FLCODE, FLNAME = {}, {}\nfor i, f in ipairs({")
+	for i, f := range fieldCodes {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(strconv.Quote(f))
+	}
+	b.WriteString("}) do\n  FLCODE[f] = '/' .. string.char(i)\n  FLNAME['/' .. string.char(i)] = f\nend\n")
+	return b.String()
+}
 
 // fieldEntry is the entry of field name f.
 func fieldEntry(f string) string {
+	if e, ok := fieldCode[f]; ok {
+		return e
+	}
 	if c, ok := strings.CutPrefix(f, "cids/"); ok {
 		return "/" + c
 	}
@@ -108,6 +168,9 @@ func fieldEntry(f string) string {
 
 // entryField is the field name of entry e.
 func entryField(e string) string {
+	if f, ok := codedField(e); ok {
+		return f
+	}
 	if c, ok := strings.CutPrefix(e, "/"); ok {
 		return "cids/" + c
 	}
@@ -120,13 +183,10 @@ func (s *Store) fieldNames(ctx context.Context, r RootID) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := es[:0]
-	for _, e := range es {
-		if !tokenEntry(e) {
-			out = append(out, entryField(e))
-		}
+	for i, e := range es {
+		es[i] = entryField(e)
 	}
-	return out, nil
+	return es, nil
 }
 
 // ownDigests reads root r's own digests: "mid", "sha", "ipfs" → CID,
@@ -150,8 +210,8 @@ func (s *Store) ownDigests(ctx context.Context, r RootID) (map[string]string, er
 func digestsOf(kv map[string]string) Hashes {
 	var h Hashes
 	for e, roles := range kv {
-		c, ok := strings.CutPrefix(e, "/")
-		if !ok || tokenEntry(e) {
+		c, ok := memberOfEntry(e)
+		if !ok {
 			continue
 		}
 		for _, l := range roles {

@@ -10,7 +10,8 @@ local function info(r)
   if not r or redis.call('SISMEMBER', IDX, r) == 0 then return false end
   local ms = {}
   for _, e in ipairs(redis.call('HKEYS', fieldsk(r))) do
-    if string.sub(e, 1, 1) == '/' and not fltok(e) then ms[#ms + 1] = string.sub(e, 2) end
+    local c = flcid(e)
+    if c then ms[#ms + 1] = c end
   end
   return {r, redis.call('EXISTS', fk(r, 'filePath')), ms, redis.call('HKEYS', 'learned:' .. r)}
 end

@@ -32,10 +32,12 @@ local function entry(r)
   if redis.call('SISMEMBER', IDX, r) == 0 then return false end
   local ms, names = {}, {}
   for _, e in ipairs(redis.call('HKEYS', fieldsk(r))) do
-    if string.sub(e, 1, 1) == '/' then
-      if not fltok(e) then ms[#ms + 1] = string.sub(e, 2) end
-    elseif wanted(e) then
-      names[#names + 1] = e
+    local c = flcid(e)
+    if c then
+      ms[#ms + 1] = c
+    else
+      local f = fldec(e)
+      if wanted(f) then names[#names + 1] = f end
     end
   end
   local kv = {}

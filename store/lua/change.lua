@@ -21,14 +21,15 @@ local function withmeta(r)
 end
 
 local p, size, mtime, dev, ino, link, mid, sha = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8]
-local r = redis.call('HGET', pk(p), 'root')
-if not r then return {'gone', ''} end
+local st = pget(p)
+if not st then return {'gone', ''} end
+local r = st.root
 if ownget(r, 'sha')[1] == sha then
   -- The same bytes may be a new inode (a file written anew and renamed
   -- over the old one) or a new count of links.
-  local was = redis.call('HMGET', pk(p), 'dev', 'ino')
-  if was[1] and was[1] ~= '' and was[2] then redis.call('SREM', inok(was[1], was[2]), p) end
-  redis.call('HSET', pk(p), 'size', size, 'mtime', mtime, 'mid', mid, 'hashed', '1', 'dev', dev, 'ino', ino, 'link', link)
+  if st.dev ~= '' and st.ino ~= '' then redis.call('SREM', inok(st.dev, st.ino), p) end
+  st.size, st.mtime, st.mid, st.hashed, st.dev, st.ino, st.link = size, mtime, mid, '1', dev, ino, link
+  pput(p, st)
   inodeadd(p, r, dev, ino, link)
   if redis.call('GET', fk(r, 'filePath')) == p then setprimary(r, p) end
   emit('change', p, mid, '')

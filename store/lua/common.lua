@@ -1,4 +1,4 @@
--- common.lua: helpers every script shares (layout 2). store/lua.go puts it
+-- common.lua: helpers every script shares (layout 3). store/lua.go puts it
 -- first, before prelude.lua, readprelude.lua or a bare script's body.
 --
 -- fields:<root> is a HASH (a listpack under Redis' default limits while a
@@ -10,57 +10,100 @@
 --                   cids/<cid>, written short so it fits a listpack entry);
 --                   its value says which of the root's own digests it is
 --                   (ownget below; what own:<root> held in layout 1)
---   //<tok>  weight a search token the root is posted under in tk:<tok>
---                   (tokall below; what toks:<root> held in layout 1; a
---                   CID never holds '/')
 --
 -- Scripts speak of field names as before (cids/<cid> included): flenc and
--- fldec turn a name into its entry and back.
---
--- tk:<token> is a search posting list: root → weight ('2' title, '1'
--- elsewhere), a HASH. Past POSTMAX postings per bucket on average it is
--- split into buckets tk:<token>:<suffix> by the last L characters of the
--- root (uniformly random in a UUIDv7), each a listpack-sized HASH;
--- tk:<token> then holds only '*' (L) and '#' (the postings in all).
+-- fldec turn a name into its entry and back. Layout 2 also kept a root's
+-- search tokens there (//<token>) and postings in tk:<token>; layout 3
+-- has neither (the search index is on disk, node/catalog).
 --
 -- Every top-level local here is a helper; .luacheckrc lists them (add a
 -- new one there too).
+-- The path index (layout 3) is one sorted set, path:__index__, with one
+-- member per local path: the path, a NUL byte (which no path holds), then
+-- its state, the values of PF joined by single spaces (none holds a
+-- space; '' for none). A path's member is the one ZRANGEBYLEX finds from
+-- p .. '\0'; the paths of a directory are a lexicographic range. Layout 2
+-- kept the state in a hash path:<path> and the path again as a member.
+local PATHS = 'path:__index__'
+local PF = {'root', 'size', 'mtime', 'mid', 'hashed', 'dev', 'ino', 'link', 'xv'}
+-- pget returns path p's state {root = …, size = …, …, m = its member},
+-- or nil when p is not known.
+local function pget(p)
+  local m = redis.call('ZRANGEBYLEX', PATHS, '[' .. p .. '\0', '(' .. p .. '\1', 'LIMIT', 0, 1)[1]
+  if not m then return nil end
+  local st, i, k = {m = m}, #p + 2, 1
+  while true do
+    local j = string.find(m, ' ', i, true)
+    if not j or k == #PF then
+      st[PF[k]] = string.sub(m, i)
+      return st
+    end
+    st[PF[k]] = string.sub(m, i, j - 1)
+    i, k = j + 1, k + 1
+  end
+end
+-- pput writes path p's state st (as pget returns it), in place of the
+-- member it was read from.
+local function pput(p, st)
+  local v = {}
+  for i, f in ipairs(PF) do v[i] = st[f] or '' end
+  local m = p .. '\0' .. table.concat(v, ' ')
+  if st.m == m then return end
+  if st.m then redis.call('ZREM', PATHS, st.m) end
+  st.m = m
+  redis.call('ZADD', PATHS, 0, m)
+end
+-- pset(p, name, value, …) changes some of known path p's state.
+local function pset(p, ...)
+  local st, a = pget(p), {...}
+  if not st then return end
+  for i = 1, #a, 2 do st[a[i]] = a[i + 1] end
+  pput(p, st)
+end
 -- pathstate is local path p's entry in the path index, as Store.Path
 -- reads it (pathState): {root, size, mtime, mid, hashed, primary, dev,
--- ino, link, xv}, or nil when p is not known. (pk and fk come later, in
--- the preludes: the keys are written out here.)
+-- ino, link, xv}, or nil when p is not known.
 local function pathstate(p)
-  local st = redis.call('HMGET', 'path:' .. p, 'root', 'size', 'mtime', 'mid', 'hashed', 'dev', 'ino', 'link', 'xv')
-  if not st[1] then return nil end
+  local st = pget(p)
+  if not st then return nil end
   local primary = '0'
-  if redis.call('GET', 'file:' .. st[1] .. '/filePath') == p then primary = '1' end
-  return {st[1], st[2] or '', st[3] or '', st[4] or '', st[5] or '', primary, st[6] or '', st[7] or '', st[8] or '', st[9] or ''}
+  if redis.call('GET', 'file:' .. st.root .. '/filePath') == p then primary = '1' end
+  return {st.root, st.size, st.mtime, st.mid, st.hashed, primary, st.dev, st.ino, st.link, st.xv}
 end
 local function fieldsk(r) return 'fields:' .. r end
+-- FLCODE (name → entry) and FLNAME (entry → name) are the field names
+-- listed as a code ('/' and one byte below 0x20, which begins no CID):
+-- store/lua.go writes them before this file, from version.go's
+-- fieldCodes.
 local function flenc(f)
+  local c = FLCODE[f]
+  if c then return c end
   if string.sub(f, 1, 5) == 'cids/' then return '/' .. string.sub(f, 6) end
   return f
 end
+-- flcid returns the CID of a key-set member's entry e, or nil for a
+-- field's.
+local function flcid(e)
+  if string.sub(e, 1, 1) ~= '/' or FLNAME[e] then return nil end
+  return string.sub(e, 2)
+end
 -- fldec returns the field name of an entry.
 local function fldec(e)
-  if string.sub(e, 1, 1) == '/' then return 'cids/' .. string.sub(e, 2) end
-  return e
+  local c = flcid(e)
+  if c then return 'cids/' .. c end
+  return FLNAME[e] or e
 end
--- fltok reports whether entry e is a search token's.
-local function fltok(e) return string.sub(e, 1, 2) == '//' end
 -- flall returns every field name of r (cids/<cid> members included).
 local function flall(r)
   local out = {}
-  for _, e in ipairs(redis.call('HKEYS', fieldsk(r))) do
-    if not fltok(e) then out[#out + 1] = fldec(e) end
-  end
+  for _, e in ipairs(redis.call('HKEYS', fieldsk(r))) do out[#out + 1] = fldec(e) end
   return out
 end
 -- fladd lists f; a member keeps the roles it has.
 local function fladd(r, f) redis.call('HSETNX', fieldsk(r), flenc(f), '') end
 local function flrem(r, f) redis.call('HDEL', fieldsk(r), flenc(f)) end
 local function flhas(r, f) return redis.call('HEXISTS', fieldsk(r), flenc(f)) == 1 end
--- flname reports whether f may be a field name of layout 2.
+-- flname reports whether f may be a field name.
 local function flname(f) return f ~= '' and string.sub(f, 1, 1) ~= '/' end
 
 -- The root's own digests are roles of its key-set members: the entry
@@ -73,9 +116,9 @@ local ROLE = {mid = 'm', sha = 's', ipfs = 'i'}
 local function ownmap(r)
   local kv, out = redis.call('HGETALL', fieldsk(r)), {}
   for i = 1, #kv, 2 do
-    local v = kv[i + 1]
-    if v ~= '' and string.sub(kv[i], 1, 1) == '/' and not fltok(kv[i]) then
-      for l in string.gmatch(v, '%a') do out[l] = string.sub(kv[i], 2) end
+    local v, c = kv[i + 1], flcid(kv[i])
+    if v ~= '' and c then
+      for l in string.gmatch(v, '%a') do out[l] = c end
     end
   end
   return out
@@ -130,77 +173,4 @@ local function ownall(r)
     if m[ROLE[k]] then out[#out + 1] = k; out[#out + 1] = m[ROLE[k]] end
   end
   return out
-end
-
-local POSTMAX = 96
-local POSTLEVELS = 3
-local B32 = '0123456789ABCDEFGHJKMNPQRSTVWXYZ'
-local function tklevel(k) return tonumber(redis.call('HGET', k, '*') or '0') end
--- tksuffixes calls fn with every suffix of length l.
-local function tksuffixes(l, fn, pre)
-  pre = pre or ''
-  if l == 0 then return fn(pre) end
-  for i = 1, 32 do tksuffixes(l - 1, fn, pre .. string.sub(B32, i, i)) end
-end
--- tkall returns token t's postings as {root, weight, …}.
-local function tkall(t)
-  local k = 'tk:' .. t
-  local l = tklevel(k)
-  if l == 0 then return redis.call('HGETALL', k) end
-  local out = {}
-  tksuffixes(l, function(sfx)
-    local kv = redis.call('HGETALL', k .. ':' .. sfx)
-    for i = 1, #kv do out[#out + 1] = kv[i] end
-  end)
-  return out
-end
--- tksplit moves token t's postings one level deeper.
-local function tksplit(t, l)
-  local k = 'tk:' .. t
-  local kv = tkall(t)
-  if l == 0 then
-    redis.call('DEL', k)
-  else
-    tksuffixes(l, function(sfx) redis.call('DEL', k .. ':' .. sfx) end)
-  end
-  for i = 1, #kv, 2 do
-    redis.call('HSET', k .. ':' .. string.sub(kv[i], -(l + 1)), kv[i], kv[i + 1])
-  end
-  redis.call('HSET', k, '*', l + 1, '#', #kv / 2)
-end
--- tkadd gives root r weight w under token t.
-local function tkadd(t, r, w)
-  local k = 'tk:' .. t
-  local l = tklevel(k)
-  if l == 0 then
-    if redis.call('HSET', k, r, w) == 1 and redis.call('HLEN', k) > POSTMAX then tksplit(t, 0) end
-    return
-  end
-  if redis.call('HSET', k .. ':' .. string.sub(r, -l), r, w) == 1 then
-    local n = redis.call('HINCRBY', k, '#', 1)
-    if l < POSTLEVELS and n > POSTMAX * 32 ^ l then tksplit(t, l) end
-  end
-end
--- tkdel takes root r out of token t.
-local function tkdel(t, r)
-  local k = 'tk:' .. t
-  local l = tklevel(k)
-  if l == 0 then
-    redis.call('HDEL', k, r)
-  elseif redis.call('HDEL', k .. ':' .. string.sub(r, -l), r) == 1 then
-    if redis.call('HINCRBY', k, '#', -1) <= 0 then redis.call('DEL', k) end
-  end
-end
--- tokall returns r's search tokens as {token → weight}.
-local function tokall(r)
-  local kv, out = redis.call('HGETALL', fieldsk(r)), {}
-  for i = 1, #kv, 2 do
-    if fltok(kv[i]) then out[string.sub(kv[i], 3)] = kv[i + 1] end
-  end
-  return out
-end
--- unpost takes r out of every token it is posted under, before its
--- fields:<root> goes (a deleted or merged root).
-local function unpost(r)
-  for t in pairs(tokall(r)) do tkdel(t, r) end
 end

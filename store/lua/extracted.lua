@@ -7,6 +7,6 @@
 -- Reply (decodeCounted): {kind, root, fields written}; kind confirmed, or
 --   gone ('' root) when the path is not a primary.
 local p = ARGV[1]
-local r = redis.call('HGET', pk(p), 'root')
+local r = proot(p)
 if not r or redis.call('GET', fk(r, 'filePath')) ~= p then return {'gone', '', 0} end
 return {'confirmed', r, extracted(r, p, ARGV, 2, #ARGV - 2)}

@@ -4,7 +4,7 @@
 -- Reply (decodeOutcome): {kind, root}; kind minted, or exists (root: the
 --   path's).
 local r, p = ARGV[1], ARGV[2]
-local cur = redis.call('HGET', pk(p), 'root')
+local cur = proot(p)
 if cur then return {'exists', cur} end
 indexpath(p, r, ARGV[3], ARGV[4], '', '', '', '')
 redis.call('SADD', IDX, r)

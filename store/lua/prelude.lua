@@ -22,11 +22,9 @@
 local EVMAX = ARGV[#ARGV - 1]
 local EVTS = ARGV[#ARGV]
 local IDX = 'file:__index__'
-local PATHS = 'path:__index__'
 local function fk(r, f) return 'file:' .. r .. '/' .. f end
 local function supk(r) return 'supplied:' .. r end
 local function lrnk(r) return 'learned:' .. r end
-local function pk(p) return 'path:' .. p end
 local function inok(dev, ino) return 'inode:' .. dev .. ':' .. ino end
 local function setf(r, f, v)
   if redis.call('GET', fk(r, f)) ~= v then redis.call('SET', fk(r, f), v) end
@@ -122,22 +120,27 @@ local function inodeadd(p, r, dev, ino, link)
   others[#others + 1] = redis.call('GET', fk(r, 'filePath')) or nil
   for _, q in ipairs(others) do
     if q ~= p then
-      local st = redis.call('HMGET', pk(q), 'dev', 'ino')
-      if st[1] == dev and st[2] == ino then redis.call('SADD', k, q) end
+      local st = pget(q)
+      if st and st.dev == dev and st.ino == ino then redis.call('SADD', k, q) end
     end
   end
 end
 local function indexpath(p, r, size, mtime, mid, dev, ino, link)
-  redis.call('HSET', pk(p), 'root', r, 'size', size, 'mtime', mtime, 'mid', mid, 'hashed', '0',
-    'dev', dev, 'ino', ino, 'link', link)
-  redis.call('ZADD', PATHS, 0, p)
+  local st = pget(p) or {}
+  st.root, st.size, st.mtime, st.mid, st.hashed, st.dev, st.ino, st.link = r, size, mtime, mid, '0', dev, ino, link
+  pput(p, st)
   inodeadd(p, r, dev, ino, link)
 end
+-- proot returns the root of local path p, or nil.
+local function proot(p)
+  local st = pget(p)
+  return st and st.root
+end
 local function unindexpath(p)
-  local st = redis.call('HMGET', pk(p), 'dev', 'ino')
-  if st[1] and st[2] and st[1] ~= '' then redis.call('SREM', inok(st[1], st[2]), p) end
-  redis.call('DEL', pk(p))
-  redis.call('ZREM', PATHS, p)
+  local st = pget(p)
+  if not st then return end
+  if st.dev ~= '' and st.ino ~= '' then redis.call('SREM', inok(st.dev, st.ino), p) end
+  redis.call('ZREM', PATHS, st.m)
 end
 -- member puts cid c in r's key-set and points the alias at r when it is
 -- free. An alias held by another root is not repointed (r is recorded as
@@ -200,30 +203,29 @@ local function ownmember(r, c)
   return member(r, c)
 end
 local function setprimary(r, p)
-  local st = redis.call('HMGET', pk(p), 'size', 'mtime')
+  local st = pget(p) or {}
   setf(r, 'filePath', p)
-  setf(r, 'sizeByte', st[1] or '0')
-  setf(r, 'mtime', st[2] or '0')
+  setf(r, 'sizeByte', st.size or '0')
+  setf(r, 'mtime', st.mtime or '0')
 end
 -- attach adds local path p to root q: primary when q has none, else a
 -- duplicate.
 local function attach(q, p)
   if redis.call('EXISTS', fk(q, 'filePath')) == 0 then setprimary(q, p)
   else redis.call('SADD', fk(q, 'duplicates'), p) end
-  redis.call('HSET', pk(p), 'root', q)
+  pset(p, 'root', q)
 end
 local function deleteroot(r)
   local fp = redis.call('GET', fk(r, 'filePath'))
-  if fp and redis.call('HGET', pk(fp), 'root') == r then unindexpath(fp) end
+  if fp and proot(fp) == r then unindexpath(fp) end
   for _, d in ipairs(redis.call('SMEMBERS', fk(r, 'duplicates'))) do
-    if redis.call('HGET', pk(d), 'root') == r then unindexpath(d) end
+    if proot(d) == r then unindexpath(d) end
   end
   redis.call('DEL', fk(r, 'duplicates'))
   for _, f in ipairs(flall(r)) do
     if string.sub(f, 1, 5) == 'cids/' then dropmember(r, string.sub(f, 6)) end
     redis.call('DEL', fk(r, f))
   end
-  unpost(r)
   redis.call('DEL', fieldsk(r), supk(r), lrnk(r), 'peers:' .. r, 'conflicts:' .. r)
   redis.call('ZREM', 'peerroots', r)
   redis.call('SREM', IDX, r)
@@ -278,7 +280,6 @@ local function merge(r, q)
   if redis.call('EXISTS', 'conflicts:' .. r) == 1 then
     redis.call('SUNIONSTORE', 'conflicts:' .. q, 'conflicts:' .. q, 'conflicts:' .. r)
   end
-  unpost(r)
   redis.call('DEL', fieldsk(r), supk(r), lrnk(r), 'peers:' .. r, 'conflicts:' .. r)
   redis.call('ZREM', 'peerroots', r)
   redis.call('SREM', IDX, r)
@@ -288,7 +289,7 @@ end
 -- arrive: a new local path with midhash mid joins the local root that
 -- holds the midhash (as a duplicate pending confirmation), or mints root nr.
 local function arrive(nr, p, size, mtime, mid, dev, ino, link)
-  local cur = redis.call('HGET', pk(p), 'root')
+  local cur = proot(p)
   if cur then return {'exists', cur} end
   local h = redis.call('GET', 'cid:' .. mid)
   if h and redis.call('EXISTS', fk(h, 'filePath')) == 1 and not suponly(h, mid) then
@@ -308,10 +309,9 @@ end
 -- confirmed path before an unconfirmed one, a real file before a symlink,
 -- then the smaller path.
 local function better(a, b)
-  local sa = redis.call('HMGET', pk(a), 'hashed', 'link')
-  local sb = redis.call('HMGET', pk(b), 'hashed', 'link')
-  if (sa[1] == '1') ~= (sb[1] == '1') then return sa[1] == '1' end
-  if (sa[2] == '1') ~= (sb[2] == '1') then return sb[2] == '1' end
+  local sa, sb = pget(a) or {}, pget(b) or {}
+  if (sa.hashed == '1') ~= (sb.hashed == '1') then return sa.hashed == '1' end
+  if (sa.link == '1') ~= (sb.link == '1') then return sb.link == '1' end
   return a < b
 end
 -- remove detaches local path p: a duplicate leaves its set; a primary is
@@ -319,7 +319,7 @@ end
 -- A promoted duplicate whose bytes are not confirmed yet takes none of the
 -- old primary's digests: they leave the key-set until it is confirmed.
 local function remove(p)
-  local r = redis.call('HGET', pk(p), 'root')
+  local r = proot(p)
   if not r then return {'gone', ''} end
   unindexpath(p)
   if redis.call('GET', fk(r, 'filePath')) ~= p then
@@ -337,7 +337,7 @@ local function remove(p)
   end
   redis.call('SREM', fk(r, 'duplicates'), pick)
   setprimary(r, pick)
-  if redis.call('HGET', pk(pick), 'hashed') ~= '1' then
+  if (pget(pick) or {}).hashed ~= '1' then
     local own = ownget(r, 'sha', 'ipfs')
     for _, c in ipairs({own[1], own[2]}) do
       if c and redis.call('SISMEMBER', supk(r), c) == 0 then dropmember(r, c) end
@@ -362,17 +362,17 @@ end
 -- collision). A primary whose bytes disagree with the root's confirmed
 -- duplicates leaves the root (nr2).
 confirm = function(p, size, mtime, mid, sha, ipfs, nr, nr2)
-  local st = redis.call('HMGET', pk(p), 'root', 'size', 'mtime', 'mid', 'dev', 'ino', 'link')
-  local r = st[1]
-  if not r then return {'gone', ''} end
-  if st[2] ~= size or st[3] ~= mtime or st[4] ~= mid then return {'stale', r} end
+  local st = pget(p)
+  if not st then return {'gone', ''} end
+  local r = st.root
+  if st.size ~= size or st.mtime ~= mtime or st.mid ~= mid then return {'stale', r} end
   local strong = {sha}
   if ipfs ~= sha then table.insert(strong, ipfs) end
   local own = ownget(r, 'sha')[1]
   local fp = redis.call('GET', fk(r, 'filePath'))
   if fp == p then
     if own and own ~= sha and nr2 then
-      return rearrive(p, size, mtime, mid, st[5] or '', st[6] or '', st[7] or '', sha, ipfs, nr, nr2)
+      return rearrive(p, size, mtime, mid, st.dev, st.ino, st.link, sha, ipfs, nr, nr2)
     end
     local kind = 'confirmed'
     for _, c in ipairs(strong) do
@@ -388,14 +388,14 @@ confirm = function(p, size, mtime, mid, sha, ipfs, nr, nr2)
     end
     for _, c in ipairs(strong) do ownmember(r, c) end
     ownset(r, 'mid', mid, 'sha', sha, 'ipfs', ipfs)
-    redis.call('HSET', pk(p), 'hashed', '1')
+    pset(p, 'hashed', '1')
     if kind == 'confirmed' then kswhy(r, 'confirm', p) end
     return {kind, r}
   end
   if own == sha then
-    redis.call('HSET', pk(p), 'hashed', '1')
+    pset(p, 'hashed', '1')
     -- A real file is preferred as primary over a symlink.
-    if st[7] ~= '1' and fp and redis.call('HGET', pk(fp), 'link') == '1' then
+    if st.link ~= '1' and fp and (pget(fp) or {}).link == '1' then
       redis.call('SREM', fk(r, 'duplicates'), p)
       redis.call('SADD', fk(r, 'duplicates'), fp)
       setprimary(r, p)
@@ -415,7 +415,7 @@ confirm = function(p, size, mtime, mid, sha, ipfs, nr, nr2)
     redis.call('SADD', IDX, q)
   end
   attach(q, p)
-  redis.call('HSET', pk(p), 'hashed', '1')
+  pset(p, 'hashed', '1')
   if not ownget(q, 'sha')[1] then
     ownset(q, 'mid', mid, 'sha', sha, 'ipfs', ipfs)
   end
@@ -437,7 +437,8 @@ local function extracted(r, p, a, i, j)
   local refresh = string.sub(v, 1, 1) == '='
   if refresh then v = string.sub(v, 2) end
   local xv = tonumber(v)
-  if not refresh and tonumber(redis.call('HGET', pk(p), 'xv') or '-1') >= xv then return 0 end
+  local st = pget(p)
+  if not refresh and tonumber(st and st.xv ~= '' and st.xv or '-1') >= xv then return 0 end
   local np = tonumber(a[i + 1])
   local prefixes = {}
   for k = 1, np do prefixes[k] = a[i + 1 + k] end
@@ -461,7 +462,10 @@ local function extracted(r, p, a, i, j)
       end
     end
   end
-  redis.call('HSET', pk(p), 'xv', v)
+  if st then
+    st.xv = v
+    pput(p, st)
+  end
   return n
 end
 -- ingestone applies a whole small file (a[i..j]: newRoot1, newRoot2,
@@ -472,8 +476,8 @@ end
 local function ingestone(a, i, j)
   local p, size, mtime, dev, ino, link, mid = a[i + 3], a[i + 4], a[i + 5], a[i + 6], a[i + 7], a[i + 8], a[i + 9]
   local sha, ipfs = a[i + 10], a[i + 11]
-  local cur = redis.call('HMGET', pk(p), 'root', 'size', 'mtime', 'mid')
-  if not cur[1] and redis.call('EXISTS', 'cid:' .. mid, 'cid:' .. sha, 'cid:' .. ipfs) == 0 then
+  local cur = pget(p)
+  if not cur and redis.call('EXISTS', 'cid:' .. mid, 'cid:' .. sha, 'cid:' .. ipfs) == 0 then
     -- New bytes at a new path (the common case of a first scan): the same
     -- writes as arrive, confirm and extracted, in a handful of calls.
     local r = a[i]
@@ -491,9 +495,7 @@ local function ingestone(a, i, j)
       kv[#kv + 1] = fk(r, a[k]); kv[#kv + 1] = a[k + 1]
       names[#names + 1] = a[k]
     end
-    redis.call('HSET', pk(p), 'root', r, 'size', size, 'mtime', mtime, 'mid', mid, 'hashed', '1',
-      'dev', dev, 'ino', ino, 'link', link, 'xv', a[i + 12])
-    redis.call('ZADD', PATHS, 0, p)
+    pput(p, {root = r, size = size, mtime = mtime, mid = mid, hashed = '1', dev = dev, ino = ino, link = link, xv = a[i + 12]})
     inodeadd(p, r, dev, ino, link)
     redis.call('SADD', IDX, r)
     redis.call('MSET', unpack(kv))
@@ -512,11 +514,11 @@ local function ingestone(a, i, j)
       'root', r, 'added', table.concat(members, ' '), 'removed', '', 'into', ''})
     return {'confirmed', r, #names - 3 - #members}
   end
-  if not cur[1] then
+  if not cur then
     arrive(a[i], p, size, mtime, mid, dev, ino, link)
     emit('add', p, mid, '')
-  elseif cur[2] ~= size or cur[3] ~= mtime or cur[4] ~= mid then
-    return {'stale', cur[1], 0}
+  elseif cur.size ~= size or cur.mtime ~= mtime or cur.mid ~= mid then
+    return {'stale', cur.root, 0}
   end
   local res = confirm(p, size, mtime, mid, a[i + 10], a[i + 11], a[i + 1], a[i + 2])
   local n = 0

@@ -7,7 +7,6 @@
 -- .luacheckrc lists them (add a new one there too).
 local IDX = 'file:__index__'
 local function fk(r, f) return 'file:' .. r .. '/' .. f end
-local function pk(p) return 'path:' .. p end
 -- docfor returns root r's document: {{field, value, …}, {duplicate, …},
 -- duplicate count, {peer, …}, {learned member, its peers, …}}, at most
 -- dmax duplicates (the smallest paths).

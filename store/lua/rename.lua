@@ -7,21 +7,22 @@
 -- Reply (decodeOutcome): {kind, root}; kind renamed, exists (root: the
 --   target's) or gone ('' root).
 local old, new = ARGV[1], ARGV[2]
-local st = redis.call('HMGET', pk(old), 'root', 'mid', 'dev', 'ino')
-local r = st[1]
-if not r then return {'gone', ''} end
+local st = pget(old)
+if not st then return {'gone', ''} end
+local r = st.root
 if old == new then return {'renamed', r} end
-if redis.call('EXISTS', pk(new)) == 1 then
-  if ARGV[3] ~= '1' then return {'exists', redis.call('HGET', pk(new), 'root')} end
+local target = proot(new)
+if target then
+  if ARGV[3] ~= '1' then return {'exists', target} end
   remove(new)
-  r = redis.call('HGET', pk(old), 'root')
+  st = pget(old)
+  r = st.root
 end
-redis.call('RENAME', pk(old), pk(new))
-redis.call('HDEL', pk(new), 'xv')
-redis.call('ZREM', PATHS, old)
-redis.call('ZADD', PATHS, 0, new)
-if st[3] and st[3] ~= '' and redis.call('SREM', inok(st[3], st[4]), old) == 1 then
-  redis.call('SADD', inok(st[3], st[4]), new)
+redis.call('ZREM', PATHS, st.m)
+st.m, st.xv = nil, ''
+pput(new, st)
+if st.dev ~= '' and redis.call('SREM', inok(st.dev, st.ino), old) == 1 then
+  redis.call('SADD', inok(st.dev, st.ino), new)
 end
 if redis.call('GET', fk(r, 'filePath')) == old then
   setf(r, 'filePath', new)
@@ -29,5 +30,5 @@ else
   redis.call('SREM', fk(r, 'duplicates'), old)
   redis.call('SADD', fk(r, 'duplicates'), new)
 end
-emit('rename', new, st[2], old)
+emit('rename', new, st.mid, old)
 return {'renamed', r}

@@ -19,7 +19,7 @@ for i = 2, #ARGV - 2 do
     local r, f = string.sub(rest, 1, slash - 1), string.sub(rest, slash + 1)
     local c = nil
     if string.sub(f, 1, 5) == 'cids/' then c = string.sub(f, 6) end
-    if f == 'duplicates' or not flname(f) then -- luacheck: ignore 542 (the duplicates set and names layout 2 cannot list are not fields)
+    if f == 'duplicates' or not flname(f) then -- luacheck: ignore 542 (the duplicates set and names the field index cannot list are not fields)
     elseif redis.call('SISMEMBER', IDX, r) == 0 then
       if orphans and redis.call('EXISTS', k) == 1 then
         redis.call('DEL', k)

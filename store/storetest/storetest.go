@@ -6,9 +6,12 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/metamesh/node/store"
 )
@@ -74,4 +77,43 @@ func (l *Buffer) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
+}
+
+// PathFields are the values of a local path's state in the order the path
+// index keeps them (store/lua/common.lua: PF); a store test checks they
+// agree.
+var PathFields = []string{"root", "size", "mtime", "mid", "hashed", "dev", "ino", "link", "xv"}
+
+// setPathField rewrites the member of ARGV[1] in the path index with its
+// value number ARGV[2] set to ARGV[3]; 0 when the path is not known.
+const setPathField = `
+local p, k, v = ARGV[1], tonumber(ARGV[2]), ARGV[3]
+local m = redis.call('ZRANGEBYLEX', 'path:__index__', '[' .. p .. '\0', '(' .. p .. '\1', 'LIMIT', 0, 1)[1]
+if not m then return 0 end
+local vals, i = {}, #p + 2
+while true do
+  local j = string.find(m, ' ', i, true)
+  if not j then vals[#vals + 1] = string.sub(m, i); break end
+  vals[#vals + 1] = string.sub(m, i, j - 1)
+  i = j + 1
+end
+vals[k] = v
+redis.call('ZREM', 'path:__index__', m)
+redis.call('ZADD', 'path:__index__', 0, p .. '\0' .. table.concat(vals, ' '))
+return 1`
+
+// SetPathField changes one value (a name of PathFields) of known local
+// path's state in the path index of the Redis rdb talks to, as an older
+// release or a fault would leave it: a test's way to stage what the
+// store's own operations never write.
+func SetPathField(tb testing.TB, rdb *redis.Client, path, field, value string) {
+	tb.Helper()
+	k := slices.Index(PathFields, field) + 1
+	if k == 0 {
+		tb.Fatalf("storetest: no path field %q", field)
+	}
+	n, err := rdb.Eval(context.Background(), setPathField, nil, path, k, value).Int()
+	if err != nil || n != 1 {
+		tb.Fatalf("storetest: set %s of path %q: %d, %v", field, path, n, err)
+	}
 }
