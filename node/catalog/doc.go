@@ -11,10 +11,12 @@
 //     (store.IndexedRoot), put in the search index and the catalog, and
 //     its key tokens handed to TokenKeys; a sweep of every root runs at
 //     start, after the feed was trimmed past it and after the field
-//     subscription was lost.
+//     subscription was lost, and the search index is compacted after it.
 //   - textindex.go: the TextIndex: every root's search text in bleve, kept
 //     on disk (built anew when missing or of another version) or in
-//     memory; Search ranks what bleve finds by the rules of match.go.
+//     memory; Search ranks what bleve finds by the rules of match.go;
+//     Compact merges its segments into one (a query's cost grows with
+//     them).
 //   - match.go: how a query's words match (exact, prefix, one edit away,
 //     NxMM, leading articles), the sort key that orders equal hits, and
 //     the search cursor.

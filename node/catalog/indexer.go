@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/metamesh/node/node/announce"
 	"github.com/metamesh/node/store"
@@ -18,7 +19,8 @@ import (
 // the catalog in that order, so a root is never indexed twice at once. A
 // sweep of every root runs at start (it loads the catalog, puts every
 // root in the index and drops what no root holds), after the feed was
-// trimmed past it and after the field subscription was lost. Every local root's key tokens (store.KeyTokens)
+// trimmed past it and after the field subscription was lost; the index
+// is compacted after it. Every local root's key tokens (store.KeyTokens)
 // go to keys as it indexes them, root by root, and as one whole set after
 // a sweep.
 type Indexer struct {
@@ -176,7 +178,28 @@ func (x *Indexer) work(ctx context.Context) {
 			}
 		}
 		x.index(ctx, roots, sweep)
+		if sweep {
+			x.compact(ctx)
+		}
 	}
+}
+
+// compact merges the search index's segments after a sweep, which put
+// every root in it again: a query's cost grows with the segments it
+// reads (docs/figures.md).
+func (x *Indexer) compact(ctx context.Context) {
+	before := x.text.Segments()
+	if before <= 1 {
+		return
+	}
+	start := time.Now()
+	if err := x.text.Compact(ctx); err != nil {
+		if ctx.Err() == nil {
+			x.log.Warn("cannot compact the search index; searches read more of it", "err", err)
+		}
+		return
+	}
+	x.log.Info("search index compacted", "segments", before, "now", x.text.Segments(), "took", time.Since(start).Round(time.Millisecond))
 }
 
 // index indexes roots and hands their key tokens on: one by one, or, for

@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/analysis/analyzer/custom"
 	"github.com/blevesearch/bleve/v2/analysis/tokenizer/whitespace"
+	"github.com/blevesearch/bleve/v2/index/scorch"
 	"github.com/blevesearch/bleve/v2/mapping"
 	"github.com/blevesearch/bleve/v2/search"
 	"github.com/blevesearch/bleve/v2/search/query"
@@ -153,6 +155,50 @@ func (t *TextIndex) flushLocked() error {
 	b := t.batch
 	t.batch = nil
 	return t.idx.Batch(b)
+}
+
+// Compact merges the index's segments into one: bleve writes a segment
+// a batch and merges them as it goes, but after a sweep that put a whole
+// library a query still reads several, and its cost grows with them.
+// It returns once the merge is done.
+func (t *TextIndex) Compact(ctx context.Context) error {
+	adv, err := t.idx.Advanced()
+	if err != nil {
+		return err
+	}
+	sc, ok := adv.(*scorch.Scorch)
+	if !ok {
+		return nil
+	}
+	// A merge takes at most ten segments at a time: again while that
+	// leaves more than one, and it helps.
+	for n := t.Segments(); n > 1; {
+		if err := sc.ForceMerge(ctx, nil); err != nil {
+			return err
+		}
+		m := t.Segments()
+		if m >= n {
+			break
+		}
+		n = m
+	}
+	return nil
+}
+
+// Segments is how many segments a query reads now.
+func (t *TextIndex) Segments() int {
+	adv, err := t.idx.Advanced()
+	if err != nil {
+		return 0
+	}
+	sc, ok := adv.(*scorch.Scorch)
+	if !ok {
+		return 0
+	}
+	m := sc.StatsMap()
+	n, _ := m["TotFileSegmentsAtRoot"].(uint64)
+	k, _ := m["TotMemorySegmentsAtRoot"].(uint64)
+	return int(n + k)
 }
 
 // Keep drops every root the index holds that roots does not name (after

@@ -1,6 +1,8 @@
 package catalog
 
 import (
+	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -110,6 +112,48 @@ func TestOneEdit(t *testing.T) {
 	} {
 		if got := oneEdit(tt.a, tt.b); got != tt.want {
 			t.Errorf("oneEdit(%q, %q) = %v, want %v", tt.a, tt.b, got, tt.want)
+		}
+	}
+}
+
+// Puts written in many batches leave many segments; Compact merges them
+// into one, and every search finds what it found.
+func TestTextIndex_Compact(t *testing.T) {
+	ti, err := OpenTextIndex(filepath.Join(t.TempDir(), "search"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ti.Close()
+	words := []string{"harbour", "lighthouse", "keepers", "crimson", "winter"}
+	for i := range 40 {
+		r := store.RootID(fmt.Sprintf("r%02d", i))
+		if err := ti.Put(r, titled(words[i%len(words)], fmt.Sprintf("part%d", i))); err != nil {
+			t.Fatal(err)
+		}
+		if err := ti.Flush(); err != nil { // a batch, a segment
+			t.Fatal(err)
+		}
+	}
+	queries := []string{"harbour", "light", "keepres", "part7", "winter part9"}
+	before := map[string][]store.RootID{}
+	for _, q := range queries {
+		before[q] = roots(t, ti, q)
+		if len(before[q]) == 0 {
+			t.Fatalf("%q finds nothing before the compaction", q)
+		}
+	}
+	// bleve's own merger may have merged some meanwhile, all of them on
+	// a busy machine.
+	n := ti.Segments()
+	if err := ti.Compact(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if m := ti.Segments(); m != 1 {
+		t.Errorf("%d segments after Compact (%d before), want 1", m, n)
+	}
+	for _, q := range queries {
+		if got := roots(t, ti, q); !slices.Equal(got, before[q]) {
+			t.Errorf("%q after Compact: %v, before %v", q, got, before[q])
 		}
 	}
 }
