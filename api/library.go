@@ -21,10 +21,13 @@ const (
 )
 
 // The views of GET /api/library.
+// The first three list this household's own files; ViewPeers the files
+// it knows only from other households.
 const (
 	ViewRecent = "recent" // every video and audio file, newest first
 	ViewMovies = "movies" // videos that are no episode, by title then year
 	ViewShows  = "shows"  // shows by title; with show= its seasons, with season= too its episodes
+	ViewPeers  = "peers"  // files known only from peers, the most recently learned first
 )
 
 // Librarian is the part of a Backend that answers GET /api/library; a
@@ -38,7 +41,7 @@ type Librarian interface {
 
 // LibraryQuery is one request of GET /api/library.
 type LibraryQuery struct {
-	// View is ViewRecent, ViewMovies or ViewShows.
+	// View is ViewRecent, ViewMovies, ViewShows or ViewPeers.
 	View string
 	// Show, with ViewShows, is the key of one show (LibraryEntry.Show):
 	// its seasons are listed, or with Season its episodes.
@@ -51,8 +54,8 @@ type LibraryQuery struct {
 
 // LibraryPage is the JSON shape of GET /api/library.
 type LibraryPage struct {
-	// View is "recent", "movies", "shows", "seasons" (of one show) or
-	// "episodes" (of one season of one show).
+	// View is "recent", "movies", "shows", "seasons" (of one show),
+	// "episodes" (of one season of one show) or "peers".
 	View string `json:"view"`
 	// Show is the show of a "seasons" or "episodes" list: its key, its
 	// title.
@@ -85,11 +88,9 @@ type LibraryEntry struct {
 	// Season.
 	FileSummary
 	// Seasons is how many seasons a show has; Episodes how many episodes
-	// a show or a season has, FromPeers how many of those this node knows
-	// only from peers.
-	Seasons   int `json:"seasons,omitempty"`
-	Episodes  int `json:"episodes,omitempty"`
-	FromPeers int `json:"fromPeers,omitempty"`
+	// a show or a season has.
+	Seasons  int `json:"seasons,omitempty"`
+	Episodes int `json:"episodes,omitempty"`
 }
 
 // LibraryCounts counts the files of the library (every root: sidecars
@@ -161,8 +162,8 @@ func libraryParams(r *http.Request) (LibraryQuery, error) {
 		q.View = ViewShows
 	case !v.Has("view"):
 		q.View = ViewRecent
-	case q.View != ViewRecent && q.View != ViewMovies && q.View != ViewShows:
-		return LibraryQuery{}, badRequest("view %q: want recent, movies or shows", q.View)
+	case q.View != ViewRecent && q.View != ViewMovies && q.View != ViewShows && q.View != ViewPeers:
+		return LibraryQuery{}, badRequest("view %q: want recent, movies, shows or peers", q.View)
 	case v.Has("show") && q.View != ViewShows:
 		return LibraryQuery{}, badRequest("show is given with view %q: a show's seasons are in view shows", q.View)
 	}

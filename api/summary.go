@@ -18,6 +18,11 @@ type FileSummary struct {
 	EpisodeTitle string `json:"episodeTitle,omitempty"`
 	Size         int64  `json:"size,omitempty"`
 	FileType     string `json:"fileType,omitempty"`
+	// Poster is the CID of the file's poster, when it has one: the image
+	// is GET /api/file/<poster>, a thumbnail of it GET /api/thumb/<poster>.
+	// A show's and a season's entry carry the poster of their first
+	// episode that has one.
+	Poster string `json:"poster,omitempty"`
 	// Source is "local" for a file this node holds, else the peer it is
 	// known from.
 	Source string `json:"source,omitempty"`

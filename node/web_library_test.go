@@ -278,8 +278,9 @@ func TestWeb_LibraryLinks(t *testing.T) {
 	p.noConsoleErrors()
 }
 
-// TestWeb_PeerOnlyRecord: a file known only from a peer is in the lists
-// marked with its source; its record says so, names its providers (the
+// TestWeb_PeerOnlyRecord: a file known only from a peer is in the list of
+// files from other households (not the household's own lists), marked
+// with its source; its record says so, names its providers (the
 // peer, and what the DHT finds), and offers neither Download nor a
 // player, which would only meet a 404.
 func TestWeb_PeerOnlyRecord(t *testing.T) {
@@ -295,15 +296,20 @@ func TestWeb_PeerOnlyRecord(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, "the peer's file in the catalog, loaded whole", func() bool {
-		l := library(t, n, "view=movies")
-		return l.Total == 2 && l.Files.Loaded
+		l := library(t, n, "view=peers")
+		return l.Total == 1 && l.Files.Loaded
 	})
 	p := openPage(t, n)
 
+	// The household's own films; the peer's in a view of its own.
 	p.navigate("/?view=movies")
-	l := p.waitList("the movies", `l.entries.length === 2`)
-	if !eq(l.Entries, []string{"Far Away", "Heat"}) || !eq(l.Sources, []string{"peer", "local"}) {
-		t.Errorf("movies: %+v", l)
+	if l := p.waitList("the movies", `l.entries.length === 1`); !eq(l.Entries, []string{"Heat"}) {
+		t.Errorf("movies: %+v, want the household's own film alone", l)
+	}
+	p.navigate("/?view=peers")
+	l := p.waitList("the files from other households", `l.entries.length === 1`)
+	if !eq(l.Entries, []string{"Far Away"}) || !eq(l.Sources, []string{"peer"}) {
+		t.Errorf("from other households: %+v", l)
 	}
 	source := p.eval("read the peer's file's source", `document.querySelector('#entries li[data-source=peer] .source').textContent`)
 	if source != "known from a peer "+peerID {

@@ -17,7 +17,14 @@ const catalogBatch = 256
 // every field under it); every one is a SearchField, so a write to any of
 // them reaches the node's indexer, which reads the entry again.
 var catalogFields = []string{"title", "titles/", "originalTitle", "filePath", "fileName", "movieYear", "year",
-	"season", "episode", "episodeTitle", "sizeByte", "fileType"}
+	"season", "episode", "episodeTitle", "sizeByte", "fileType", PosterField}
+
+// PosterField links a file to its poster: the poster's CID (ingest's
+// sidecars, an NFO's art).
+const PosterField = "art/poster"
+
+// posterOf is the CID of d's poster, "" for none.
+func posterOf(d Document) string { return d.Presented()[PosterField] }
 
 // CatalogEntries reads the summaries of roots, catalogBatch roots
 // per script (one round trip each), reading only catalogFields of each
@@ -52,6 +59,7 @@ func (s *Store) readSummaries(ctx context.Context, roots []RootID, fields []stri
 func catalogEntryOf(d Document) Summary {
 	e := summaryOf(d)
 	e.CIDs = nil
+	e.Poster = posterOf(d)
 	return e
 }
 
@@ -67,6 +75,7 @@ func (s *Store) SearchHits(ctx context.Context, roots []RootID) ([]SearchHit, er
 	out := make([]SearchHit, 0, len(roots))
 	err := s.readSummaries(ctx, roots, hitFields, func(d Document) {
 		h := SearchHit{Summary: summaryOf(d)}
+		h.Poster = posterOf(d)
 		h.Subtitles, h.Art = sidecarsOf(d)
 		out = append(out, h)
 	})

@@ -47,6 +47,9 @@ type Summary struct {
 	Size     int64  `json:"size,omitempty"`
 	FileType string `json:"fileType,omitempty"`
 	IMDbID   string `json:"imdbid,omitempty"`
+	// Poster is the CID of the file's poster (its art/poster link): set
+	// by the catalog's entries and search hits (posterOf), which read it.
+	Poster string `json:"poster,omitempty"`
 	// CIDs are the members: those the node vouches for, for a local
 	// file (what it signs for peers); every member for a root known only
 	// from peers. The catalog's summaries leave them out.
@@ -79,14 +82,16 @@ func titleField(f string) bool {
 }
 
 // SearchField reports whether field f of a root is read by the search
-// index (so a write to it has the indexer read the root again). Peers' claims
-// (origin/<peer>/<field>) count by their own name.
+// index or the catalog (so a write to it has the indexer read the root
+// again): the catalog's lists show a file's poster (art/poster), which
+// is linked when the poster is found, often after the video. Peers'
+// claims (origin/<peer>/<field>) count by their own name.
 func SearchField(f string) bool {
 	if rest, ok := strings.CutPrefix(f, OriginPrefix+"/"); ok {
 		_, f, _ = strings.Cut(rest, "/")
 	}
 	switch f {
-	case "filePath", "fileName", "movieYear", "year", "season", "episode", "sizeByte", "fileType":
+	case "filePath", "fileName", "movieYear", "year", "season", "episode", "sizeByte", "fileType", PosterField:
 		return true
 	}
 	return titleField(f) || idField(f) || genreField(f)

@@ -282,7 +282,7 @@ $("close-record").addEventListener("click", (ev) => {
 
 // ---- library ----
 
-const VIEWS = { recent: "Recently added", movies: "Movies", shows: "Shows" };
+const VIEWS = { recent: "Recently added", movies: "Movies", shows: "Shows", peers: "From other households" };
 let listSeq = 0;
 let lastPage = null; // the list shown: its answer
 
@@ -383,14 +383,12 @@ function renderCrumbs(s, page) {
 function entryItem(s, page, e) {
   if (e.kind === "show") {
     const counts = [plural(e.seasons, "season"), plural(e.episodes, "episode")];
-    if (e.fromPeers) counts.push(e.fromPeers + " known from peers");
     return el("li", { class: "entry show", "data-show": e.show },
       link({ show: e.show }, { class: "title", "data-show": e.show }, e.title || e.show),
       el("div", { class: "muted" }, counts.join(" · ")));
   }
   if (e.kind === "season") {
     const counts = [plural(e.episodes, "episode")];
-    if (e.fromPeers) counts.push(e.fromPeers + " known from peers");
     return el("li", { class: "entry season", "data-season": String(e.season) },
       link({ show: e.show, season: String(e.season) }, { class: "title", "data-season": String(e.season) }, seasonName(e.season)),
       el("div", { class: "muted" }, counts.join(" · ")));

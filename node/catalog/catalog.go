@@ -125,10 +125,11 @@ func (c *Catalog) countsLocked() api.LibraryCounts {
 // (the root ID breaks the last tie), so an entry is found again by binary
 // search.
 type catalogViews struct {
-	recent []*listed // by root, oldest first: pages are cut from the end
-	movies []*listed // by title, year, CID
+	recent []*listed // local files by root, oldest first: pages are cut from the end
+	movies []*listed // local films by title, year, CID
 	shows  []*catalogShow
 	show   map[string]*catalogShow
+	peers  []*listed // files known only from peers, by root (as recent)
 }
 
 // listed is an entry with its title folded for sorting.
@@ -137,17 +138,16 @@ type listed struct {
 	fold string
 }
 
-// catalogShow is a show: the episodes that name it, by season.
+// catalogShow is a show: the local episodes that name it, by season.
 type catalogShow struct {
-	key, title          string
-	seasons             []*catalogSeason // by number
-	episodes, fromPeers int
+	key, title string
+	seasons    []*catalogSeason // by number
+	episodes   int
 }
 
 type catalogSeason struct {
-	n         int
-	episodes  []*listed // by episode number
-	fromPeers int
+	n        int
+	episodes []*listed // by episode number
 }
 
 // The orders of the lists.
@@ -206,18 +206,22 @@ func buildViews(entries map[store.RootID]*listed) catalogViews {
 		if !listable(l.Summary) {
 			continue
 		}
+		if !l.Local() {
+			v.peers = append(v.peers, l)
+			continue
+		}
 		v.recent = append(v.recent, l)
 		switch {
 		case episode(l.Summary):
 			s, se := v.seasonOf(l, false)
 			se.episodes = append(se.episodes, l)
-			s.count(l, 1)
-			se.count(l, 1)
+			s.episodes++
 		case l.FileType == "video":
 			v.movies = append(v.movies, l)
 		}
 	}
 	slices.SortFunc(v.recent, byRoot)
+	slices.SortFunc(v.peers, byRoot)
 	slices.SortFunc(v.movies, byTitle)
 	for _, s := range v.show {
 		v.shows = append(v.shows, s)
@@ -236,13 +240,16 @@ func (v *catalogViews) add(l *listed) {
 	if !listable(l.Summary) {
 		return
 	}
+	if !l.Local() {
+		v.peers = insert(v.peers, l, byRoot)
+		return
+	}
 	v.recent = insert(v.recent, l, byRoot)
 	switch {
 	case episode(l.Summary):
 		s, se := v.seasonOf(l, true)
 		se.episodes = insert(se.episodes, l, byEpisode)
-		s.count(l, 1)
-		se.count(l, 1)
+		s.episodes++
 		s.retitle()
 	case l.FileType == "video":
 		v.movies = insert(v.movies, l, byTitle)
@@ -253,6 +260,10 @@ func (v *catalogViews) add(l *listed) {
 // held only it.
 func (v *catalogViews) remove(l *listed) {
 	if !listable(l.Summary) {
+		return
+	}
+	if !l.Local() {
+		v.peers = remove(v.peers, l, byRoot)
 		return
 	}
 	v.recent = remove(v.recent, l, byRoot)
@@ -271,8 +282,7 @@ func (v *catalogViews) remove(l *listed) {
 		if se.episodes = remove(se.episodes, l, byEpisode); len(se.episodes) == n {
 			return
 		}
-		s.count(l, -1)
-		se.count(l, -1)
+		s.episodes--
 		if len(se.episodes) == 0 {
 			s.seasons = slices.Delete(s.seasons, i, i+1)
 		}
@@ -312,31 +322,27 @@ func (v *catalogViews) seasonOf(l *listed, sorted bool) (*catalogShow, *catalogS
 	return s, se
 }
 
-// count adds d (1 or -1) episodes, l's, to the show's counts.
-func (s *catalogShow) count(l *listed, d int) {
-	s.episodes += d
-	if !l.Local() {
-		s.fromPeers += d
-	}
-}
+// retitle names the show as its first episode writes it.
+func (s *catalogShow) retitle() { s.title = s.seasons[0].episodes[0].Title }
 
-func (se *catalogSeason) count(l *listed, d int) {
-	if !l.Local() {
-		se.fromPeers += d
-	}
-}
-
-// retitle names the show as its first episode writes it, a local one
-// first.
-func (s *catalogShow) retitle() {
-	first := s.seasons[0].episodes[0]
-	for _, se := range s.seasons {
-		if i := slices.IndexFunc(se.episodes, func(l *listed) bool { return l.Local() }); i >= 0 {
-			first = se.episodes[i]
-			break
+// poster is the poster of the first of episodes that has one.
+func poster(episodes []*listed) string {
+	for _, l := range episodes {
+		if l.Poster != "" {
+			return l.Poster
 		}
 	}
-	s.title = first.Title
+	return ""
+}
+
+// poster is the show's: its first season's that has one.
+func (s *catalogShow) poster() string {
+	for _, se := range s.seasons {
+		if p := poster(se.episodes); p != "" {
+			return p
+		}
+	}
+	return ""
 }
 
 // Page answers GET /api/library.
@@ -350,9 +356,11 @@ func (c *Catalog) Page(q api.LibraryQuery) (api.LibraryPage, error) {
 		cut(&p, q, newestFirst(v.recent), fileEntry)
 	case q.View == api.ViewMovies:
 		cut(&p, q, v.movies, fileEntry)
+	case q.View == api.ViewPeers:
+		cut(&p, q, newestFirst(v.peers), fileEntry)
 	case q.Show == "":
 		cut(&p, q, v.shows, func(s *catalogShow) api.LibraryEntry {
-			return api.LibraryEntry{Kind: "show", Show: s.key, FileSummary: api.FileSummary{Title: s.title}, Seasons: len(s.seasons), Episodes: s.episodes, FromPeers: s.fromPeers}
+			return api.LibraryEntry{Kind: "show", Show: s.key, FileSummary: api.FileSummary{Title: s.title, Poster: s.poster()}, Seasons: len(s.seasons), Episodes: s.episodes}
 		})
 	default:
 		s := v.show[q.Show]
@@ -363,7 +371,7 @@ func (c *Catalog) Page(q api.LibraryQuery) (api.LibraryPage, error) {
 		if q.Season < 0 {
 			p.View = "seasons"
 			cut(&p, q, s.seasons, func(se *catalogSeason) api.LibraryEntry {
-				return api.LibraryEntry{Kind: "season", Show: s.key, FileSummary: api.FileSummary{Title: s.title, Season: ptr(se.n)}, Episodes: len(se.episodes), FromPeers: se.fromPeers}
+				return api.LibraryEntry{Kind: "season", Show: s.key, FileSummary: api.FileSummary{Title: s.title, Season: ptr(se.n), Poster: poster(se.episodes)}, Episodes: len(se.episodes)}
 			})
 			break
 		}
@@ -413,7 +421,7 @@ func fileEntry(l *listed) api.LibraryEntry {
 // API's, for the library's lists and the search's local hits.
 func Summary(s store.Summary) api.FileSummary {
 	return api.FileSummary{CID: s.CID, Title: s.Title, Year: s.Year, Season: s.Season, Episode: s.Episode,
-		EpisodeTitle: s.EpisodeTitle, Size: s.Size, FileType: s.FileType, Source: s.Source}
+		EpisodeTitle: s.EpisodeTitle, Size: s.Size, FileType: s.FileType, Poster: s.Poster, Source: s.Source}
 }
 
 func ptr[T any](v T) *T { return &v }

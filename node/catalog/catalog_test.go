@@ -22,13 +22,14 @@ func render(v *catalogViews) string {
 	}
 	roots(v.recent)
 	roots(v.movies)
+	roots(v.peers)
 	for _, s := range v.shows {
 		if v.show[s.key] != s {
 			fmt.Fprintf(&b, "show %q not in the map\n", s.key)
 		}
-		fmt.Fprintf(&b, "show %q %q %d %d:", s.key, s.title, s.episodes, s.fromPeers)
+		fmt.Fprintf(&b, "show %q %q %d %q:", s.key, s.title, s.episodes, s.poster())
 		for _, se := range s.seasons {
-			fmt.Fprintf(&b, " season %d %d:", se.n, se.fromPeers)
+			fmt.Fprintf(&b, " season %d %q:", se.n, poster(se.episodes))
 			roots(se.episodes)
 		}
 	}
@@ -38,7 +39,8 @@ func render(v *catalogViews) string {
 
 // Lists kept sorted change by change are the lists a sweep builds from
 // the same entries, whatever the changes: new files, changed titles,
-// seasons and episodes, types and holders, deletes.
+// seasons and episodes, types, posters and holders (a peer's file
+// becoming local and back), deletes.
 func TestCatalog_ChangesKeepTheListsOfASweep(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	c := New()
@@ -56,6 +58,9 @@ func TestCatalog_ChangesKeepTheListsOfASweep(t *testing.T) {
 		}
 		if rng.IntN(10) == 0 {
 			e.CID = "" // a root without a CID yet
+		}
+		if rng.IntN(3) == 0 {
+			e.Poster = fmt.Sprint("poster", rng.IntN(2))
 		}
 		return e
 	}
