@@ -19,7 +19,8 @@ import (
 //
 // Otherwise every endpoint but /health, /ready and /metrics requires
 // "Authorization: Bearer <Token>"; PublicRead opens GET (and HEAD)
-// /api/meta, /api/search, /api/library and /api/file without it. An
+// /api/meta, /api/search, /api/library and /api/file (with the
+// thumbnails and subtitles made of files) without it. An
 // empty Token then serves nothing that needs one. What such a client, a
 // stranger, may make the node ask its peers is limited (strangers.go,
 // Options.Strangers).
@@ -35,7 +36,7 @@ type Access struct {
 var open = map[string]bool{"/health": true, "/ready": true, "/metrics": true}
 
 // publicRead are the endpoint prefixes PublicRead opens to GET and HEAD.
-var publicRead = []string{"/api/meta/", "/api/search", "/api/library", "/api/file/"}
+var publicRead = []string{"/api/meta/", "/api/search", "/api/library", "/api/file/", "/api/thumb/", "/api/subtitle/"}
 
 // check returns the status and message refusing r, or 0.
 func (a *Access) check(r *http.Request) (int, string) {

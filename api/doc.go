@@ -13,7 +13,9 @@
 // (NestMeta: flat fields nested into Meta, each typed by the caller),
 // summary.go (FileSummary, what a search hit and a library entry show
 // of a file), file.go
-// (/api/file), events.go (/api/events, server-sent events), metrics.go
+// (/api/file), thumb.go (/api/thumb: a poster's thumbnail, through the
+// Backend's Thumbnailer), subtitle.go (/api/subtitle: a subtitle file as
+// WebVTT, ToWebVTT), events.go (/api/events, server-sent events), metrics.go
 // (HTTP request metrics), search.go (GET /api/search, its limits and
 // SearchHit, the one hit type), status.go (the typed parts of
 // /api/status and the answers of /api/providers and /api/peers, which

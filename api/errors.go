@@ -27,6 +27,9 @@ var (
 	ErrRateLimited = errors.New("rate limited")
 	// ErrForbidden: a request this node's settings never serve (403).
 	ErrForbidden = errors.New("forbidden")
+	// ErrUnprocessable: the file is there but is not what the request
+	// needs: no image to make a thumbnail of, no subtitle to convert (422).
+	ErrUnprocessable = errors.New("unprocessable")
 	// ErrEventsTrimmed: the position an event stream resumes from was
 	// trimmed from the capped event stream; the client must reload
 	// (the SSE "reset" event).
@@ -114,6 +117,8 @@ func status(err error) int {
 		return http.StatusTooManyRequests
 	case errors.Is(err, ErrForbidden):
 		return http.StatusForbidden
+	case errors.Is(err, ErrUnprocessable):
+		return http.StatusUnprocessableEntity
 	}
 	return http.StatusInternalServerError
 }

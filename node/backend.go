@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -19,6 +20,7 @@ import (
 	"github.com/metamesh/node/ingest"
 	"github.com/metamesh/node/node/federation"
 	"github.com/metamesh/node/node/p2p"
+	"github.com/metamesh/node/node/thumbs"
 	"github.com/metamesh/node/store"
 )
 
@@ -161,6 +163,22 @@ func (b *backend) Ready(ctx context.Context) error {
 	default:
 		return fmt.Errorf("initial scan not finished (%s)", s)
 	}
+}
+
+// Thumbnail makes (or finds made) the thumbnail of the local image file
+// c names, opened as File opens it: keyed by the file's canonical CID, so
+// every CID of one image shares one thumbnail of each width.
+func (b *backend) Thumbnail(ctx context.Context, c string, width int) (string, error) {
+	f, err := b.File(ctx, c)
+	if err != nil {
+		return "", err
+	}
+	defer f.Content.Close()
+	path, err := b.n.thumbs.Get(ctx, f.CID, width, func() (io.ReadCloser, error) { return io.NopCloser(f.Content), nil })
+	if errors.Is(err, thumbs.ErrNotImage) || errors.Is(err, thumbs.ErrTooLarge) {
+		return "", fmt.Errorf("%w: %s: %w", api.ErrUnprocessable, c, err)
+	}
+	return path, err
 }
 
 // File opens the local file c names for the API: only a confirmed file

@@ -23,8 +23,10 @@
 //     document, federated search and the keyword index's lookups.
 //   - node/catalog (its own package): the search indexer and the
 //     catalog, the library's lists in memory (GET /api/library).
+//   - node/thumbs (its own package): posters' thumbnails, made and kept
+//     under the data directory (GET /api/thumb).
 //   - backend.go: the api.Backend the HTTP API calls (documents, status,
-//     files opened through os.Root, the event stream with root IDs mapped
+//     files opened through os.Root, thumbnails of them, the event stream with root IDs mapped
 //     to canonical CIDs).
 //   - auth.go: the API's access rules and bearer token file.
 //   - metrics.go: the Prometheus registry (metamesh_ series read at scrape

@@ -21,6 +21,7 @@ import (
 	"github.com/metamesh/node/node/catalog"
 	"github.com/metamesh/node/node/federation"
 	"github.com/metamesh/node/node/p2p"
+	"github.com/metamesh/node/node/thumbs"
 	"github.com/metamesh/node/store"
 )
 
@@ -44,6 +45,7 @@ type Node struct {
 	// newMetrics registers it.
 	hashDuration prometheus.Histogram
 	cat          *catalog.Catalog   // the library's lists (GET /api/library)
+	thumbs       *thumbs.Cache      // posters' thumbnails (GET /api/thumb), under DATA/thumbs
 	stop         context.CancelFunc // ends Follow
 	// closing is closed when the API starts shutting down: event streams,
 	// which never go idle, end on it.
@@ -107,6 +109,9 @@ func (n *Node) Start(ctx context.Context) error {
 		_ = st.Follow(bg)
 	}()
 	n.cat = catalog.New()
+	if n.thumbs, err = thumbs.Open(filepath.Join(n.cfg.DataDir, "thumbs")); err != nil {
+		return errors.Join(err, n.Close())
+	}
 	hh, err := federation.StartHousehold(ctx, federation.HouseholdConfig{
 		Net: p, Key: key, Store: st, ProviderDir: filepath.Join(n.cfg.DataDir, "provider"), SearchDir: filepath.Join(n.cfg.DataDir, "search"),
 		ReprovideInterval: n.cfg.ReprovideInterval, ProviderRecordTTL: n.cfg.ProviderRecordTTL,
