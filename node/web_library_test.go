@@ -3,6 +3,7 @@ package node_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"image/color"
 	"image/png"
 	"os"
@@ -49,16 +50,24 @@ const readList = `(() => {
 
 // webPage drives the page of one node in one browser.
 type webPage struct {
-	t    *testing.T
-	ctx  context.Context
-	ce   func() []string
-	base string
+	t     *testing.T
+	ctx   context.Context
+	ce    func() []string
+	base  string
+	width int // the window's, in CSS pixels
 }
 
 func openPage(t *testing.T, n *node.Node) *webPage {
 	t.Helper()
 	ctx, ce := browserFor(t, 90*time.Second)
-	return &webPage{t: t, ctx: ctx, ce: ce, base: "http://" + n.APIAddr()}
+	return &webPage{t: t, ctx: ctx, ce: ce, base: "http://" + n.APIAddr(), width: 1200}
+}
+
+// resize makes the window w × h CSS pixels (390 wide: a phone's).
+func (p *webPage) resize(w, h int) {
+	p.t.Helper()
+	must(p.t, p.ctx, fmt.Sprintf("resize to %d × %d", w, h), p.ce, chromedp.EmulateViewport(int64(w), int64(h)))
+	p.width = w
 }
 
 func (p *webPage) navigate(path string) {
@@ -91,7 +100,9 @@ func (p *webPage) eval(what, js string) string {
 // screenshot takes a full-page screenshot, keeps it in the test's
 // temporary directory and checks it is a real picture of the page: a
 // PNG as wide as the window, of more than a few colours (text, not a
-// blank page).
+// blank page). With METAMESH_SCREENSHOTS set they are kept there, one
+// folder a test (make test keeps them under .cache/screenshots), else in
+// the test's temporary directory.
 func (p *webPage) screenshot(name string) {
 	p.t.Helper()
 	shot := must(p.t, p.ctx, "take a screenshot", p.ce, chromedp.FullScreenshot(100))
@@ -107,10 +118,17 @@ func (p *webPage) screenshot(name string) {
 			colours[color.RGBA{uint8(r >> 8), uint8(g >> 8), uint8(bl >> 8), uint8(a >> 8)}] = true
 		}
 	}
-	if b.Dx() != 1200 || b.Dy() < 400 || len(colours) < 16 {
-		p.t.Errorf("screenshot %s: %dx%d of %d colours, want a page 1200 wide of text and lines", name, b.Dx(), b.Dy(), len(colours))
+	if b.Dx() != p.width || b.Dy() < 400 || len(colours) < 16 {
+		p.t.Errorf("screenshot %s: %dx%d of %d colours, want a page %d wide of text and lines", name, b.Dx(), b.Dy(), len(colours), p.width)
 	}
-	path := filepath.Join(p.t.TempDir(), name+".png")
+	dir := p.t.TempDir()
+	if keep := os.Getenv("METAMESH_SCREENSHOTS"); keep != "" {
+		dir = filepath.Join(keep, strings.ReplaceAll(p.t.Name(), "/", "-"))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			p.t.Fatal(err)
+		}
+	}
+	path := filepath.Join(dir, name+".png")
 	if err := os.WriteFile(path, shot, 0o644); err != nil {
 		p.t.Fatal(err)
 	}

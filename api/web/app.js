@@ -120,10 +120,10 @@ async function search(q, federated) {
       (federated ? " (asked " + plural(res.asked || 0, "household") + ", " + (res.fromIndex || 0) + " through the search index; " +
         plural((res.peers || []).length, "household") + " answered)" : "") + ".";
     for (const h of hits) {
-      list.append(el("li", { class: "hit", "data-source": h.source === "local" ? "local" : "peer" },
+      list.append(el("li", { class: "hit card", "data-source": h.source === "local" ? "local" : "peer" },
+        link(() => ({ ...state, cid: h.cid }), { class: "art", tabindex: "-1", "aria-hidden": "true" }, posterImg(h.poster, h.source, h.title)),
         recordLink(h.cid, { class: "title" }, h.title || "(untitled)"),
         el("div", { class: "muted" }, hitLine(h)),
-        el("div", {}, el("code", { class: "cid", title: "canonical CID" }, h.cid)),
         sourceLine(h.source)));
     }
   } catch (e) {
@@ -143,9 +143,41 @@ function sourceLine(source) {
 
 $("search-form").addEventListener("submit", (ev) => {
   ev.preventDefault();
+  clearTimeout(typingTimer);
   const q = $("q").value.trim();
   if (q) go({ q, federated: $("federated").checked });
 });
+
+// Search as one types: words match by their beginning, so every pause
+// of typing searches (the URL follows, one history entry per search, not
+// per letter); emptying the box goes back to the library. A federated
+// search asks other households, so it waits for Enter.
+let typingTimer = 0;
+$("q").addEventListener("input", () => {
+  clearTimeout(typingTimer);
+  if ($("federated").checked) return;
+  typingTimer = setTimeout(() => {
+    const q = $("q").value.trim();
+    if (q === state.q) return;
+    const s = q ? { q } : {};
+    if (state.q) {
+      history.replaceState(null, "", urlOf(s));
+      render(stateFromURL());
+    } else if (q) {
+      go(s);
+    }
+  }, 250);
+});
+
+// posterImg is a card's picture: the poster's thumbnail, or a
+// placeholder when the file has none (or the node cannot serve it).
+function posterImg(poster, source, title) {
+  const ph = () => el("div", { class: "placeholder", role: "img", "aria-label": "No poster" }, (title || "?").trim().charAt(0).toUpperCase() || "?");
+  if (!poster || (source && source !== "local") || token) return ph();
+  const img = el("img", { src: "/api/thumb/" + encodeURIComponent(poster) + "?w=320", alt: "", loading: "lazy", class: "thumb" });
+  img.addEventListener("error", () => img.replaceWith(ph()));
+  return img;
+}
 
 $("cid-form").addEventListener("submit", (ev) => {
   ev.preventDefault();
@@ -234,10 +266,18 @@ const shown = { search: null, list: null, cid: null };
 
 function render(s) {
   state = s;
-  $("q").value = s.q;
+  if (document.activeElement !== $("q")) $("q").value = s.q;
   $("federated").checked = s.federated;
   const searching = s.q !== "";
-  $("library").hidden = searching;
+  // A record is a page of its own, at the top: the list or the search it
+  // was opened from comes back when it is closed.
+  const recordOpen = s.cid !== "";
+  const nodeView = !searching && s.view === "node";
+  $("library").hidden = searching || recordOpen;
+  $("library").classList.toggle("node-view", nodeView);
+  $("node").hidden = !nodeView || recordOpen;
+  $("results").hidden = recordOpen;
+  $("search-status").hidden = recordOpen;
   $("search-back").hidden = !searching;
   if (searching) {
     shown.list = null; // files may come and go meanwhile: back, it loads again
@@ -249,7 +289,9 @@ function render(s) {
     $("results").replaceChildren();
     $("search-status").textContent = "";
   }
-  if (!searching) {
+  if (nodeView) {
+    renderViews(s);
+  } else if (!searching) {
     const key = listKey(s);
     if (shown.list !== key) { shown.list = key; loadList(s); }
   }
@@ -282,7 +324,7 @@ $("close-record").addEventListener("click", (ev) => {
 
 // ---- library ----
 
-const VIEWS = { recent: "Recently added", movies: "Movies", shows: "Shows", peers: "From other households" };
+const VIEWS = { recent: "Recently added", movies: "Movies", shows: "Shows", peers: "From other households", node: "Node" };
 let listSeq = 0;
 let lastPage = null; // the list shown: its answer
 
@@ -302,11 +344,7 @@ async function loadList(s) {
   }
   if (s.page > 1) p.set("page", String(s.page));
   if (s.limit) p.set("limit", s.limit);
-  const current = s.show ? "shows" : (VIEWS[s.view] ? s.view : "recent");
-  for (const a of $("views").querySelectorAll("a[data-view]")) {
-    a.setAttribute("href", urlOf({ view: a.dataset.view }));
-    if (a.dataset.view === current) a.setAttribute("aria-current", "page"); else a.removeAttribute("aria-current");
-  }
+  renderViews(s);
   $("library-status").textContent = "Loading…";
   $("library").setAttribute("aria-busy", "true");
   let page;
@@ -328,9 +366,18 @@ async function loadList(s) {
   renderList(s, page);
 }
 
+// renderViews marks the view s shows in the views' tabs.
+function renderViews(s) {
+  const current = s.show ? "shows" : (VIEWS[s.view] ? s.view : "recent");
+  for (const a of $("views").querySelectorAll("a[data-view]")) {
+    a.setAttribute("href", urlOf({ view: a.dataset.view }));
+    if (a.dataset.view === current) a.setAttribute("aria-current", "page"); else a.removeAttribute("aria-current");
+  }
+}
+
 // LIST_NOUNS name what each list counts.
 const LIST_NOUNS = {
-  recent: ["media file", "media files"], movies: ["movie", "movies"], shows: ["show", "shows"],
+  recent: ["media file", "media files"], movies: ["movie", "movies"], shows: ["show", "shows"], peers: ["file", "files"],
   seasons: ["season", "seasons"], episodes: ["episode", "episodes"],
 };
 
@@ -380,26 +427,34 @@ function renderCrumbs(s, page) {
   nav.hidden = false;
 }
 
+// entryItem is one card of a list: a poster (or a placeholder), the
+// title, and under it the year or the counts.
 function entryItem(s, page, e) {
   if (e.kind === "show") {
     const counts = [plural(e.seasons, "season"), plural(e.episodes, "episode")];
-    return el("li", { class: "entry show", "data-show": e.show },
+    return el("li", { class: "entry show card", "data-show": e.show },
+      link({ show: e.show }, { class: "art", tabindex: "-1", "aria-hidden": "true" }, posterImg(e.poster, "local", e.title)),
       link({ show: e.show }, { class: "title", "data-show": e.show }, e.title || e.show),
       el("div", { class: "muted" }, counts.join(" · ")));
   }
   if (e.kind === "season") {
     const counts = [plural(e.episodes, "episode")];
-    return el("li", { class: "entry season", "data-season": String(e.season) },
+    return el("li", { class: "entry season card", "data-season": String(e.season) },
+      link({ show: e.show, season: String(e.season) }, { class: "art", tabindex: "-1", "aria-hidden": "true" }, posterImg(e.poster, "local", seasonName(e.season))),
       link({ show: e.show, season: String(e.season) }, { class: "title", "data-season": String(e.season) }, seasonName(e.season)),
       el("div", { class: "muted" }, counts.join(" · ")));
   }
-  const title = page.view === "episodes"
+  const episodes = page.view === "episodes";
+  const title = episodes
     ? (e.episode !== undefined ? "Episode " + e.episode : "") + (e.episodeTitle ? (e.episode !== undefined ? ": " : "") + e.episodeTitle : "")
     : e.title;
-  return el("li", { class: "entry file", "data-cid": e.cid, "data-source": e.source === "local" ? "local" : "peer" },
+  // The record opens with the list's state under it (from an episode
+  // list: the show and season, where its neighbours are).
+  return el("li", { class: "entry file card", "data-cid": e.cid, "data-source": e.source === "local" ? "local" : "peer" },
+    link(() => ({ ...state, cid: e.cid }), { class: "art", tabindex: "-1", "aria-hidden": "true" }, posterImg(e.poster, e.source, e.title)),
     recordLink(e.cid, { class: "title" }, title || e.title || "(untitled)"),
-    el("div", { class: "muted" }, hitLine(page.view === "episodes" ? { ...e, episodeTitle: "" } : e)),
-    sourceLine(e.source));
+    el("div", { class: "muted" }, hitLine(episodes ? { ...e, episodeTitle: "" } : e)),
+    e.source === "local" ? null : sourceLine(e.source));
 }
 
 // libraryEmpty reports whether the node's status says the library holds
@@ -465,7 +520,7 @@ async function openRecord(cid) {
   $("record-status").textContent = "Loading " + cid + "…";
   $("record-body").hidden = true;
   $("close-record").setAttribute("href", urlOf({ ...state, cid: "" }));
-  sec.scrollIntoView({ block: "start" });
+  window.scrollTo(0, 0);
   let doc;
   try {
     doc = await api("/api/meta/" + encodeURIComponent(cid));
@@ -481,7 +536,19 @@ async function openRecord(cid) {
 
   const title = (doc.titles && (doc.titles.eng || Object.values(doc.titles)[0])) || doc.originalTitle ||
     (typeof doc.filePath === "string" ? doc.filePath.split("/").pop() : "") || canonical;
-  $("record-title").textContent = title;
+  // An episode is headed S01E02 · The Storm, under a link to its show.
+  const isEpisode = typeof doc.season === "number" && typeof doc.episode === "number";
+  const showKey = state.show || foldTitle(title);
+  const epLine = $("record-episode");
+  epLine.replaceChildren();
+  if (isEpisode) {
+    $("record-title").textContent = "S" + pad2(doc.season) + "E" + pad2(doc.episode) + (doc.episodeTitle ? " · " + doc.episodeTitle : "");
+    epLine.append(link({ show: showKey }, { class: "show-link", "data-show": showKey }, title));
+  } else {
+    $("record-title").textContent = title;
+  }
+  $("record-facts").textContent = factsOf(doc, title).join(" · ");
+  episodeNav(isEpisode ? { show: showKey, season: doc.season, episode: doc.episode, cid: canonical } : null, seq);
   $("record-status").textContent = "";
   const bits = [];
   if (doc.mimeType) bits.push(doc.mimeType);
@@ -499,7 +566,7 @@ async function openRecord(cid) {
   poster.replaceChildren();
   const posterCID = doc.art && typeof doc.art.poster === "string" ? doc.art.poster : "";
   if (posterCID && doc.source === "local" && !token) {
-    poster.append(el("img", { src: "/api/file/" + encodeURIComponent(posterCID), alt: "Poster of " + title, class: "poster" }));
+    poster.append(el("img", { src: "/api/thumb/" + encodeURIComponent(posterCID) + "?w=640", alt: "Poster of " + title, class: "poster" }));
   }
   const plot = doc.plot && typeof doc.plot === "object" ? (doc.plot.eng || Object.values(doc.plot)[0]) : "";
   $("plot").textContent = typeof plot === "string" ? plot : "";
@@ -530,7 +597,11 @@ async function openRecord(cid) {
   player.replaceChildren();
   const kind = local ? playable(doc.mimeType) : "";
   if (kind && !token) {
-    player.append(el(kind, { controls: true, preload: "none", src: href, "aria-label": "Play " + title }));
+    const media = el(kind, { controls: true, preload: "metadata", src: href, "aria-label": "Play " + title,
+      poster: kind === "video" && posterCID ? "/api/thumb/" + encodeURIComponent(posterCID) + "?w=640" : null });
+    if (kind === "video") addTracks(media, byLang, flags);
+    resumable(media, canonical);
+    player.append(media);
   } else if (kind) {
     player.append(el("button", { type: "button", onclick: () => playWithToken(kind, href, title) }, "Load player"));
   }
@@ -569,6 +640,109 @@ async function openRecord(cid) {
   }
   $("tree").replaceChildren(tree(doc));
   $("record-body").hidden = false;
+}
+
+// foldTitle is a show's key as the node folds its title (lower case,
+// accents removed, words of letters and digits), for an episode opened
+// from elsewhere than its season's list.
+function foldTitle(t) {
+  return String(t).normalize("NFKD").replace(/[\u0300-\u036f]/g, "").toLowerCase()
+    .split(/[^\p{L}\p{N}]+/u).filter(Boolean).join(" ");
+}
+
+// factsOf are what a household wants to know of a file at a glance:
+// year, runtime, genres, rating, original title, picture and sound.
+function factsOf(doc, title) {
+  const out = [];
+  if (typeof doc.movieYear === "number") out.push(String(doc.movieYear));
+  const fi = doc.fileinfo && typeof doc.fileinfo === "object" ? doc.fileinfo : {};
+  if (typeof fi.duration === "number" && fi.duration > 0) {
+    const m = Math.round(fi.duration / 60);
+    out.push(m >= 60 ? Math.floor(m / 60) + " h " + (m % 60) + " min" : m + " min");
+  }
+  const genres = asList(doc.genre);
+  if (genres.length) out.push(genres.join(", "));
+  if (typeof doc.rating === "number") out.push("★ " + doc.rating);
+  if (typeof doc.originalTitle === "string" && doc.originalTitle && doc.originalTitle !== title) out.push(doc.originalTitle);
+  const sd = fi.streamdetails && typeof fi.streamdetails === "object" ? fi.streamdetails : {};
+  const v = Array.isArray(sd.video) ? sd.video[0] : null;
+  if (v && typeof v.height === "number") out.push((v.height >= 2000 ? "4K" : v.height + "p") + (v.codec ? " " + v.codec : ""));
+  const a = Array.isArray(sd.audio) ? sd.audio[0] : null;
+  if (a) out.push([a.language, a.codec, typeof a.channels === "number" ? a.channels + " ch" : ""].filter(Boolean).join(" "));
+  if (typeof doc.sizeByte === "number") out.push(fmtBytes(doc.sizeByte));
+  return out;
+}
+
+// addTracks gives a video its subtitles as <track>s (WebVTT, converted
+// by the node), labelled by language; the one flagged default, else a
+// forced one, plays at once.
+function addTracks(media, byLang, flags) {
+  let chosen = null;
+  for (const lang of Object.keys(byLang).sort()) {
+    asList(byLang[lang]).forEach((c, i) => {
+      const fl = flags[lang];
+      const f = String((Array.isArray(fl) ? fl[i] : (fl && typeof fl === "object" ? fl[String(i)] : "")) || "");
+      const track = el("track", { kind: "subtitles", src: "/api/subtitle/" + encodeURIComponent(c), srclang: lang.slice(0, 2),
+        label: lang + (f ? " (" + f + ")" : ""), "data-cid": c });
+      if (f.includes("default") || (!chosen && f.includes("forced"))) chosen = track;
+      media.append(track);
+    });
+  }
+  if (chosen) chosen.setAttribute("default", "");
+}
+
+// resumable plays on from where this browser left the file (kept in the
+// browser, by CID), and forgets it at the end.
+function resumable(media, cid) {
+  const key = "metamesh.at." + cid;
+  media.addEventListener("loadedmetadata", () => {
+    const at = parseFloat(localStorage.getItem(key) || "0");
+    if (at > 5 && at < media.duration - 5) media.currentTime = at;
+  });
+  let last = 0;
+  media.addEventListener("timeupdate", () => {
+    if (Math.abs(media.currentTime - last) < 5) return;
+    last = media.currentTime;
+    localStorage.setItem(key, String(media.currentTime));
+  });
+  media.addEventListener("ended", () => localStorage.removeItem(key));
+}
+
+// episodeNav links an episode's record to the episodes before and after
+// it in its show (the next season's first after a season's last).
+async function episodeNav(ep, seq) {
+  const nav = $("episode-nav");
+  nav.hidden = true;
+  const prev = $("prev-episode"), next = $("next-episode");
+  prev.hidden = next.hidden = true;
+  if (!ep) return;
+  let seasons;
+  try {
+    seasons = await api("/api/library?show=" + encodeURIComponent(ep.show) + "&limit=200");
+  } catch (e) {
+    return; // not a show of this library: no neighbours to link
+  }
+  const order = [];
+  for (const se of seasons.entries || []) {
+    try {
+      const page = await api("/api/library?show=" + encodeURIComponent(ep.show) + "&season=" + se.season + "&limit=200");
+      for (const e of page.entries || []) order.push(e);
+    } catch (e) { /* a season gone meanwhile */ }
+  }
+  if (seq !== recordSeq) return;
+  const i = order.findIndex((e) => e.cid === ep.cid || (e.season === ep.season && e.episode === ep.episode));
+  if (i < 0) return;
+  const to = (a, e, word) => {
+    a.hidden = false;
+    const s = { show: ep.show, season: String(e.season), cid: e.cid };
+    a.setAttribute("href", urlOf(s));
+    a.textContent = word + ": S" + pad2(e.season) + "E" + pad2(e.episode) + (e.episodeTitle ? " · " + e.episodeTitle : "");
+    a.dataset.cid = e.cid;
+    a.onclick = (ev) => { if (!plainClick(ev)) return; ev.preventDefault(); go(s); };
+  };
+  if (i > 0) to(prev, order[i - 1], "Previous");
+  if (i < order.length - 1) to(next, order[i + 1], "Next");
+  nav.hidden = prev.hidden && next.hidden;
 }
 
 // findProviders asks the DHT (GET /api/providers) who has a file known
