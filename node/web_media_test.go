@@ -58,6 +58,8 @@ func TestWeb_MediaLibrary(t *testing.T) {
 	show := filepath.Join(lib, "Shows", "Lighthouse Keepers")
 	writePoster(t, filepath.Join(show, "poster.png"), 400, 600)
 	writeOld(t, filepath.Join(show, "tvshow.nfo"), []byte(`<tvshow><title>Lighthouse Keepers</title><plot>Keepers of a light.</plot><year>2020</year><genre>Documentary</genre></tvshow>`))
+	writePoster(t, filepath.Join(show, "fanart.png"), 300, 170)
+	writeOld(t, filepath.Join(show, "Season 01", "Lighthouse.Keepers.S01E02.The.Storm.nfo"), []byte(`<episodedetails><title>The Storm</title><plot>A storm comes.</plot></episodedetails>`))
 	for _, ep := range []string{"Season 01/Lighthouse.Keepers.S01E01.The.Lamp.mkv", "Season 01/Lighthouse.Keepers.S01E02.The.Storm.mkv", "Season 02/Lighthouse.Keepers.S02E01.The.Return.mkv"} {
 		writeVideo(t, filepath.Join(show, ep))
 	}
@@ -133,8 +135,20 @@ func TestWeb_MediaLibrary(t *testing.T) {
 			}
 			p.click("open the show", `#entries li.show a.title`)
 			p.waitList("its seasons", `l.entries.length === 2`)
+			must(t, p.ctx, "wait for the show's header", p.ce, chromedp.Poll[bool](`(() => {
+			  const h = document.getElementById("show-header");
+			  return !h.hidden && h.textContent.includes("Keepers of a light.") && h.textContent.includes("2020 · Documentary") &&
+			    h.classList.contains("fanart") && !!h.querySelector("img.thumb"); })()`, chromedp.WithPollingTimeout(10*time.Second)))
+			if n := p.eval("count the seasons' posters", `String(document.querySelectorAll("#entries li.season img.thumb").length)`); n != "2" {
+				t.Errorf("%s seasons with a poster, want 2", n)
+			}
+			p.screenshot("show-" + size.name)
 			p.click("open season 1", `#entries li[data-season="1"] a.title`)
 			p.waitList("season 1", `l.entries.length === 2`)
+			must(t, p.ctx, "wait for the episode's own plot", p.ce, chromedp.Poll[bool](`(() => {
+			  const plots = [...document.querySelectorAll("#entries li .plot")].map((p) => p.textContent);
+			  return plots.length === 1 && plots[0] === "A storm comes."; })()`, chromedp.WithPollingTimeout(10*time.Second)))
+			p.screenshot("season-" + size.name)
 			p.click("open the first episode", `#entries li[data-cid="`+episodes["S01E01"]+`"] a.title`)
 			p.waitList("the first episode", `l.record === "S01E01 · The Lamp"`)
 			if sl := p.eval("read the show link", `document.querySelector("#record-episode a.show-link").textContent`); sl != "Lighthouse Keepers" {
@@ -155,6 +169,7 @@ func TestWeb_MediaLibrary(t *testing.T) {
 			// Search as one types, by prefix.
 			p.navigate("/")
 			p.waitList("the library", `l.entries.length === 5`)
+			p.screenshot("recent-" + size.name)
 			must(t, p.ctx, "type a word's beginning", p.ce, chromedp.SendKeys("#q", "ligh"))
 			must(t, p.ctx, "wait for the hits", p.ce, chromedp.Poll[bool](`location.search === "?q=ligh" && document.querySelectorAll("#results li.hit").length === 3`, chromedp.WithPollingTimeout(10*time.Second)))
 			must(t, p.ctx, "type on", p.ce, chromedp.SendKeys("#q", "thouse s02"))
@@ -171,7 +186,17 @@ func TestWeb_MediaLibrary(t *testing.T) {
 			}
 			p.click("open the Node view", `#views a[data-view="node"]`)
 			must(t, p.ctx, "wait for the node's view", p.ce, chromedp.Poll[bool](`!document.getElementById("node").hidden && document.getElementById("peer-id").textContent !== "" && getComputedStyle(document.getElementById("entries")).display === "none"`, chromedp.WithPollingTimeout(10*time.Second)))
+			// A file added while the page is open reads as the log says it,
+			// relative to the library, once (a note: no list changes).
+			writeOld(t, filepath.Join(lib, "Movies", size.name+".txt"), []byte("notes of "+size.name))
+			must(t, p.ctx, "wait for the event", p.ce, chromedp.Poll[bool](`[...document.querySelectorAll("#events li")].map((li) => li.textContent).join("|").includes("added Movies/`+size.name+`.txt")`, chromedp.WithPollingTimeout(20*time.Second)))
+			if evs := p.eval("read the events", `[...document.querySelectorAll("#events li")].map((li) => li.textContent).join("|")`); strings.Count(evs, size.name+".txt") != 1 || strings.Contains(evs, lib) {
+				t.Errorf("events %q: want the file once, relative to the library", evs)
+			}
 			p.screenshot("node-" + size.name)
+			p.navigate("/?view=peers")
+			p.waitList("the files from other households", `l.status === "No files yet."`)
+			p.screenshot("peers-" + size.name)
 			p.noConsoleErrors()
 		})
 	}

@@ -383,6 +383,7 @@ const LIST_NOUNS = {
 
 function renderList(s, page) {
   renderCrumbs(s, page);
+  showHeader(s, page);
   const noun = LIST_NOUNS[page.view] || ["entry", "entries"];
   const entries = page.entries || [];
   const st = $("library-status");
@@ -410,6 +411,61 @@ function renderList(s, page) {
   turn("prev", page.page - 1);
   turn("next", page.page + 1);
   $("page-of").textContent = "Page " + page.page + " of " + Math.max(page.pages, 1);
+}
+
+// shows keeps what a show's header shows, by its key: one episode's
+// record holds the show's title, year, genres, plot and artwork (its
+// NFO's, which every episode inherits).
+const shows = new Map();
+
+// showHeader heads a show's seasons and a season's episodes with the
+// show: its poster, title, year and genres, plot, and its fanart behind;
+// a season's episodes get their own plots where they have one.
+async function showHeader(s, page) {
+  const box = $("show-header");
+  if (!s.show) { box.hidden = true; box.replaceChildren(); return; }
+  const seq = listSeq;
+  let info = shows.get(s.show);
+  if (!info) {
+    try {
+      let cid = page.view === "episodes" && page.entries.length ? page.entries[0].cid : "";
+      if (!cid && page.view === "seasons" && page.entries.length) {
+        const first = await api("/api/library?show=" + encodeURIComponent(s.show) + "&season=" + page.entries[0].season + "&limit=1");
+        cid = first.entries.length ? first.entries[0].cid : "";
+      }
+      if (!cid) return;
+      const doc = await api("/api/meta/" + encodeURIComponent(cid));
+      const plot = doc.plot && typeof doc.plot === "object" ? (doc.plot.eng || Object.values(doc.plot)[0]) : "";
+      info = { title: page.showTitle || s.show, year: doc.movieYear, genres: asList(doc.genre), plot: typeof plot === "string" ? plot : "",
+        poster: doc.art && doc.art.poster, fanart: doc.art && doc.art.fanart, local: doc.source === "local" };
+      shows.set(s.show, info);
+    } catch (e) {
+      return; // the list stands without its header
+    }
+  }
+  if (seq !== listSeq) return;
+  const facts = [info.year ? String(info.year) : "", info.genres.join(", ")].filter(Boolean).join(" · ");
+  box.replaceChildren(posterImg(info.poster, info.local ? "local" : "peer", info.title),
+    el("div", {}, el("h3", {}, info.title), facts ? el("p", { class: "muted" }, facts) : null, info.plot ? el("p", { class: "show-plot" }, info.plot) : null));
+  const fan = info.fanart && info.local && !token ? "/api/thumb/" + encodeURIComponent(info.fanart) + "?w=640" : "";
+  box.style.backgroundImage = fan ? "linear-gradient(rgba(0,0,0,.55), rgba(0,0,0,.55)), url(" + JSON.stringify(fan) + ")" : "";
+  box.classList.toggle("fanart", !!fan);
+  box.hidden = false;
+  if (page.view === "episodes") episodePlots(page, info.plot, seq);
+}
+
+// episodePlots adds to a season's episode cards the plots of their own
+// (an episode NFO's; the show's plot, which every episode inherits, is
+// in the header already).
+async function episodePlots(page, showPlot, seq) {
+  await Promise.all((page.entries || []).map(async (e) => {
+    let doc;
+    try { doc = await api("/api/meta/" + encodeURIComponent(e.cid)); } catch (err) { return; }
+    const plot = doc.plot && typeof doc.plot === "object" ? (doc.plot.eng || Object.values(doc.plot)[0]) : "";
+    if (seq !== listSeq || typeof plot !== "string" || !plot || plot === showPlot) return;
+    const card = document.querySelector('#entries li[data-cid="' + CSS.escape(e.cid) + '"]');
+    if (card) card.append(el("p", { class: "plot" }, plot));
+  }));
 }
 
 // renderCrumbs shows where a show's list is: Shows › the show › a season.
@@ -951,11 +1007,27 @@ function startPolling(why) {
   }, 3000);
 }
 
+// EVENT_WORDS say a path's change as the node's log does; the key-set
+// events of the same change (mint, confirm, …) are not shown: one line a
+// file.
+const EVENT_WORDS = { add: "added", change: "changed", delete: "deleted", rename: "renamed" };
+
+// libraryPath is p relative to the library folder that holds it.
+function libraryPath(p) {
+  for (const lib of (lastStatus && lastStatus.libraries) || []) {
+    const dir = lib.endsWith("/") ? lib : lib + "/";
+    if (typeof p === "string" && p.startsWith(dir)) return p.slice(dir.length);
+  }
+  return p || "";
+}
+
 function addEvent(e) {
+  const words = EVENT_WORDS[e.type];
+  if (!words) return;
   const list = $("events");
-  const what = e.path || e.cid || e.into || "";
-  const item = el("li", { "data-type": e.type || "" }, el("span", { class: "badge" }, e.type || "event"), " ", what);
-  if (e.cid) item.append(" ", recordLink(e.cid, { class: "open" }, "open"));
+  const item = el("li", { "data-type": e.type }, words + " ",
+    e.type === "rename" ? libraryPath(e.oldPath) + " → " + libraryPath(e.path) : libraryPath(e.path));
+  if (e.cid && e.type !== "delete") item.append(" ", recordLink(e.cid, { class: "open" }, "open"));
   list.prepend(item);
   while (list.children.length > 20) list.lastChild.remove();
 }
