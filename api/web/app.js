@@ -896,7 +896,7 @@ function renderStatus(st) {
 
 // reloadList loads the list on screen again (files came or went).
 function reloadList() {
-  if (state.q) return;
+  if (state.q || state.view === "node") return; // no list on screen
   shown.list = listKey(state);
   loadList(state);
 }
