@@ -30,6 +30,15 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"run", "--library", ".", "--redis-url", "redis://127.0.0.1:1", "--workers", "-3"}, "config: --workers -3: may not be negative", "Usage: metamesh run --library DIR"},
 		{[]string{"scan", "--library", ".", "--redis-url", "redis://127.0.0.1:1", "--lookup-timeout", "-1s"}, "unknown flag: --lookup-timeout", "Usage: metamesh scan --library DIR"},
 		{[]string{"scan", "--library", ".", "--redis-url", "redis://127.0.0.1:1", "--workers", "-1"}, "config: --workers -1: may not be negative", "Usage: metamesh scan --library DIR"},
+		// What the node would refuse in its API's words (q=, limit=) is
+		// refused before it is asked, in the command's.
+		{[]string{"search", ""}, "search needs at least one word: metamesh search WORD...", "Usage: metamesh search WORD... [flags]"},
+		{[]string{"search", "  ", " "}, "search needs at least one word: metamesh search WORD...", "Usage: metamesh search WORD... [flags]"},
+		{[]string{"search", "?!", "..."}, `search needs at least one word, a letter or a digit: "?! ..." holds none`, "Usage: metamesh search WORD... [flags]"},
+		{[]string{"search", strings.Repeat("long ", 60)}, "the words to search are 300 bytes long, at most 256", "Usage: metamesh search WORD... [flags]"},
+		{[]string{"search", "--limit", "0", "film"}, "--limit 0: want from 1 to 100 hits", "Usage: metamesh search WORD... [flags]"},
+		{[]string{"search", "--limit", "500", "film"}, "--limit 500: want from 1 to 100 hits", "Usage: metamesh search WORD... [flags]"},
+		{[]string{"search", "--limit", "-1", "film"}, "--limit -1: want from 1 to 100 hits", "Usage: metamesh search WORD... [flags]"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
