@@ -58,9 +58,9 @@ func TestClient_TokenFile(t *testing.T) {
 func TestClient_Numbers(t *testing.T) {
 	answers := map[string]string{
 		"/api/meta/bafkreihdwdcefgh4dqkjv67uzcmw7ojee6xedzdetojuzjevtenxquvyku": `{"canonical_cid":"bafkreihdwdcefgh4dqkjv67uzcmw7ojee6xedzdetojuzjevtenxquvyku","source":"local",
-			"cids":["bafkreihdwdcefgh4dqkjv67uzcmw7ojee6xedzdetojuzjevtenxquvyku","bafybeimadeup"],"sizeByte":3000000,"mtime":1700000000,
+			"cids":["bafkreihdwdcefgh4dqkjv67uzcmw7ojee6xedzdetojuzjevtenxquvyku","bafybeimadeup"],"sizeByte":3e6,"mtime":1700000000,
 			"learned":{"bafybeimadeup":["12D3KooWm1","12D3KooWm2"]},
-			"video":{"bitrate":1.2e7,"duration":5400.5}}`,
+			"fileinfo":{"duration":5.4e3,"streamdetails":{"video":[{"width":1.92e3,"height":1080,"bitrate":1.2e7}],"audio":[{"channels":6e0}]}}}`,
 		"/api/status": `{"version":"dev","peerId":"12D3KooWx","roots":2000000,"peers":0,"provideQueue":1000000,
 			"files":{"local":2000000,"fromPeers":0,"loaded":true},
 			"scan":{"state":"watching","filesDone":2000000,"filesTotal":2000000,"errors":0},"redis":{"ok":true,"addr":"r.sock"}}`,
@@ -83,10 +83,11 @@ func TestClient_Numbers(t *testing.T) {
 		want []string
 	}{
 		{[]string{"lookup", "bafkreihdwdcefgh4dqkjv67uzcmw7ojee6xedzdetojuzjevtenxquvyku"},
-			// One column of names, as wide as the longest (video/duration).
-			[]string{"sizeByte       3000000\n", "mtime          1700000000\n", "video/bitrate  12000000\n", "video/duration 5400.5\n", "canonical      bafk",
-				"cid            bafkreihdwdcefgh4dqkjv67uzcmw7ojee6xedzdetojuzjevtenxquvyku\n",
-				"cid            bafybeimadeup (learned from 12D3KooWm1, 12D3KooWm2)\n"}},
+			// One column of names, as wide as the longest (canonical);
+			// the size, runtime, resolution and channels written 3e6,
+			// 5.4e3, 1.92e3 and 6e0 read as the whole numbers they are.
+			[]string{"size      2.9 MiB\n", "runtime   1 h 30 min\n", "video     1920×1080\n", "audio     6 channels\n",
+				"canonical bafkreihdwdcefgh4dqkjv67uzcmw7ojee6xedzdetojuzjevtenxquvyku\n", "cids      2 (1 learned from peers)\n"}},
 		{[]string{"status"}, []string{"files         2000000 local, 0 known from peers\n", "scan          watching: 2000000/2000000 files, 0 errors\n", "announce      1000000 queued\n"}},
 		{[]string{"search", "big"}, []string{"2001", "S01E02", "2.9 MiB"}},
 		{[]string{"peers"}, []string{"12D3KooWpeer  direct      tcp        1500000 ms  /ip4/10.0.0.2/tcp/4681\n"}},
@@ -111,7 +112,7 @@ func TestClient_Numbers(t *testing.T) {
 		})
 	}
 	out, _, code := metamesh(t, nil, "lookup", "--json", "--api", srv.URL, "bafkreihdwdcefgh4dqkjv67uzcmw7ojee6xedzdetojuzjevtenxquvyku")
-	if code != 0 || !strings.Contains(out, `"sizeByte": 3000000`) {
+	if code != 0 || !strings.Contains(out, `"sizeByte": 3e6`) {
 		t.Errorf("lookup --json: exit %d\n%s", code, out)
 	}
 }
