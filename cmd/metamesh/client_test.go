@@ -288,9 +288,11 @@ func TestClient_StatusOutput(t *testing.T) {
 		{"nothing", func(p *api.ProvideStats) { p.TokenKeys, p.Announced, p.NextReprovideAt = 0, 0, now.Add(-time.Second) },
 			"nothing to announce yet; next round now"},
 		{"disconnected", func(p *api.ProvideStats) { p.Connectivity = "disconnected" },
-			"not announcing: no peer reached yet (it keeps trying); 10 files and 25 search words wait"},
+			"not announcing: no peer answers now (it keeps trying); 10 files and 25 search words wait"},
 		{"offline", func(p *api.ProvideStats) { p.Connectivity = "offline" },
-			"not announcing: offline (no peers for a long while); 10 files and 25 search words wait"},
+			"not announcing: offline (no peers); 10 files and 25 search words wait"},
+		{"offline with nothing", func(p *api.ProvideStats) { p.Connectivity, p.Announced, p.TokenKeys = "offline", 0, 0 },
+			"not announcing: offline (no peers)"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			pr := online

@@ -119,11 +119,15 @@ func announceLine(st api.Status, now time.Time) string {
 	if pr.TokenKeys > 0 {
 		what += " and " + plural(pr.TokenKeys, "search word")
 	}
+	waiting := ""
+	if pr.Announced > 0 || pr.TokenKeys > 0 {
+		waiting = "; " + what + " wait"
+	}
 	switch pr.Connectivity {
 	case "offline":
-		return "not announcing: offline (no peers for a long while); " + what + " wait"
+		return "not announcing: offline (no peers)" + waiting
 	case "disconnected":
-		return "not announcing: no peer reached yet (it keeps trying); " + what + " wait"
+		return "not announcing: no peer answers now (it keeps trying)" + waiting
 	}
 	line := "announcing " + what + " to the network"
 	if pr.Announced == 0 && pr.TokenKeys == 0 {
