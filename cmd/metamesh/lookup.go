@@ -25,13 +25,15 @@ func newLookupCmd() *cobra.Command {
 federation (the DHT's providers, then its peers). Given a file instead of a
 CID, it hashes the file as metamesh hash does (all of it: a large film takes
 a while) and asks for its canonical CID, which it says on stderr ("hashed
-FILE: CID"). Prints what the file is:
-its title (an episode as "Show · S01E02 · Episode"), year, runtime, size,
-first video and audio streams, its path (or the peer it came from), its
-canonical CID, its providers and how many CIDs it has; --json prints the
-node's whole document as it is (every CID and metadata field). --local
-skips the federation. Exit status 3 when no one has the file, 2 for an
-argument that is neither a CID nor a file.`,
+FILE: CID").
+
+Prints what the file is: its title (an episode as "Show · S01E02 ·
+Episode"), year, runtime, size, first video and audio streams, its path (or
+the peer it came from), its canonical CID, its providers and how many CIDs
+it has. --json prints the node's whole document as it is (every CID and
+metadata field, the exact bytes of a path that is not UTF-8). --local skips
+the federation. Exit status 3 when no one has the file, 2 for an argument
+that is neither a CID nor a file.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := cidOrFile(cmd, args[0])
@@ -184,7 +186,7 @@ func audioLine(f map[string]string) string {
 }
 
 // validUTF8 is s with every byte that is not UTF-8 as U+FFFD, as the
-// node's JSON shows it (its exact bytes are printed as filePathBytes).
+// node's JSON shows it (--json has its exact bytes, filePathBytes).
 func validUTF8(s string) string {
 	if utf8.ValidString(s) {
 		return s
