@@ -65,6 +65,12 @@ func TestRun_SecondNodeSaysWhoRuns(t *testing.T) {
 		}
 	}()
 	here := "metamesh: a node already runs on this data directory, " + data + " (API http://" + api + "): metamesh status reaches it; stop it first (Ctrl-C where it runs) to start it again"
+	// The same directory by another name: the node is found all the
+	// same, and the way to reach it names the directory as given.
+	link := filepath.Join(t.TempDir(), "data")
+	if err := os.Symlink(data, link); err != nil {
+		t.Fatal(err)
+	}
 	otherListen := func() string { return fmt.Sprintf("/ip4/127.0.0.1/tcp/%d", freePort(t)) }
 	run := func(args ...string) []string {
 		return append([]string{binary, "run", "--library", lib}, args...)
@@ -80,6 +86,8 @@ func TestRun_SecondNodeSaysWhoRuns(t *testing.T) {
 			here},
 		{"run with --data on other ports", run("--data", data, "--api", freeAddr(t), "--listen", otherListen()),
 			here},
+		{"run with --data, named otherwise", run("--data", link, "--api", freeAddr(t), "--listen", otherListen()),
+			"metamesh: a node already runs on this data directory, " + link + " (API http://" + api + "): metamesh status --data " + link + " reaches it; stop it first (Ctrl-C where it runs) to start it again"},
 		{"another data directory, the same API address", run("--data", storetest.Dir(t), "--api", api, "--listen", otherListen()),
 			"metamesh: the API address " + api + " is another node's (peer " + id + "; metamesh status --api http://" + api + " reaches it): a second node on this machine needs --api, --listen and --data of its own (make run API=… LISTEN=… DATA=…)"},
 		{"an API address another program holds", run("--data", storetest.Dir(t), "--api", taken.Addr().String(), "--listen", otherListen()),
