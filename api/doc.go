@@ -10,14 +10,15 @@
 // that limit the federated work of clients without the token),
 // document.go (Document, the answer of /api/meta, and its one JSON
 // form; the node fills it and types its known fields), nest.go
-// (NestMeta: flat fields nested into Meta, each typed by the caller),
+// (NestMeta: flat fields nested into Meta, each typed by the caller;
+// FlattenMeta, back to flat fields),
 // summary.go (FileSummary, what a search hit and a library entry show
 // of a file), file.go
 // (/api/file), thumb.go (/api/thumb: a poster's thumbnail, through the
 // Backend's Thumbnailer), subtitle.go (/api/subtitle: a subtitle file as
 // WebVTT, ToWebVTT), events.go (/api/events, server-sent events), metrics.go
-// (HTTP request metrics), search.go (GET /api/search, its limits and
-// SearchHit, the one hit type), status.go (the typed parts of
+// (HTTP request metrics), search.go (GET /api/search, its limits,
+// HasWord and SearchHit, the one hit type), status.go (the typed parts of
 // /api/status and the answers of /api/providers and /api/peers, which
 // the CLI decodes as they are), library.go (GET /api/library: the
 // library's lists, paged, and their parameters),

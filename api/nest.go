@@ -123,3 +123,53 @@ func (n *nest) isList() bool {
 	}
 	return true
 }
+
+// FlattenMeta is the inverse of NestMeta: m's values as flat fields, a
+// nested name joined with "/" and a list's elements named by their index
+// ("fileinfo/streamdetails/audio/0/channels"), a value kept under "" as
+// its name's own. A number is written as the node's JSON writes it (a
+// whole one as an integer, 3000000, however it was read), a string as it
+// is; so a field the node typed reads back as the store keeps it, but for
+// times, which stay RFC 3339 text (mtime). metamesh lookup reads a
+// document's summary from them (store.SummaryOfFields).
+func FlattenMeta(m Meta) map[string]string {
+	out := make(map[string]string, len(m))
+	flattenInto(out, "", ObjectValue(m))
+	return out
+}
+
+// flattenInto adds v, named name, to out.
+func flattenInto(out map[string]string, name string, v Value) {
+	switch v.Kind {
+	case KindObject:
+		for k, x := range v.Object {
+			flattenInto(out, joinName(name, k), x)
+		}
+	case KindList:
+		for i, x := range v.List {
+			flattenInto(out, joinName(name, strconv.Itoa(i)), x)
+		}
+	case KindInt:
+		out[name] = strconv.FormatInt(v.Int, 10)
+	case KindFloat:
+		b, err := appendFloat(nil, v.Float)
+		if err != nil { // NaN or an infinity, which JSON cannot carry
+			b = strconv.AppendFloat(nil, v.Float, 'g', -1, 64)
+		}
+		out[name] = string(b)
+	default:
+		out[name] = v.Str
+	}
+}
+
+// joinName is the flat name of member k of the object named name: a
+// member "" is the name's own value (NestMeta keeps it so).
+func joinName(name, k string) string {
+	switch {
+	case k == "":
+		return name
+	case name == "":
+		return k
+	}
+	return name + "/" + k
+}

@@ -56,3 +56,33 @@ func TestNestMeta_Patterns(t *testing.T) {
 		t.Errorf("patterns = %v, want %v", got, want)
 	}
 }
+
+// TestFlattenMeta: flattening undoes NestMeta, field for field, and
+// writes a typed number as the node's JSON writes it.
+func TestFlattenMeta(t *testing.T) {
+	for _, in := range []map[string]string{
+		{"title": "x", "genre/0": "Action", "genre/1": "Sci-Fi", "titles/eng": "I"},
+		{"a/0": "x", "a/2": "y"},
+		{"a/00": "x"},
+		{"a": "v", "a/b": "w"},
+		{"a": "v", "a/0": "w"},
+		{"0": "x"},
+		{"fileinfo/streamdetails/audio/0/channels": "6", "fileinfo/streamdetails/audio/1/channels": "2", "grid/0/0": "a", "grid/1/0": "c"},
+		{},
+	} {
+		if got := api.FlattenMeta(api.NestMeta(in, nil)); !reflect.DeepEqual(got, in) {
+			t.Errorf("FlattenMeta(NestMeta(%v)) = %v", in, got)
+		}
+	}
+	typed := api.Meta{
+		"sizeByte": api.IntValue(3000000),
+		"fileinfo": api.ObjectValue(api.Meta{"duration": api.FloatValue(1422.5), "tiny": api.FloatValue(1e-7), "huge": api.FloatValue(3e21)}),
+		"ratings":  api.ListValue(api.FloatValue(8)),
+		"mtime":    api.StringValue("2023-11-14T22:13:20.123456789Z"),
+	}
+	want := map[string]string{"sizeByte": "3000000", "fileinfo/duration": "1422.5", "fileinfo/tiny": "1e-7", "fileinfo/huge": "3e+21",
+		"ratings/0": "8", "mtime": "2023-11-14T22:13:20.123456789Z"}
+	if got := api.FlattenMeta(typed); !reflect.DeepEqual(got, want) {
+		t.Errorf("typed values: %v, want %v", got, want)
+	}
+}

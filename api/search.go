@@ -28,7 +28,7 @@ type Searcher interface {
 	// and on the first page only (cursor ""), connected peers' answers;
 	// before it asks them it calls from.Federate and returns its error.
 	// Errors wrap ErrBadRequest (a cursor it did not hand out for q),
-	// ErrUnavailable or ErrRateLimited. q holds a word (hasWord), limit
+	// ErrUnavailable or ErrRateLimited. q holds a word (HasWord), limit
 	// is in range.
 	Search(ctx context.Context, q string, limit int, cursor string, federated bool, from Caller) (SearchResult, error)
 }
@@ -185,7 +185,7 @@ func searchParams(r *http.Request) (q string, limit int, cursor string, fed bool
 		return "", 0, "", false, badRequest("q of %d bytes, at most %d", len(q), MaxSearchQuery)
 	case !utf8.ValidString(q):
 		return "", 0, "", false, badRequest("q is not UTF-8")
-	case !hasWord(q):
+	case !HasWord(q):
 		return "", 0, "", false, badRequest("q %q holds no word (only spaces and punctuation): use /api/search?q=<words>", q)
 	}
 	limit = DefaultSearchLimit
@@ -210,9 +210,10 @@ func searchParams(r *http.Request) (q string, limit int, cursor string, fed bool
 	return q, limit, cursor, fed, nil
 }
 
-// hasWord reports whether q holds a letter or a digit once decomposed
+// HasWord reports whether q holds a letter or a digit once decomposed
 // (NFKD, as the index splits words): a query without one matches nothing.
-func hasWord(q string) bool {
+// metamesh search asks it before it asks the node.
+func HasWord(q string) bool {
 	for _, r := range norm.NFKD.String(q) {
 		if unicode.IsLetter(r) || unicode.IsDigit(r) {
 			return true

@@ -82,7 +82,12 @@ type Status struct {
 	Roots int64 `json:"roots"`
 	// Files counts the local files and those known only from peers, as
 	// the node's catalog holds them (GET /api/library).
-	Files        LibraryCounts `json:"files"`
+	Files LibraryCounts `json:"files"`
+	// LibraryFiles counts the files of the libraries as they are now:
+	// every local path the store knows (duplicates and sidecars
+	// included), whether a scan or the watcher brought it in. Scan's
+	// counts are those of the last full scan only.
+	LibraryFiles int64         `json:"libraryFiles"`
 	Scan         ScanProgress  `json:"scan"`
 	Peers        int           `json:"peers"`
 	ProvideQueue int           `json:"provideQueue"`

@@ -112,6 +112,7 @@ func (in *Ingester) batch(ctx context.Context, items []job) (retry, unchanged []
 			case r.Err == nil && (r.Kind == store.KindConfirmed || r.Kind == store.KindMerged || r.Kind == store.KindSplit):
 				in.errs.clear(p)
 				in.note("ingested", "path", p, "result", r.Kind)
+				in.applied(true, changeAdded, p, "")
 			default: // a duplicate of an unconfirmed primary, a race: one by one
 				later(p, func() error { return in.file(ctx, p, true) })
 			}

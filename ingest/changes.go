@@ -7,7 +7,7 @@ import (
 	"sync"
 )
 
-// What a change applied while watching did to a path, as its log line
+// What a change applied to the store did to a path, as its log line
 // begins.
 const (
 	changeAdded   = "added"   // a new path (a new file, or a duplicate of one)
@@ -41,8 +41,8 @@ func (g *changeGroup) line() string {
 	return s
 }
 
-// changeLog collects the changes workers apply while watching, until the
-// loop writes them out. It keeps namesShown names per group, however
+// changeLog collects the changes workers apply, until the loop writes
+// them out. It keeps namesShown names per group, however
 // large the burst.
 type changeLog struct {
 	mu     sync.Mutex
@@ -89,11 +89,14 @@ func (c *changeLog) take() []*changeGroup {
 	return g
 }
 
-// applied records a change applied while watching (quiet: a full scan,
-// which logs its progress instead, records nothing). from is a rename's
-// old path.
-func (in *Ingester) applied(quiet bool, kind, path, from string) {
-	if quiet {
+// applied records a change for the log, whether the watcher or a full
+// scan applied it: the first scan after a restart tells what changed
+// while the node was stopped as the watcher tells it while it runs. Only
+// a first ingest's changes (fromScan, while the scan runs on a store that
+// knew no file of its libraries: every file is new) are left to its
+// progress lines and "scan finished". from is a rename's old path.
+func (in *Ingester) applied(fromScan bool, kind, path, from string) {
+	if fromScan && in.firstIngest.Load() {
 		return
 	}
 	lib := in.libraryOf(path)

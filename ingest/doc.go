@@ -12,7 +12,9 @@
 //     store or reads a file's contents (stat and watch calls only).
 //   - settle.go: pairing settled paths into moves and atomic replaces, and
 //     listing the stored paths under a removed directory, on a worker.
-//   - scan.go: the full scan and reconciliation with the store.
+//   - scan.go: the full scan and reconciliation with the store; after a
+//     restart, the new paths it finds are paired with the stored ones it
+//     does not find into moves (movesOf, then settle.go).
 //   - worker.go: the workers, each job's run, and how a path's work
 //     ended (retried once it settles, counted as an error, or done).
 //   - lifecycle.go: one path's lifecycle (arrive, change, rename,
@@ -37,9 +39,10 @@
 //     season markers), names_parse.go (where the title ends, which year
 //     and marker count), names_title.go (titles as shown),
 //     names_folders.go (season and title from parent folders).
-//   - changes.go: the changes applied while watching, told at Info
-//     whenever the loop goes idle ("added Films/a.mkv", "renamed a → b",
-//     "added 240 files: a, b, c, …"), paths relative to their library.
+//   - changes.go: the changes applied, by the watcher or a scan (but
+//     for a first ingest's), told at Info whenever the loop goes idle
+//     ("added Films/a.mkv", "renamed a → b", "added 240 files: a, b, c,
+//     …"), paths relative to their library.
 //   - touch.go: Touch, a caller's request to look at a path again.
 //   - store.go: Store, what ingest asks of the store (*store.Store).
 //   - open.go: the library boundary, OpenInLibrary: every library file

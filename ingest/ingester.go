@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
@@ -27,8 +28,11 @@ type Ingester struct {
 	queue *queue
 	prog  progress
 	errs  errSet
-	// changes collects the changes applied while watching, for the log.
+	// changes collects the changes applied, for the log.
 	changes changeLog
+	// firstIngest is set while a scan runs on a store that knew no file
+	// of its libraries: its changes are not told one by one (applied).
+	firstIngest atomic.Bool
 	// relinks collects the videos to relink, from every worker, until a
 	// job's result takes them to the loop.
 	relinks pathSet
@@ -57,6 +61,11 @@ type mark struct {
 	scan    bool
 	size    int64
 	stat    store.FileStat // as the scan found it (Path "" when not walked)
+	// pair: one end of what may be a move made while the node was
+	// stopped, which a scan found (a new path, scan set, or a stored path
+	// gone): the loop hands the pair marks of one message to one settle
+	// job.
+	pair bool
 }
 
 type result struct {
@@ -218,7 +227,7 @@ func Scan(ctx context.Context, st Store, cfg Config, interval time.Duration, onP
 }
 
 // reportProgress logs scan progress every ProgressInterval while scanning
-// or hashing, and the changes applied while watching during a long burst
+// or hashing, and the changes applied so far during a long burst
 // (the loop writes them whenever it goes idle).
 func (in *Ingester) reportProgress(ctx context.Context) {
 	defer in.wg.Done()

@@ -31,31 +31,32 @@ import (
 // bytes behind an unchanged midhash sample have their metadata written
 // after the change.
 
-// file brings the store in line with what is at path now. quiet puts its
-// per-file log lines at Debug (a full scan logs progress instead).
-func (in *Ingester) file(ctx context.Context, path string, quiet bool) error {
+// file brings the store in line with what is at path now. fromScan says
+// a full scan asked (its change lines then follow applied's rule for a
+// first ingest).
+func (in *Ingester) file(ctx context.Context, path string, fromScan bool) error {
 	cur, ok := in.fileStat(path, nil)
 	if !ok || Skipped(path) || (in.cfg.ReleaseOutside && !in.inLibrary(path)) {
-		return in.remove(ctx, path, quiet)
+		return in.remove(ctx, path, fromScan)
 	}
 	if cur.Size > smallFile || videoName(path) {
 		// A video is made known by its midhash before its metadata is
 		// read, as a large file is: a sidecar that lands meanwhile finds
 		// it and relinks it once it is stored.
-		return in.arrive(ctx, cur, quiet)
+		return in.arrive(ctx, cur, fromScan)
 	}
 	st, err := retryGet(ctx, in, "read path", func() (store.PathState, error) { return in.st.Path(ctx, path) })
 	if errors.Is(err, store.ErrNotFound) {
-		return in.arriveSmall(ctx, cur, quiet)
+		return in.arriveSmall(ctx, cur, fromScan)
 	}
 	if err != nil {
 		return err
 	}
-	return in.known(ctx, cur, st, quiet)
+	return in.known(ctx, cur, st, fromScan)
 }
 
 // known handles a path the store knows, with its state at hand.
-func (in *Ingester) known(ctx context.Context, cur store.FileStat, st store.PathState, quiet bool) error {
+func (in *Ingester) known(ctx context.Context, cur store.FileStat, st store.PathState, fromScan bool) error {
 	same := st.Size == cur.Size && st.MtimeNs == cur.MtimeNs
 	if same && st.Hashed {
 		// Unchanged since the last pass: no hashing, only make sure the
@@ -65,21 +66,21 @@ func (in *Ingester) known(ctx context.Context, cur store.FileStat, st store.Path
 	}
 	h, err := in.hash(ctx, cur.Path, cur)
 	if err != nil {
-		return in.fail(ctx, cur.Path, err, quiet)
+		return in.fail(ctx, cur.Path, err, fromScan)
 	}
 	if same && h.Midhash == st.Midhash {
 		// Arrived but the full pass never finished (restart): resume.
-		return in.ingest(ctx, cur, h.Store(), in.meta(ctx, cur.Path, cur.Size, nil), quiet, changeAdded)
+		return in.ingest(ctx, cur, h.Store(), in.meta(ctx, cur.Path, cur.Size, nil), fromScan, changeAdded)
 	}
 	// Changed, or the bytes changed under an unchanged mtime.
-	return in.change(ctx, cur, st, h, quiet)
+	return in.change(ctx, cur, st, h, fromScan)
 }
 
 // change applies new bytes at a known path whose state was st. The
 // metadata goes along when the path may need it: its midhash sample
 // changed (new content: a root of its own or another's), or its last
 // extraction is older than the extractors.
-func (in *Ingester) change(ctx context.Context, cur store.FileStat, st store.PathState, h FileHashes, quiet bool) error {
+func (in *Ingester) change(ctx context.Context, cur store.FileStat, st store.PathState, h FileHashes, fromScan bool) error {
 	var meta store.Meta
 	withMeta := h.Midhash != st.Midhash || st.Extracted < extractVersion
 	if withMeta {
@@ -94,10 +95,10 @@ func (in *Ingester) change(ctx context.Context, cur store.FileStat, st store.Pat
 		if !withMeta {
 			meta = in.meta(ctx, cur.Path, cur.Size, nil)
 		}
-		return in.ingest(ctx, cur, h.Store(), meta, quiet, changeChanged)
+		return in.ingest(ctx, cur, h.Store(), meta, fromScan, changeChanged)
 	}
 	if o.Kind != store.KindSame {
-		in.applied(quiet, changeChanged, cur.Path, "")
+		in.applied(fromScan, changeChanged, cur.Path, "")
 	}
 	if withMeta || o.Kind == store.KindSame {
 		return nil
@@ -118,39 +119,39 @@ func (in *Ingester) change(ctx context.Context, cur store.FileStat, st store.Pat
 // (Arrive), then the full pass confirms it with its metadata (Ingest). A
 // path the store knows already is handled as known, from the state Arrive
 // answered.
-func (in *Ingester) arrive(ctx context.Context, cur store.FileStat, quiet bool) error {
+func (in *Ingester) arrive(ctx context.Context, cur store.FileStat, fromScan bool) error {
 	path := cur.Path
 	mid, err := in.midhashOf(path, cur.Size)
 	if err != nil {
-		return in.fail(ctx, path, err, quiet)
+		return in.fail(ctx, path, err, fromScan)
 	}
 	o, err := retryGet(ctx, in, "arrive", func() (store.Outcome, error) { return in.st.Arrive(ctx, cur, mid) })
 	if err != nil {
 		return err
 	}
 	if o.Kind == store.KindExists {
-		return in.known(ctx, cur, o.State, quiet)
+		return in.known(ctx, cur, o.State, fromScan)
 	}
 	h, err := in.hash(ctx, path, cur)
 	if err != nil {
-		return in.fail(ctx, path, err, quiet)
+		return in.fail(ctx, path, err, fromScan)
 	}
 	if h.Midhash != mid {
-		return in.fail(ctx, path, ErrChangedWhileHashing, quiet)
+		return in.fail(ctx, path, ErrChangedWhileHashing, fromScan)
 	}
 	in.log.Debug("arrived", "path", path, "result", o.Kind, "midhash256", mid)
-	return in.ingest(ctx, cur, h.Store(), in.meta(ctx, path, cur.Size, nil), quiet, changeAdded)
+	return in.ingest(ctx, cur, h.Store(), in.meta(ctx, path, cur.Size, nil), fromScan, changeAdded)
 }
 
 // arriveSmall takes in a small file the store does not know in one round
 // trip: read whole once, hashed and extracted from memory, then Ingest.
-func (in *Ingester) arriveSmall(ctx context.Context, cur store.FileStat, quiet bool) error {
+func (in *Ingester) arriveSmall(ctx context.Context, cur store.FileStat, fromScan bool) error {
 	var buf []byte
 	h, data, err := in.readSmall(ctx, cur, &buf)
 	if err != nil {
-		return in.fail(ctx, cur.Path, err, quiet)
+		return in.fail(ctx, cur.Path, err, fromScan)
 	}
-	return in.ingest(ctx, cur, h, in.meta(ctx, cur.Path, cur.Size, data), quiet, changeAdded)
+	return in.ingest(ctx, cur, h, in.meta(ctx, cur.Path, cur.Size, data), fromScan, changeAdded)
 }
 
 // ingest applies the full pass together with the extracted metadata. A
@@ -158,7 +159,7 @@ func (in *Ingester) arriveSmall(ctx context.Context, cur store.FileStat, quiet b
 // primary hashed first, so duplicates are always judged against a known
 // sha2-256. kind is what the change did to the path once it is applied
 // (added, or changed).
-func (in *Ingester) ingest(ctx context.Context, cur store.FileStat, h store.Hashes, meta store.Meta, quiet bool, kind string) error {
+func (in *Ingester) ingest(ctx context.Context, cur store.FileStat, h store.Hashes, meta store.Meta, fromScan bool, kind string) error {
 	for attempt := 0; attempt < 3; attempt++ {
 		o, err := retryGet(ctx, in, "confirm", func() (store.Outcome, error) {
 			o, _, err := in.st.Ingest(ctx, cur, h, meta)
@@ -173,20 +174,20 @@ func (in *Ingester) ingest(ctx context.Context, cur store.FileStat, h store.Hash
 		case store.KindStale:
 			return ErrChangedWhileHashing
 		case store.KindUnknown:
-			if err := in.confirmPrimary(ctx, o.Root, quiet); err != nil {
+			if err := in.confirmPrimary(ctx, o.Root, fromScan); err != nil {
 				return err
 			}
 			continue
 		}
 		in.note("ingested", "path", cur.Path, "result", o.Kind, "cid", h.Canonical())
-		in.applied(quiet, kind, cur.Path, "")
+		in.applied(fromScan, kind, cur.Path, "")
 		return nil
 	}
 	return fmt.Errorf("confirm %s: the root's primary could not be confirmed", cur.Path)
 }
 
 // confirmPrimary runs the full pass of a root's primary path.
-func (in *Ingester) confirmPrimary(ctx context.Context, root store.RootID, quiet bool) error {
+func (in *Ingester) confirmPrimary(ctx context.Context, root store.RootID, fromScan bool) error {
 	doc, err := retryGet(ctx, in, "read document", func() (store.Document, error) { return in.st.Document(ctx, root) })
 	if err != nil {
 		return err
@@ -194,18 +195,18 @@ func (in *Ingester) confirmPrimary(ctx context.Context, root store.RootID, quiet
 	p := doc.FilePath()
 	cur, ok := in.fileStat(p, nil)
 	if !ok {
-		return in.remove(ctx, p, quiet) // gone: a duplicate is promoted
+		return in.remove(ctx, p, fromScan) // gone: a duplicate is promoted
 	}
 	st, err := retryGet(ctx, in, "read path", func() (store.PathState, error) { return in.st.Path(ctx, p) })
 	if err != nil {
 		return err
 	}
 	if st.Size != cur.Size || st.MtimeNs != cur.MtimeNs {
-		return in.file(ctx, p, quiet) // the primary changed: handle it as such
+		return in.file(ctx, p, fromScan) // the primary changed: handle it as such
 	}
 	h, err := in.hash(ctx, p, cur)
 	if err != nil {
-		return in.fail(ctx, p, err, quiet)
+		return in.fail(ctx, p, err, fromScan)
 	}
 	meta := in.meta(ctx, p, cur.Size, nil)
 	err = in.retry(ctx, "confirm", func() error {
@@ -237,14 +238,14 @@ func (in *Ingester) rename(ctx context.Context, oldPath, newPath string) error {
 	return in.file(ctx, newPath, false)
 }
 
-func (in *Ingester) remove(ctx context.Context, path string, quiet bool) error {
+func (in *Ingester) remove(ctx context.Context, path string, fromScan bool) error {
 	o, err := retryGet(ctx, in, "remove", func() (store.Outcome, error) { return in.st.RemovePath(ctx, path) })
 	if err != nil {
 		return err
 	}
 	if o.Kind != store.KindGone {
 		in.note("removed", "path", path, "result", o.Kind)
-		in.applied(quiet, changeDeleted, path, "")
+		in.applied(fromScan, changeDeleted, path, "")
 	}
 	return nil
 }

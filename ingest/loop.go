@@ -166,15 +166,27 @@ func (in *Ingester) loop(ctx context.Context, ls *loopState, watching bool) {
 
 // onMarks takes paths from a scan or a worker: settled scan paths go to
 // the workers in batches, other settled paths one by one, the rest wait
-// to settle.
+// to settle. The ends of moves a scan found (pair) go to one settle job
+// together, unless a path is in flight or waiting already.
 func (in *Ingester) onMarks(ls *loopState, ms []mark) {
 	now := time.Now()
 	var batch []job
+	var moves *settleBatch
 	for _, m := range ms {
 		if m.scan {
 			ls.scanOpen++
 		}
 		switch {
+		case m.pair && m.settled && !ls.inflight[m.path] && ls.pending[m.path] == nil:
+			if moves == nil {
+				moves = &settleBatch{pends: map[string]*pend{}, settling: map[sizeKey]bool{}, now: now}
+			}
+			if m.scan {
+				moves.arrived = append(moves.arrived, m.path)
+			} else {
+				moves.gone = append(moves.gone, m.path)
+			}
+			moves.pends[m.path] = &pend{lastEvent: now, scan: m.scan, scanSize: m.size, goneSince: now}
 		case m.settled && m.scan && !ls.inflight[m.path]:
 			ls.inflight[m.path] = true // a batch may not hold a path twice
 			batch = append(batch, job{kind: jobFile, path: m.path, fromScan: true, size: m.size, stat: m.stat})
@@ -190,6 +202,9 @@ func (in *Ingester) onMarks(ls *loopState, ms []mark) {
 	}
 	if len(batch) > 0 {
 		in.dispatch(ls, job{kind: jobBatch, items: batch})
+	}
+	if moves != nil {
+		in.dispatch(ls, job{kind: jobSettle, batch: moves})
 	}
 }
 
@@ -254,10 +269,16 @@ func (in *Ingester) finish(ls *loopState, r result, now time.Time) {
 		}
 		for _, j := range r.next {
 			if j.kind == jobRename {
-				// A paired move is no scan job: its scan marks are done.
+				// A paired move is no scan job: its scan marks are done,
+				// and its file counts as done for the scan (a move is
+				// not hashed).
 				for _, p := range j.paths() {
 					if pd := b.pends[p]; pd != nil && pd.scan {
 						ls.scanOpen--
+						in.prog.update(func(pr *Progress) {
+							pr.FilesDone++
+							pr.BytesDone += pd.scanSize
+						})
 					}
 				}
 			}

@@ -81,9 +81,9 @@ func (in *Ingester) hash(ctx context.Context, path string, cur store.FileStat) (
 // fail handles a hash failure: a file that vanished leaves the store
 // (no root or CID for bytes that are gone); one that changed is retried
 // once it settles; an unreadable one is logged and retried when it changes.
-func (in *Ingester) fail(ctx context.Context, path string, err error, quiet bool) error {
+func (in *Ingester) fail(ctx context.Context, path string, err error, fromScan bool) error {
 	if errors.Is(err, fs.ErrNotExist) {
-		return in.remove(ctx, path, quiet)
+		return in.remove(ctx, path, fromScan)
 	}
 	if errors.Is(err, ErrChangedWhileHashing) || errors.Is(err, io.ErrUnexpectedEOF) {
 		return ErrChangedWhileHashing

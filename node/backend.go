@@ -138,6 +138,9 @@ func (b *backend) Status(ctx context.Context) (api.Status, error) {
 		st.Redis.Addr = srv.Addr()
 	}
 	roots, err := n.st.Roots(ctx)
+	if err == nil {
+		st.LibraryFiles, err = n.st.LocalPaths(ctx)
+	}
 	if err != nil {
 		if store.IsUnavailable(err) {
 			err = federation.RedisDown(err)

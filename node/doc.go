@@ -13,6 +13,9 @@
 //     node tells the client commands its API.
 //   - node.go: New, Start, Close, Run: a Node is a Household plus
 //     ingest plus the HTTP API.
+//   - running.go: what Start says, before it binds anything, when a node
+//     already runs on its data directory or its API address
+//     (ErrAlreadyRunning), and how to reach that node.
 //   - node/p2p (its own package): the identity, the libp2p host with its
 //     DHT, reachability, relays, observed addresses and log routing.
 //   - node/announce (its own package): the change-feed follower, the

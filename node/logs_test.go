@@ -113,7 +113,7 @@ func TestLogs_BootstrapDialFailureIsOneLine(t *testing.T) {
 }
 
 // A UDP listen port in use is refused before libp2p starts, with the
-// address and the reason, as a TCP one is.
+// address, the reason and how to choose another, as a TCP one is.
 func TestLogs_ListenPortTakenIsOneError(t *testing.T) {
 	addr := "/ip4/127.0.0.1/udp/" + takenUDPPort(t) + "/quic-v1"
 	logs := &storetest.Buffer{}
@@ -128,7 +128,7 @@ func TestLogs_ListenPortTakenIsOneError(t *testing.T) {
 		n.Close()
 		t.Fatalf("the node started on %s, a port in use", addr)
 	}
-	if want := "p2p: cannot listen on " + addr + " (--listen): address already in use"; err.Error() != want || !errors.Is(err, syscall.EADDRINUSE) {
+	if want := "p2p: cannot listen on " + addr + " (--listen): address already in use; another node? give this one a port of its own with --listen (env METAMESH_LISTEN; make run LISTEN=…)"; err.Error() != want || !errors.Is(err, syscall.EADDRINUSE) {
 		t.Errorf("error = %q, want %q (EADDRINUSE)", err, want)
 	}
 	if got := logLines(logs, "WARN", "ERROR"); len(got) > 0 {

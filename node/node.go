@@ -3,7 +3,6 @@ package node
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
@@ -76,11 +75,15 @@ func New(cfg Config) (*Node, error) {
 // set), starts the libp2p host and the DHT, ingest (watch, then scan),
 // the announcer and the HTTP API.
 func (n *Node) Start(ctx context.Context) error {
-	// Bind the API first: a busy port is the commonest start-up failure
-	// and costs nothing to find out.
+	// A node already running on the data directory is said first, with
+	// how to reach it (running.go); then the API is bound: a busy port is
+	// the commonest start-up failure and costs nothing to find out.
+	if err := n.checkDataDirFree(ctx); err != nil {
+		return err
+	}
 	ln, err := net.Listen("tcp", n.cfg.APIAddr)
 	if err != nil {
-		return fmt.Errorf("api: listen on %s: %w", n.cfg.APIAddr, err)
+		return n.apiTaken(ctx, err)
 	}
 	n.ln = ln
 	n.apiAddr = shownAddr(n.cfg.APIAddr, ln.Addr())

@@ -107,7 +107,7 @@ func TestNode_API(t *testing.T) {
 		{"wrong method", "DELETE", "/api/meta/" + h.IPFS, 405, nil},
 		{"status", "GET", "/api/status", 200, func(m map[string]any) error {
 			scan := m["scan"].(map[string]any)
-			if m["roots"].(float64) != 1 || scan["state"] != "watching" || scan["filesDone"].(float64) != 2 || scan["filesTotal"].(float64) != 2 {
+			if m["roots"].(float64) != 1 || m["libraryFiles"].(float64) != 2 || scan["state"] != "watching" || scan["filesDone"].(float64) != 2 || scan["filesTotal"].(float64) != 2 {
 				return fmt.Errorf("status %v", m)
 			}
 			if m["redis"].(map[string]any)["ok"] != true {
@@ -132,6 +132,42 @@ func TestNode_API(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestNode_StatusCountsWatchedFiles: a library filled while the node
+// watches it has its files counted in /api/status (libraryFiles: every
+// local path, a duplicate too), though its full scan, at start, found
+// none; a file deleted leaves the count.
+func TestNode_StatusCountsWatchedFiles(t *testing.T) {
+	t.Parallel()
+	lib, _ := filepath.EvalSymlinks(t.TempDir())
+	n, _ := startNode(t, lib)
+	for name, body := range map[string]string{"a.mkv": "film a", "b.mkv": "film b", "b copy.mkv": "film b"} {
+		if err := os.WriteFile(filepath.Join(lib, name), []byte(strings.Repeat(body, 1000)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFiles := func(want float64) {
+		t.Helper()
+		for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) { // a hang detector
+			_, m := get(t, n, "GET", "/api/status")
+			scan := m["scan"].(map[string]any)
+			if m["libraryFiles"].(float64) == want {
+				if scan["filesTotal"].(float64) != 0 {
+					t.Errorf("the scan's own count changed: %v", scan)
+				}
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("libraryFiles %v, want %v (scan %v)", m["libraryFiles"], want, scan)
+			}
+		}
+	}
+	waitFiles(3)
+	if err := os.Remove(filepath.Join(lib, "a.mkv")); err != nil {
+		t.Fatal(err)
+	}
+	waitFiles(2)
 }
 
 func TestConfig_Validate(t *testing.T) {

@@ -13,7 +13,7 @@ import (
 // one round trip, and Redis serves other clients between batches.
 const catalogBatch = 256
 
-// catalogFields are the fields summaryOf reads (a name ending in "/" for
+// catalogFields are the fields SummaryOfFields reads (a name ending in "/" for
 // every field under it); every one is a SearchField, so a write to any of
 // them reaches the node's indexer, which reads the entry again.
 var catalogFields = []string{"title", "titles/", "originalTitle", "filePath", "fileName", "movieYear", "year",

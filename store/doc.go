@@ -196,8 +196,9 @@
 //     and the eviction of roots known only from peers.
 //   - search.go: what the search index (node/catalog's TextIndex, out
 //     of Redis) is fed and shows: Tokens, SearchText and IndexedRoot
-//     (a root's text, key tokens and summary in one read), Summary and
-//     SearchHit, and WatchSearchFields (roots whose searchable fields
+//     (a root's text, key tokens and summary in one read), Summary (and
+//     SummaryOfFields, the node's rules for a file's title, year and
+//     episode from its flat fields) and SearchHit, and WatchSearchFields (roots whose searchable fields
 //     were written, from keyspace notifications). catalog.go:
 //     CatalogEntries and SearchHits (many roots' summaries per round
 //     trip).

@@ -251,16 +251,18 @@ func (s *Store) IndexedRoot(ctx context.Context, root RootID) (Indexed, error) {
 	return Indexed{Exists: true, Text: searchText(d), KeyTokens: KeyTokens(d), Summary: catalogEntryOf(d)}, nil
 }
 
-// summaryOf is the summary a document gives.
+// summaryOf is the summary a document gives: what its fields say
+// (SummaryOfFields, of the fields as presented), its canonical CID, its
+// members and where it is from.
 func summaryOf(d Document) Summary {
-	f := d.Presented()
+	h := SummaryOfFields(d.Presented())
+	h.Root, h.CID, h.Source = d.Root, d.CanonicalCID(), "local"
 	// A local file's hit carries what the node vouches for (it signs it
 	// for peers); one known only from peers carries every member.
-	cids := d.CIDs
+	h.CIDs = d.CIDs
 	if d.Local() {
-		cids = d.Vouched()
+		h.CIDs = d.Vouched()
 	}
-	h := Summary{Root: d.Root, CID: d.CanonicalCID(), CIDs: cids, FileType: f["fileType"], EpisodeTitle: f["episodeTitle"], Source: "local"}
 	if h.CIDs == nil {
 		h.CIDs = []string{}
 	}
@@ -270,6 +272,19 @@ func summaryOf(d Document) Summary {
 			h.Source = d.Peers[0]
 		}
 	}
+	return h
+}
+
+// SummaryOfFields is what a file's flat fields (name "a/b/0/c" → value,
+// as the store keeps them) say of it in a list: the node's rules for its
+// title (title, titles/eng, originalTitle, the first other titles/<lang>,
+// the file name), year (movieYear, else year), season, episode, episode
+// title, size, type and IMDb ID. Root, CID, CIDs and Source are left
+// empty: the fields do not hold them. It is pure, so that what shows a
+// file elsewhere (metamesh lookup, from the API's document flattened
+// again) titles it as a search does.
+func SummaryOfFields(f map[string]string) Summary {
+	h := Summary{FileType: f["fileType"], EpisodeTitle: f["episodeTitle"]}
 	h.Title = f["title"]
 	if h.Title == "" {
 		h.Title = f["titles/eng"]

@@ -351,3 +351,42 @@ func TestSearch_IDsAndGenres(t *testing.T) {
 		}
 	}
 }
+
+// TestSummaryOfFields: the node's rules for what a list shows of a file,
+// from its flat fields alone: the title by precedence (title,
+// titles/eng, originalTitle, the first other titles/<lang> by name, the
+// file's name), the year (movieYear before year, neither when not a
+// positive number), season and episode (0 is one, a negative or a word is
+// none), the size.
+func TestSummaryOfFields(t *testing.T) {
+	n := func(i int) *int { return &i }
+	tests := []struct {
+		name   string
+		fields map[string]string
+		want   store.Summary
+	}{
+		{"title first", map[string]string{"title": "Heat", "titles/eng": "Heat (1995)", "originalTitle": "Heat", "movieYear": "1995", "year": "1996", "sizeByte": "1234"},
+			store.Summary{Title: "Heat", Year: 1995, Size: 1234}},
+		{"english title", map[string]string{"titles/eng": "Amélie", "titles/fre": "Le Fabuleux Destin", "originalTitle": "Le Fabuleux Destin d'Amélie Poulain"},
+			store.Summary{Title: "Amélie"}},
+		{"original title", map[string]string{"originalTitle": "Nachtzug", "titles/ger": "Nachtzug nach Lissabon", "year": "2019"},
+			store.Summary{Title: "Nachtzug", Year: 2019}},
+		{"first other title", map[string]string{"titles/spa": "El tren", "titles/fre": "Le train"},
+			store.Summary{Title: "Le train"}},
+		{"file name from the path", map[string]string{"filePath": "/lib/Films/a.mkv", "fileName": "b.mkv"},
+			store.Summary{Title: "a.mkv"}},
+		{"file name", map[string]string{"fileName": "b.mkv"}, store.Summary{Title: "b.mkv"}},
+		{"episode", map[string]string{"title": "Lighthouse Keepers", "season": "1", "episode": "0", "episodeTitle": "The Lamp",
+			"fileType": "video", "imdbid": "tt0000001"},
+			store.Summary{Title: "Lighthouse Keepers", Season: n(1), Episode: n(0), EpisodeTitle: "The Lamp", FileType: "video", IMDbID: "tt0000001"}},
+		{"no numbers", map[string]string{"title": "x", "movieYear": "0", "year": "soon", "season": "-1", "episode": "x", "sizeByte": "big"},
+			store.Summary{Title: "x"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := store.SummaryOfFields(tt.fields); !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("got %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}

@@ -199,6 +199,13 @@ func (s *Store) Roots(ctx context.Context) (int64, error) {
 	return s.rdb.SCard(ctx, keyIndex).Result()
 }
 
+// LocalPaths counts the local paths in the path index (one member
+// each): every file of the libraries the store knows, duplicates and
+// sidecars included, however it came in (a scan or the watcher).
+func (s *Store) LocalPaths(ctx context.Context) (int64, error) {
+	return s.rdb.ZCard(ctx, keyPaths).Result()
+}
+
 // evArgs are the two trailing script arguments that append an event.
 func (s *Store) evArgs() []any {
 	return []any{s.evMax, time.Now().UnixMilli()}

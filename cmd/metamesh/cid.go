@@ -15,17 +15,20 @@ import (
 func newCIDCmd() *cobra.Command {
 	c := &cobra.Command{Use: "cid", Short: "Inspect and rank CIDs"}
 	inspect := &cobra.Command{
-		Use:   "inspect CID",
+		Use:   "inspect CID|FILE",
 		Short: "Print a CID's version, codec, multihash, digest length, tier, rank and other forms",
 		Long: `Print a CID's version, codec, multihash, digest length, tier and rank,
 and its other forms: the CIDv0 ("Qm…") where one exists, the CIDv1 in
 base58btc ("z…") and base36 ("k…", what subdomain gateways take).
 Any valid CID is accepted; "normalized" is its canonical form (CIDv1, base32).
+Given a file instead, it hashes the file as metamesh hash does and inspects
+its canonical CID, which it says on stderr ("hashed FILE: CID").
 Rank is strict: only the canonical form ranks, so a CIDv0 text ranks 0 while
 its normalized form may rank 40. A known hash whose digest has the wrong length
 ranks 0, and "problem" says why.
 
-Exit status 2 for an invalid CID or a wrong number of arguments. With --json the answer is one JSON object on
+Exit status 2 for an argument that is neither a CID nor a file, or a wrong
+number of arguments. With --json the answer is one JSON object on
 stdout, and an error is one JSON object {"error": "..."} on stderr, with nothing
 on stdout.`,
 		// The argument count is checked in RunE, so that --json also
@@ -38,9 +41,17 @@ on stdout.`,
 				}
 				return cidFailure(cmd, 2, err)
 			}
-			info, err := protocol.Inspect(args[0])
+			c, err := cidOrFile(cmd, args[0])
 			if err != nil {
-				return cidFailure(cmd, 2, badCID(args[0], err))
+				var ee *exitError
+				if errors.As(err, &ee) {
+					return cidFailure(cmd, ee.code, ee.err)
+				}
+				return cidFailure(cmd, 1, err)
+			}
+			info, err := protocol.Inspect(c)
+			if err != nil {
+				return cidFailure(cmd, 2, badCID(c, err))
 			}
 			if asJSON, _ := cmd.Flags().GetBool("json"); asJSON {
 				return json.NewEncoder(cmd.OutOrStdout()).Encode(info)

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -186,5 +188,49 @@ func TestCID_BadCIDMessages(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestCIDOrFile: lookup and cid inspect take a file where a CID goes: it
+// is hashed as metamesh hash hashes it, the command says on stderr which
+// CID it gave, and goes on with its canonical CID. An argument that is
+// neither a CID nor a file is refused before any node is asked, with
+// exit status 2, in words that point at metamesh hash: a path that does
+// not exist by what is wrong with it, anything else by why it is not a
+// CID; a directory is not one file.
+func TestCIDOrFile(t *testing.T) {
+	dir := t.TempDir()
+	film := filepath.Join(dir, "film.mkv")
+	if err := os.WriteFile(film, bytes.Repeat([]byte("film"), 100_000), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, _, code := metamesh(t, nil, "hash", film)
+	var h struct{ Canonical string }
+	if err := json.Unmarshal([]byte(out), &h); code != 0 || err != nil {
+		t.Fatalf("hash: exit %d, %q (%v)", code, out, err)
+	}
+	out, errOut, code := metamesh(t, nil, "cid", "inspect", film)
+	if code != 0 || errOut != "hashed "+film+": "+h.Canonical+"\n" || textField(out, "normalized") != h.Canonical {
+		t.Errorf("cid inspect FILE: exit %d, stderr %q, stdout:\n%s\nwant it hashed to %s", code, errOut, out, h.Canonical)
+	}
+
+	missing := filepath.Join(dir, "no-such", "film.mkv")
+	tests := []struct {
+		arg, want string
+	}{
+		{missing, missing + ": no such file or directory, and it is not a CID: give a file's path or a CID (metamesh hash FILE prints a file's CIDs)"},
+		{"./film.mkv", "./film.mkv: no such file or directory, and it is not a CID"},
+		{"garbage", `invalid CID "garbage": "g" is not a multibase prefix: a CIDv1 starts with one (b for base32, z for base58btc, f for hex…), a CIDv0 with Qm; nor is it a file here (metamesh hash FILE prints a file's CIDs)`},
+		{dir, dir + " is a directory: give one file or a CID (metamesh hash " + dir + " prints the CIDs of its files)"},
+	}
+	for _, tt := range tests {
+		for _, cmd := range [][]string{{"lookup", "--api", "127.0.0.1:1"}, {"cid", "inspect"}} {
+			t.Run(cmd[0]+" "+tt.arg, func(t *testing.T) {
+				out, errOut, code := metamesh(t, nil, append(cmd, tt.arg)...)
+				if code != 2 || out != "" || !strings.HasPrefix(errOut, "metamesh: "+tt.want) {
+					t.Errorf("exit %d, stdout %q, stderr %q; want 2, nothing, and %q", code, out, errOut, tt.want)
+				}
+			})
+		}
 	}
 }

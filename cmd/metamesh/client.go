@@ -225,10 +225,3 @@ func shortID(id string) string {
 	}
 	return id
 }
-
-func join(a, b string) string {
-	if a == "" {
-		return b
-	}
-	return a + "/" + b
-}

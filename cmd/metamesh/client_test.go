@@ -58,11 +58,11 @@ func TestClient_TokenFile(t *testing.T) {
 func TestClient_Numbers(t *testing.T) {
 	answers := map[string]string{
 		"/api/meta/bafkreihdwdcefgh4dqkjv67uzcmw7ojee6xedzdetojuzjevtenxquvyku": `{"canonical_cid":"bafkreihdwdcefgh4dqkjv67uzcmw7ojee6xedzdetojuzjevtenxquvyku","source":"local",
-			"cids":["bafkreihdwdcefgh4dqkjv67uzcmw7ojee6xedzdetojuzjevtenxquvyku","bafybeimadeup"],"sizeByte":3000000,"mtime":1700000000,
+			"cids":["bafkreihdwdcefgh4dqkjv67uzcmw7ojee6xedzdetojuzjevtenxquvyku","bafybeimadeup"],"sizeByte":3e6,"mtime":1700000000,
 			"learned":{"bafybeimadeup":["12D3KooWm1","12D3KooWm2"]},
-			"video":{"bitrate":1.2e7,"duration":5400.5}}`,
+			"fileinfo":{"duration":5.4e3,"streamdetails":{"video":[{"width":1.92e3,"height":1080,"bitrate":1.2e7}],"audio":[{"channels":6e0}]}}}`,
 		"/api/status": `{"version":"dev","peerId":"12D3KooWx","roots":2000000,"peers":0,"provideQueue":1000000,
-			"files":{"local":2000000,"fromPeers":0,"loaded":true},
+			"files":{"local":2000000,"fromPeers":0,"loaded":true},"libraryFiles":2000000,
 			"scan":{"state":"watching","filesDone":2000000,"filesTotal":2000000,"errors":0},"redis":{"ok":true,"addr":"r.sock"}}`,
 		// A status is typed (api.Status): an integer written 1e6 is not
 		// one, and the command says which field.
@@ -83,11 +83,12 @@ func TestClient_Numbers(t *testing.T) {
 		want []string
 	}{
 		{[]string{"lookup", "bafkreihdwdcefgh4dqkjv67uzcmw7ojee6xedzdetojuzjevtenxquvyku"},
-			// One column of names, as wide as the longest (video/duration).
-			[]string{"sizeByte       3000000\n", "mtime          1700000000\n", "video/bitrate  12000000\n", "video/duration 5400.5\n", "canonical      bafk",
-				"cid            bafkreihdwdcefgh4dqkjv67uzcmw7ojee6xedzdetojuzjevtenxquvyku\n",
-				"cid            bafybeimadeup (learned from 12D3KooWm1, 12D3KooWm2)\n"}},
-		{[]string{"status"}, []string{"files         2000000 local, 0 known from peers\n", "scan          watching: 2000000/2000000 files, 0 errors\n", "announce      1000000 queued\n"}},
+			// One column of names, as wide as the longest (canonical);
+			// the size, runtime, resolution and channels written 3e6,
+			// 5.4e3, 1.92e3 and 6e0 read as the whole numbers they are.
+			[]string{"size      2.9 MiB\n", "runtime   1 h 30 min\n", "video     1920×1080\n", "audio     6 channels\n",
+				"canonical bafkreihdwdcefgh4dqkjv67uzcmw7ojee6xedzdetojuzjevtenxquvyku\n", "cids      2 (1 learned from peers)\n"}},
+		{[]string{"status"}, []string{"files         2000000 local, 0 known from peers\n", "scan          watching: 2000000 files, 0 errors\n", "network       1000000 to announce\n"}},
 		{[]string{"search", "big"}, []string{"2001", "S01E02", "2.9 MiB"}},
 		{[]string{"peers"}, []string{"12D3KooWpeer  direct      tcp        1500000 ms  /ip4/10.0.0.2/tcp/4681\n"}},
 	}
@@ -111,7 +112,7 @@ func TestClient_Numbers(t *testing.T) {
 		})
 	}
 	out, _, code := metamesh(t, nil, "lookup", "--json", "--api", srv.URL, "bafkreihdwdcefgh4dqkjv67uzcmw7ojee6xedzdetojuzjevtenxquvyku")
-	if code != 0 || !strings.Contains(out, `"sizeByte": 3000000`) {
+	if code != 0 || !strings.Contains(out, `"sizeByte": 3e6`) {
 		t.Errorf("lookup --json: exit %d\n%s", code, out)
 	}
 }
@@ -197,14 +198,15 @@ func TestClient_StatusOutput(t *testing.T) {
 	c2 := "/ip4/203.0.113.7/udp/4681/quic-v1/p2p/" + r1 + "/p2p-circuit/p2p/" + self
 	st := api.Status{
 		Version: "dev", PeerID: self, Addrs: []string{"/ip4/192.168.1.5/tcp/4681"}, Libraries: []string{"/srv/media"},
-		Roots: 12, Files: api.LibraryCounts{Local: 12, Loaded: true}, Scan: api.ScanProgress{State: "watching", FilesDone: 12, FilesTotal: 12},
-		Peers: 2, Redis: api.RedisStatus{OK: true, Addr: "/data/redis/r.sock"},
+		Roots: 12, Files: api.LibraryCounts{Local: 12, Loaded: true}, LibraryFiles: 14, Scan: api.ScanProgress{State: "watching", FilesDone: 12, FilesTotal: 12},
+		Peers: 2, ProvideQueue: 3, Redis: api.RedisStatus{OK: true, Addr: "/data/redis/r.sock"},
 		Reachability: "private", ObservedAddrs: []string{"/ip4/203.0.113.7/tcp/4681"},
 		Relays: []api.Relay{
 			{ID: r1, Reserved: true, Expires: "2026-05-01T12:00:00Z", Addrs: []string{c1, c2}},
 			{ID: r2, Error: "reservation refused:\tRESERVATION_REFUSED\n(the relay is full)"},
 		},
 	}
+	now := time.Date(2026, 5, 1, 11, 30, 0, 0, time.UTC)
 	statusOf := func(st api.Status) string {
 		t.Helper()
 		raw, err := json.Marshal(st)
@@ -216,7 +218,7 @@ func TestClient_StatusOutput(t *testing.T) {
 			t.Fatal(err)
 		}
 		var b bytes.Buffer
-		if err := printStatus(&b, back); err != nil {
+		if err := printStatus(&b, back, now); err != nil {
 			t.Fatal(err)
 		}
 		return b.String()
@@ -235,45 +237,83 @@ func TestClient_StatusOutput(t *testing.T) {
 		"library       /srv/media\n" +
 		"files         12 local, 0 known from peers\n" +
 		"peers         2\n" +
-		"scan          watching: 12/12 files, 0 errors\n" +
-		"announce      0 queued\n" +
+		"scan          watching: 14 files, 0 errors\n" +
+		"network       3 to announce\n" +
 		"redis         ok=true /data/redis/r.sock\n"
 	if got := statusOf(st); got != want {
 		t.Errorf("status:\n%s\nwant:\n%s", got, want)
 	}
 
-	// A node that counts its files apart, and took files in since its
-	// scan.
+	// A library filled while the node watched it: its full scan found
+	// nothing, the watcher took in ten files; the scan line counts the
+	// library's files as they are, and a scan that runs says how far it
+	// got.
 	withFiles := st
 	withFiles.Files = api.LibraryCounts{Local: 10, FromPeers: 2, Loaded: true}
+	withFiles.LibraryFiles = 10
 	withFiles.Scan = api.ScanProgress{State: "watching", Hashed: 10}
-	gotFiles := statusOf(withFiles)
-	for _, line := range []string{"files         10 local, 2 known from peers\n", "scan          watching: 0/0 files, 0 errors, 10 hashed since it began\n"} {
-		if !strings.Contains(gotFiles, line) {
-			t.Errorf("status:\n%s\nwant the line %q", gotFiles, line)
+	running := st
+	running.Scan = api.ScanProgress{State: "hashing", FilesDone: 5, FilesTotal: 12, Errors: 1}
+	for _, tt := range []struct {
+		st   api.Status
+		want []string
+	}{
+		{withFiles, []string{"files         10 local, 2 known from peers\n", "scan          watching: 10 files, 0 errors, 10 hashed since the scan began\n"}},
+		{running, []string{"scan          hashing: 5/12 files, 1 error\n"}},
+	} {
+		got := statusOf(tt.st)
+		for _, line := range tt.want {
+			if !strings.Contains(got, line) {
+				t.Errorf("status:\n%s\nwant the line %q", got, line)
+			}
 		}
 	}
 
-	// The sweeping provider's statistics, as the node gives them.
-	next := time.Date(2026, 5, 1, 13, 0, 0, 0, time.UTC)
-	st.Provide = &api.ProvideStats{Keys: 100000, Regions: 12, AvgPrefixLength: 3.58, NextReprovideAt: next, LastCycle: 1500 * time.Millisecond,
-		Provided: 100012, Failed: 3, Walks: 15, Messages: 420, Resumed: true, Connectivity: "online", CIDKeys: 99000, TokenKeys: 1000}
-	got := statusOf(st)
-	for _, l := range []string{
-		"announce      0 queued\nprovider      100000 keys in 12 regions (prefix 3.6 bits), online, resumed its cycle\n",
-		"keys          99000 file CIDs, 1000 search words\n",
-		"provided      100012 keys, 3 failed, 15 DHT walks, 420 messages\n",
-		"reprovide     next 2026-05-01T13:00:00Z, last cycle 1.5s\nredis",
+	// What the node announces, in a household's words, from the
+	// sweeping provider's statistics (its keys, regions and walks are
+	// --json's).
+	next := time.Date(2026, 5, 2, 8, 40, 0, 0, time.UTC) // 21 h 10 min after now
+	online := api.ProvideStats{Keys: 35, Regions: 12, AvgPrefixLength: 3.58, NextReprovideAt: next, LastCycle: 1500 * time.Millisecond,
+		Provided: 100012, Walks: 15, Messages: 420, Resumed: true, Connectivity: "online", CIDKeys: 10, TokenKeys: 25, Announced: 10}
+	for _, tt := range []struct {
+		name string
+		edit func(*api.ProvideStats)
+		want string
+	}{
+		{"online", func(*api.ProvideStats) {}, "announcing 10 files and 25 search words to the network; next round in 21 h"},
+		{"queued and failed", func(p *api.ProvideStats) { p.Queued, p.Failed, p.NextReprovideAt = 4, 3, now.Add(90*time.Second) },
+			"announcing 10 files and 25 search words to the network (4 still to go out the first time); next round in 2 min; 3 failed since the start"},
+		{"no search words", func(p *api.ProvideStats) { p.TokenKeys, p.Announced, p.NextReprovideAt = 0, 1, time.Time{} },
+			"announcing 1 file to the network"},
+		{"nothing", func(p *api.ProvideStats) { p.TokenKeys, p.Announced, p.NextReprovideAt = 0, 0, now.Add(-time.Second) },
+			"nothing to announce yet; next round now"},
+		{"disconnected", func(p *api.ProvideStats) { p.Connectivity = "disconnected" },
+			"not announcing: no peer answers now (it keeps trying); 10 files and 25 search words wait"},
+		{"offline", func(p *api.ProvideStats) { p.Connectivity = "offline" },
+			"not announcing: offline (no peers); 10 files and 25 search words wait"},
+		{"offline with nothing", func(p *api.ProvideStats) { p.Connectivity, p.Announced, p.TokenKeys = "offline", 0, 0 },
+			"not announcing: offline (no peers)"},
 	} {
-		if !strings.Contains(got, l) {
-			t.Errorf("status with the provider's statistics lacks %q:\n%s", l, got)
-		}
+		t.Run(tt.name, func(t *testing.T) {
+			pr := online
+			tt.edit(&pr)
+			st := st
+			st.Provide = &pr
+			got := statusOf(st)
+			if want := "network       " + tt.want + "\nredis"; !strings.Contains(got, want) {
+				t.Errorf("status lacks %q:\n%s", want, got)
+			}
+			for _, jargon := range []string{"keys", "regions", "prefix", "walks", "reprovide"} {
+				if strings.Contains(got, jargon) {
+					t.Errorf("status says %q:\n%s", jargon, got)
+				}
+			}
+		})
 	}
-	st.Provide = nil
 
 	// A public relay: its confirmed addresses, no relays, the service on.
 	st.Reachability, st.ReachableAddrs, st.Relays, st.RelayService = "public", []string{"/ip4/198.51.100.9/tcp/4681", "/ip4/198.51.100.9/udp/4681/quic-v1"}, []api.Relay{}, true
-	got = statusOf(st)
+	got := statusOf(st)
 	for _, l := range []string{"reachability  public\n", "reachable     /ip4/198.51.100.9/tcp/4681\n", "reachable     /ip4/198.51.100.9/udp/4681/quic-v1\n",
 		"relay         none\n", "relay service on (relays for other peers)\n"} {
 		if !strings.Contains(got, l) {

@@ -18,7 +18,9 @@
 //     (apiGetJSON); then one file per command, with how it prints:
 //     status.go, lookup.go, providers.go, peers.go, id.go, search.go,
 //     health.go.
-//   - hash.go: metamesh hash; cid.go: metamesh cid inspect and canonical.
+//   - hash.go: metamesh hash, and cidOrFile: a file where lookup and cid
+//     inspect take a CID, hashed for its canonical CID; cid.go: metamesh
+//     cid inspect and canonical.
 //   - escape.go: controlEscaper, every control character of what the
 //     commands print written as an escape.
 //

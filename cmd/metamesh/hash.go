@@ -3,15 +3,18 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
 	"github.com/metamesh/node/ingest"
+	"github.com/metamesh/node/protocol"
 )
 
 // hashLine is one line of "metamesh hash". JSON strings are UTF-8, so a
@@ -116,4 +119,48 @@ func walkFiles(dir string) ([]string, error) {
 		return nil
 	})
 	return out, err
+}
+
+// cidOrFile is the CID a command's argument stands for: the argument
+// itself when it is a CID; else, when it names a file, the file's
+// canonical CID, hashed as metamesh hash hashes a file given by name (a
+// user holding the file need not hash it first), said on stderr. An
+// argument that is neither is refused in words that say so and point at
+// metamesh hash, with exit status 2.
+func cidOrFile(cmd *cobra.Command, arg string) (string, error) {
+	_, cerr := protocol.Normalize(arg)
+	if cerr == nil || arg == "" {
+		return arg, nil // "" is the caller's to refuse, as an empty CID
+	}
+	fi, err := os.Stat(arg)
+	switch {
+	case err == nil && fi.IsDir():
+		return "", &exitError{code: 2, err: fmt.Errorf("%s is a directory: give one file or a CID (metamesh hash %s prints the CIDs of its files)", arg, arg)}
+	case err == nil:
+		h, err := ingest.HashFile(cmd.Context(), arg)
+		if ctx := cmd.Context(); err != nil && ctx.Err() != nil {
+			return "", fmt.Errorf("hash %s: %w", arg, context.Cause(ctx))
+		}
+		if err != nil {
+			return "", err
+		}
+		fmt.Fprintf(cmd.ErrOrStderr(), "hashed %s: %s\n", arg, h.Canonical)
+		return h.Canonical, nil
+	case pathLike(arg):
+		// Meant as a file: what is wrong with it says more than why it
+		// is not a CID.
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = fmt.Errorf("%s: %w", pe.Path, pe.Err)
+		}
+		return "", &exitError{code: 2, err: fmt.Errorf("%w, and it is not a CID: give a file's path or a CID (metamesh hash FILE prints a file's CIDs)", err)}
+	}
+	return "", &exitError{code: 2, err: fmt.Errorf("%w; nor is it a file here (metamesh hash FILE prints a file's CIDs)", badCID(arg, cerr))}
+}
+
+// pathLike reports whether s reads as a file's path rather than a
+// mistyped CID: it has a directory or an extension in it, or starts with
+// a dot or a tilde.
+func pathLike(s string) bool {
+	return strings.ContainsRune(s, os.PathSeparator) || strings.HasPrefix(s, ".") || strings.HasPrefix(s, "~") || filepath.Ext(s) != ""
 }

@@ -77,7 +77,7 @@ func TestRun_ListenPortTakenIsOneError(t *testing.T) {
 		t.Fatalf("the node ran on %s, a port in use", addr)
 	}
 	lines := nonEmptyLines(logs.String())
-	want := "metamesh: p2p: cannot listen on " + addr + " (--listen): address already in use"
+	want := "metamesh: p2p: cannot listen on " + addr + " (--listen): address already in use; another node? give this one a port of its own with --listen (env METAMESH_LISTEN; make run LISTEN=…)"
 	if len(lines) == 0 || lines[len(lines)-1] != want {
 		t.Errorf("last line is not %q:\n%s", want, logs.String())
 	}

@@ -16,9 +16,11 @@ import (
 )
 
 // TestRun_LoneNode: a node without peers. peers and providers say there
-// are none (--json: empty lists), lookup prints a 3,000,000-byte size as
-// such, and kad-dht's failed routing table refresh (nobody to ask) is a
-// debug line, on one line.
+// are none (--json: empty lists), lookup prints the file's summary (its
+// name for a title, its 3,000,000 bytes as a size, its path) by its CID
+// and by the file itself, and
+// kad-dht's failed routing table refresh (nobody to ask) is a debug
+// line, on one line.
 func TestRun_LoneNode(t *testing.T) {
 	t.Parallel()
 	lib, _ := filepath.EvalSymlinks(t.TempDir())
@@ -55,10 +57,16 @@ func TestRun_LoneNode(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	if !slices.ContainsFunc(strings.Split(out, "\n"), func(l string) bool {
-		return slices.Equal(strings.Fields(l), []string{"sizeByte", "3000000"})
-	}) {
-		t.Errorf("lookup lacks the line sizeByte 3000000:\n%s", out)
+	for _, want := range [][]string{{"title", "big.bin"}, {"size", "2.9", "MiB"}, {"path", f}} {
+		if !slices.ContainsFunc(strings.Split(out, "\n"), func(l string) bool { return slices.Equal(strings.Fields(l), want) }) {
+			t.Errorf("lookup lacks the line %q:\n%s", strings.Join(want, " "), out)
+		}
+	}
+	// The file itself finds it too: hashed, looked up by its canonical
+	// CID.
+	byFile, errOut, code := metamesh(t, nil, "lookup", "--local", "--api", api, f)
+	if code != 0 || byFile != out || errOut != "hashed "+f+": "+h["canonical"].(string)+"\n" {
+		t.Errorf("lookup FILE: exit %d, stderr %q, stdout:\n%s\nwant what lookup CID printed:\n%s", code, errOut, byFile, out)
 	}
 
 	tests := []struct {

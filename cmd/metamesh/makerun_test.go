@@ -129,7 +129,7 @@ func TestMakeRun_CLIDefaults(t *testing.T) {
 		{[]string{"id"}, 0, st.PeerID},
 		{[]string{"fsck"}, 0, "checking the store of the node running on"},
 		{[]string{"fsck", "--repair"}, 1, "stop it to --repair"},
-		{[]string{"lookup", "--local", h.CID}, 0, "Blade.Runner.1982.mkv"},
+		{[]string{"lookup", "--local", h.CID}, 0, "/Blade.Runner.1982.mkv\n"}, // its path line
 		{[]string{"search", "blade", "runner"}, 0, h.CID},
 		{[]string{"providers", h.CID}, 0, "no providers found"}, // a node alone
 		{[]string{"peers"}, 0, ""},

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"net/url"
@@ -31,7 +32,11 @@ may be given apart or quoted together: "metamesh search doctor who" asks
 for "doctor who".`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			v := url.Values{"q": {strings.Join(args, " ")}}
+			q := strings.Join(args, " ")
+			if err := checkSearch(cmd, q); err != nil {
+				return usageError(cmd, err)
+			}
+			v := url.Values{"q": {q}}
 			if n, _ := cmd.Flags().GetInt("limit"); n != 0 {
 				v.Set("limit", strconv.Itoa(n))
 			}
@@ -53,6 +58,26 @@ for "doctor who".`,
 	c.Flags().Bool("federated", false, "also ask the connected peers and the households the DHT's search index names")
 	c.Flags().Int("limit", 0, "hits to show, 1 to 100 (default 20)")
 	return c
+}
+
+// checkSearch refuses, before the node is asked, what it would refuse
+// in the words of its API (q=, limit=): words that are empty or only
+// spaces and punctuation, words too long, a --limit out of its range. A
+// --limit left out (0) is the node's default.
+func checkSearch(cmd *cobra.Command, q string) error {
+	switch {
+	case strings.TrimSpace(q) == "":
+		return errors.New("search needs at least one word: metamesh search WORD...")
+	case !api.HasWord(q):
+		return fmt.Errorf("search needs at least one word, a letter or a digit: %q holds none", q)
+	case len(q) > api.MaxSearchQuery:
+		return fmt.Errorf("the words to search are %d bytes long, at most %d", len(q), api.MaxSearchQuery)
+	}
+	n, _ := cmd.Flags().GetInt("limit")
+	if (n != 0 || cmd.Flags().Changed("limit")) && (n < 1 || n > api.MaxSearchLimit) {
+		return fmt.Errorf("--limit %d: want from 1 to %d hits", n, api.MaxSearchLimit)
+	}
+	return nil
 }
 
 // printHits writes the readable output of metamesh search: a table of

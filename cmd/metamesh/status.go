@@ -3,13 +3,13 @@ package main
 import (
 	"fmt"
 	"io"
-	"strconv"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/metamesh/node/api"
+	"github.com/metamesh/node/ingest"
 )
 
 func newStatusCmd() *cobra.Command {
@@ -21,8 +21,10 @@ reachability as AutoNAT v2 found it (public, private or unknown) and the
 addresses it confirmed others can dial; each relay the node may use, with
 its reservation (until when, the node's /p2p-circuit addresses through it)
 or the last error; whether the node runs the relay service for others;
-then the libraries, files, peers, scan, announce queue and Redis. --json
-prints the node's JSON as it is.`,
+then the libraries, files, peers, scan (after it, the library's files as
+they are), what the node announces to the network and Redis. --json prints
+the node's JSON as it is, the provider's figures (keys, regions, DHT walks)
+included.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			st, raw, err := apiGetJSON[api.Status](cmd, "/api/status", 10*time.Second)
@@ -32,7 +34,7 @@ prints the node's JSON as it is.`,
 			if j, _ := cmd.Flags().GetBool("json"); j {
 				return printJSON(cmd, raw)
 			}
-			return printStatus(cmd.OutOrStdout(), st)
+			return printStatus(cmd.OutOrStdout(), st, time.Now())
 		},
 	}
 	apiFlag(c)
@@ -41,7 +43,8 @@ prints the node's JSON as it is.`,
 
 // printStatus writes the readable output of metamesh status from the
 // node's /api/status answer: one column of names, as wide as the longest.
-func printStatus(out io.Writer, st api.Status) error {
+// now is when the answer came, for how far off the next announcement is.
+func printStatus(out io.Writer, st api.Status, now time.Time) error {
 	w := tabwriter.NewWriter(out, 11, 0, 1, ' ', 0)
 	fmt.Fprintf(w, "version\t%s\npeer ID\t%s\n", orDash(st.Version), orDash(st.PeerID))
 	for _, a := range st.Addrs {
@@ -79,44 +82,81 @@ func printStatus(out io.Writer, st api.Status) error {
 	}
 	fmt.Fprintf(w, "files\t%d local, %d known from peers\n", st.Files.Local, st.Files.FromPeers)
 	fmt.Fprintf(w, "peers\t%d\n", st.Peers)
-	sc := st.Scan
-	line := fmt.Sprintf("%s: %d/%d files, %d errors", orDash(sc.State), sc.FilesDone, sc.FilesTotal, sc.Errors)
-	// The counts are the last full scan's; files the watcher took in
-	// since are in hashed.
-	if sc.Hashed != 0 {
-		line += fmt.Sprintf(", %d hashed since it began", sc.Hashed)
-	}
-	fmt.Fprintf(w, "scan\t%s\n", line)
-	fmt.Fprintf(w, "announce\t%d queued\n", st.ProvideQueue)
-	if pr := st.Provide; pr != nil {
-		// The sweeping provider's own statistics.
-		line := fmt.Sprintf("%d keys in %d regions (prefix %s bits), %s", pr.Keys, pr.Regions, prefixBits(pr.AvgPrefixLength), orDash(pr.Connectivity))
-		if pr.Resumed {
-			line += ", resumed its cycle"
-		}
-		fmt.Fprintf(w, "provider\t%s\n", line)
-		fmt.Fprintf(w, "keys\t%d file CIDs, %d search words\n", pr.CIDKeys, pr.TokenKeys)
-		fmt.Fprintf(w, "provided\t%d keys, %d failed, %d DHT walks, %d messages\n", pr.Provided, pr.Failed, pr.Walks, pr.Messages)
-		next, last := "-", "-"
-		if !pr.NextReprovideAt.IsZero() {
-			next = pr.NextReprovideAt.Format(time.RFC3339Nano)
-		}
-		if pr.LastCycle > 0 {
-			last = pr.LastCycle.Round(time.Millisecond).String()
-		}
-		fmt.Fprintf(w, "reprovide\tnext %s, last cycle %s\n", next, last)
-	}
+	fmt.Fprintf(w, "scan\t%s\n", scanLine(st))
+	fmt.Fprintf(w, "network\t%s\n", announceLine(st, now))
 	fmt.Fprintf(w, "redis\tok=%t %s\n", st.Redis.OK, orDash(st.Redis.Addr))
 	return w.Flush()
 }
 
-// prefixBits prints a mean prefix length with one decimal; "-" while the
-// provider has not measured it (offline).
-func prefixBits(f float64) string {
-	if f < 0 {
-		return "-"
+// scanLine says where the scan stands: while a full scan runs, how far
+// it got; after it, the library's files as they are now, however they
+// came in (a library filled while the node watched it had none to scan).
+func scanLine(st api.Status) string {
+	sc := st.Scan
+	var line string
+	switch sc.State {
+	case ingest.StateStarting, ingest.StateScanning, ingest.StateHashing:
+		line = fmt.Sprintf("%s: %d/%d files, %s", sc.State, sc.FilesDone, sc.FilesTotal, plural(int(sc.Errors), "error"))
+	default:
+		line = fmt.Sprintf("%s: %s, %s", orDash(sc.State), plural(int(st.LibraryFiles), "file"), plural(int(sc.Errors), "error"))
 	}
-	return strconv.FormatFloat(f, 'f', 1, 64)
+	if sc.Hashed != 0 {
+		line += fmt.Sprintf(", %d hashed since the scan began", sc.Hashed)
+	}
+	return line
+}
+
+// announceLine says in a household's words what the node tells the
+// network of its library: how many files and search words it announces
+// and when it next announces them all again, or why it does not now.
+// The provider's own figures (keys, regions, walks) are --json's.
+func announceLine(st api.Status, now time.Time) string {
+	pr := st.Provide
+	if pr == nil {
+		return fmt.Sprintf("%d to announce", st.ProvideQueue)
+	}
+	what := plural(pr.Announced, "file")
+	if pr.TokenKeys > 0 {
+		what += " and " + plural(pr.TokenKeys, "search word")
+	}
+	waiting := ""
+	if pr.Announced > 0 || pr.TokenKeys > 0 {
+		waiting = "; " + what + " wait"
+	}
+	switch pr.Connectivity {
+	case "offline":
+		return "not announcing: offline (no peers)" + waiting
+	case "disconnected":
+		return "not announcing: no peer answers now (it keeps trying)" + waiting
+	}
+	line := "announcing " + what + " to the network"
+	if pr.Announced == 0 && pr.TokenKeys == 0 {
+		line = "nothing to announce yet"
+	}
+	if pr.Queued > 0 {
+		line += fmt.Sprintf(" (%d still to go out the first time)", pr.Queued)
+	}
+	if !pr.NextReprovideAt.IsZero() {
+		line += "; next round " + inTime(pr.NextReprovideAt.Sub(now))
+	}
+	if pr.Failed > 0 {
+		line += fmt.Sprintf("; %d failed since the start", pr.Failed)
+	}
+	return line
+}
+
+// inTime says when something happens d from now: "in 21 h", "in 12
+// min", "in under a minute", "now" once due.
+func inTime(d time.Duration) string {
+	switch {
+	case d <= 0:
+		return "now"
+	case d < time.Minute:
+		return "in under a minute"
+	case d < time.Hour:
+		return fmt.Sprintf("in %d min", int(d.Round(time.Minute)/time.Minute))
+	}
+	return fmt.Sprintf("in %d h", int(d.Round(time.Hour)/time.Hour))
 }
 
 // reservation says how the node stands with one relay of /api/status:

@@ -19,17 +19,26 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"bogus"}, `unknown command "bogus" for "metamesh"`, "Usage: metamesh COMMAND"},
 		{[]string{"completion", "bogus"}, `unknown command "bogus" for "metamesh completion"`, "Usage: metamesh completion COMMAND"},
 		{[]string{"version", "bogus"}, `unknown command "bogus" for "metamesh version"`, "Usage: metamesh version [flags]"},
-		{[]string{"lookup"}, "accepts 1 arg(s), received 0", "Usage: metamesh lookup CID [flags]"},
+		{[]string{"lookup"}, "accepts 1 arg(s), received 0", "Usage: metamesh lookup CID|FILE [flags]"},
 		{[]string{"providers", "a", "b"}, "accepts 1 arg(s), received 2", "Usage: metamesh providers CID [flags]"},
-		{[]string{"cid", "inspect"}, "accepts 1 arg(s), received 0", "Usage: metamesh cid inspect CID [flags]"},
+		{[]string{"cid", "inspect"}, "accepts 1 arg(s), received 0", "Usage: metamesh cid inspect CID|FILE [flags]"},
 		{[]string{"cid", "canonical"}, "requires at least 1 arg(s), only received 0", "Usage: metamesh cid canonical CID... [flags]"},
-		{[]string{"lookup", "--bogus", "x"}, "unknown flag: --bogus", "Usage: metamesh lookup CID [flags]"},
+		{[]string{"lookup", "--bogus", "x"}, "unknown flag: --bogus", "Usage: metamesh lookup CID|FILE [flags]"},
 		{[]string{"run", "--workers", "many"}, `invalid argument "many" for "--workers"`, "Usage: metamesh run --library DIR"},
 		// A value of the right type that the node refuses is one too.
 		{[]string{"run", "--library", "/nonexistent/lib", "--data", "/nonexistent/data"}, `config: library "/nonexistent/lib" does not exist (--library)`, "Usage: metamesh run --library DIR"},
 		{[]string{"run", "--library", ".", "--redis-url", "redis://127.0.0.1:1", "--workers", "-3"}, "config: --workers -3: may not be negative", "Usage: metamesh run --library DIR"},
 		{[]string{"scan", "--library", ".", "--redis-url", "redis://127.0.0.1:1", "--lookup-timeout", "-1s"}, "unknown flag: --lookup-timeout", "Usage: metamesh scan --library DIR"},
 		{[]string{"scan", "--library", ".", "--redis-url", "redis://127.0.0.1:1", "--workers", "-1"}, "config: --workers -1: may not be negative", "Usage: metamesh scan --library DIR"},
+		// What the node would refuse in its API's words (q=, limit=) is
+		// refused before it is asked, in the command's.
+		{[]string{"search", ""}, "search needs at least one word: metamesh search WORD...", "Usage: metamesh search WORD... [flags]"},
+		{[]string{"search", "  ", " "}, "search needs at least one word: metamesh search WORD...", "Usage: metamesh search WORD... [flags]"},
+		{[]string{"search", "?!", "..."}, `search needs at least one word, a letter or a digit: "?! ..." holds none`, "Usage: metamesh search WORD... [flags]"},
+		{[]string{"search", strings.Repeat("long ", 60)}, "the words to search are 300 bytes long, at most 256", "Usage: metamesh search WORD... [flags]"},
+		{[]string{"search", "--limit", "0", "film"}, "--limit 0: want from 1 to 100 hits", "Usage: metamesh search WORD... [flags]"},
+		{[]string{"search", "--limit", "500", "film"}, "--limit 500: want from 1 to 100 hits", "Usage: metamesh search WORD... [flags]"},
+		{[]string{"search", "--limit", "-1", "film"}, "--limit -1: want from 1 to 100 hits", "Usage: metamesh search WORD... [flags]"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {

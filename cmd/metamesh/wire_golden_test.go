@@ -16,14 +16,20 @@ var updateOutput = flag.Bool("update-output", false, "rewrite testdata/*.txt fro
 // TestClient_GoldenOutput pins what lookup and search print for the
 // node's answers pinned in api/testdata (a local file with duplicates,
 // learned members and peers' fields, one known only from a peer, one
-// with the odd shapes of the open schema; a federated search). The
-// expected output was written by the CLI before it decoded answers into
-// api.Document and api.SearchResult, when it read them as maps by key
-// (-update-output rewrites it). One file changed since, on purpose:
-// lookup_odd.txt, where metadata fields named like the document's own
-// keys (peers, learned, origin/foo) were left out and a filePath that is
-// also an object (filePath/x) was printed as a Go map; they are now
-// metadata lines like any other.
+// with the odd shapes of the open schema; a federated search)
+// (-update-output rewrites it). The search tables are as the CLI wrote
+// them before it decoded answers into api.SearchResult, when it read
+// them as maps by key. The lookup files changed on purpose: lookup
+// printed every metadata field flattened, one "name/0/sub value" line
+// each (fileinfo/streamdetails/audio/0/channels 6), which told a
+// household little; it now prints a summary: the title as the node
+// titles a search hit (store.SummaryOfFields: an episode as "Show ·
+// S01E02 · Episode"), year, runtime, size, the first video and audio
+// streams, the path and its duplicates or the peer it came from, the
+// canonical CID, the providers and how many CIDs were learned from
+// peers. lookup_odd.txt shows the odd shapes going through those rules:
+// an empty title gives way to the file name, a season "x" and an episode
+// -1 are none, the filePath that is also an object is still the path.
 func TestClient_GoldenOutput(t *testing.T) {
 	var answer atomic.Value // the file the server answers with
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -101,5 +101,9 @@ func listenError(a ma.Multiaddr, err error) error {
 	if errors.As(err, &errno) {
 		err = errno
 	}
+	if errors.Is(err, syscall.EADDRINUSE) {
+		// Most often another node's port: say how to choose another.
+		return fmt.Errorf("p2p: cannot listen on %s (--listen): %w; another node? give this one a port of its own with --listen (env METAMESH_LISTEN; make run LISTEN=…)", a, err)
+	}
 	return fmt.Errorf("p2p: cannot listen on %s (--listen): %w", a, err)
 }
