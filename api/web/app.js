@@ -881,12 +881,14 @@ function renderStatus(st) {
   const p = $("scan-progress");
   p.max = total > 0 ? total : 1;
   p.value = total > 0 ? Math.min(done, total) : (sc.state === "watching" || sc.state === "polling" || sc.state === "idle" ? 1 : 0);
-  // The counts are the last full scan's; what the watcher took in since
-  // is in hashed (every full hash pass since the scan began).
-  $("scan-text").textContent = (sc.filesDone ?? 0) + " / " + plural(sc.filesTotal ?? 0, "file") + " scanned, " +
-    fmtBytes(Math.min(done, total || done)) + " / " + fmtBytes(total) +
+  // While a scan runs, its progress; after it, the library's files as
+  // they are (libraryFiles: however they came in, the watcher's too).
+  const scanning = sc.state === "scanning" || sc.state === "hashing";
+  $("scan-text").textContent = (scanning || typeof st.libraryFiles !== "number"
+    ? (sc.filesDone ?? 0) + " / " + plural(sc.filesTotal ?? 0, "file") + " scanned, " + fmtBytes(Math.min(done, total || done)) + " / " + fmtBytes(total)
+    : plural(st.libraryFiles, "file") + " in the library") +
     (sc.errors ? ", " + plural(sc.errors, "error") : "") +
-    (sc.hashed && sc.state !== "scanning" && sc.state !== "hashing" ? " · " + plural(sc.hashed, "file") + " hashed since it began" : "");
+    (sc.hashed && !scanning ? " · " + plural(sc.hashed, "file") + " hashed since the scan began" : "");
   $("summary").textContent = "Version " + (st.version || "?") + " · " + filesText(st) + " · " +
     plural(st.peers ?? 0, "peer") + (st.redis && !st.redis.ok ? " · Redis is down" : "");
   renderReachability(st);
