@@ -80,23 +80,7 @@ func TestMakeRun_CLIDefaults(t *testing.T) {
 	}
 	env := []string{"XDG_DATA_HOME=" + storetest.Dir(t)}
 	api := freeAddr(t)
-	mk := exec.Command("make", "-s", "-C", root, "run", "GO=true", "BIN="+bin, "LIBRARY="+lib, "API="+api,
-		fmt.Sprintf("LISTEN=/ip4/127.0.0.1/tcp/%d", freePort(t)))
-	mk.Env = append(os.Environ(), env...)
-	mk.Stderr = os.Stderr
-	mk.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // make and the node it starts
-	if err := mk.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		// make exits at once; the node it started shuts down in its own
-		// time, which the data directory's removal must wait for.
-		syscall.Kill(-mk.Process.Pid, syscall.SIGTERM)
-		mk.Wait()
-		for end := time.Now().Add(time.Minute); syscall.Kill(-mk.Process.Pid, 0) == nil && time.Now().Before(end); {
-			time.Sleep(50 * time.Millisecond)
-		}
-	})
+	startMakeRun(t, root, bin, lib, api, fmt.Sprintf("/ip4/127.0.0.1/tcp/%d", freePort(t)), env)
 
 	var st struct {
 		PeerID string `json:"peerId"`
@@ -265,4 +249,29 @@ func tryJSON(u string, v any) error {
 		return fmt.Errorf("GET %s: %w", u, err)
 	}
 	return nil
+}
+
+// startMakeRun starts `make run` of the built binary bin in root on lib,
+// with the API at api and libp2p listening on listen, env added to the
+// environment, and stops it (make and the node it started, one process
+// group) when the test ends.
+func startMakeRun(t *testing.T, root, bin, lib, api, listen string, env []string) *exec.Cmd {
+	t.Helper()
+	mk := exec.Command("make", "-s", "-C", root, "run", "GO=true", "BIN="+bin, "LIBRARY="+lib, "API="+api, "LISTEN="+listen)
+	mk.Env = append(os.Environ(), env...)
+	mk.Stderr = os.Stderr
+	mk.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // make and the node it starts
+	if err := mk.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		// make exits at once; the node it started shuts down in its own
+		// time, which the data directory's removal must wait for.
+		syscall.Kill(-mk.Process.Pid, syscall.SIGTERM)
+		mk.Wait()
+		for end := time.Now().Add(time.Minute); syscall.Kill(-mk.Process.Pid, 0) == nil && time.Now().Before(end); {
+			time.Sleep(50 * time.Millisecond)
+		}
+	})
+	return mk
 }

@@ -7,9 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/metamesh/node/store/storetest"
 )
@@ -32,20 +30,7 @@ func TestRun_SecondNodeSaysWhoRuns(t *testing.T) {
 	lib := t.TempDir()
 	api, p2pPort := freeAddr(t), freePort(t)
 	listen := fmt.Sprintf("/ip4/127.0.0.1/tcp/%d", p2pPort)
-	mk := exec.Command("make", "-s", "-C", root, "run", "GO=true", "BIN="+bin, "LIBRARY="+lib, "API="+api, "LISTEN="+listen)
-	mk.Env = append(os.Environ(), env...)
-	mk.Stderr = os.Stderr
-	mk.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // make and the node it starts
-	if err := mk.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		syscall.Kill(-mk.Process.Pid, syscall.SIGTERM)
-		mk.Wait()
-		for end := time.Now().Add(time.Minute); syscall.Kill(-mk.Process.Pid, 0) == nil && time.Now().Before(end); {
-			time.Sleep(50 * time.Millisecond)
-		}
-	})
+	mk := startMakeRun(t, root, bin, lib, api, listen, env)
 	waitReady(t, mk, api)
 	id := nodeID(t, data)
 	apiURL, _ := os.ReadFile(filepath.Join(data, "api.url"))
