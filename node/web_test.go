@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
+	"log/slog"
 	"net"
 	"os"
 	"os/exec"
@@ -19,6 +20,7 @@ import (
 	"github.com/metamesh/node/api"
 	"github.com/metamesh/node/node"
 	"github.com/metamesh/node/protocol"
+	"github.com/metamesh/node/store/storetest"
 )
 
 // chromiumPath finds Debian's chromium (scripts/deps.sh installs it).
@@ -392,12 +394,22 @@ const readNode = `(() => {
 func TestWeb_PeersAndReachability(t *testing.T) {
 	t.Parallel()
 	chromiumPath(t)
-	r := p2pNode(t, func(c *node.Config) { c.RelayService = true })
+	// The three nodes' logs, at debug, are shown if C never reaches B
+	// through R: what the relay, the reservation and the dials said.
+	var rLog, bLog, cLog storetest.Buffer
+	logTo := func(w *storetest.Buffer) *slog.Logger {
+		return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	r := p2pNode(t, func(c *node.Config) { c.RelayService = true; c.Logger = logTo(&rLog) })
 	lib := t.TempDir()
 	data := make([]byte, 24<<10)
 	rand.Read(data)
 	writeOld(t, filepath.Join(lib, "North.Wind.2018.mkv"), data)
-	b := startNodeWith(t, lib, func(c *node.Config) { c.Relays = []string{r.P2PAddrs()[0]}; c.NoHolePunching = true })
+	b := startNodeWith(t, lib, func(c *node.Config) {
+		c.Relays = []string{r.P2PAddrs()[0]}
+		c.NoHolePunching = true
+		c.Logger = logTo(&bLog)
+	})
 
 	var st api.Status
 	waitFor(t, "B's reservation with R", func() bool {
@@ -408,14 +420,24 @@ func TestWeb_PeersAndReachability(t *testing.T) {
 	if !strings.HasSuffix(circuit, "/p2p/"+b.PeerID()) {
 		circuit += "/p2p/" + b.PeerID()
 	}
-	c := p2pNode(t, func(cfg *node.Config) { cfg.Bootstrap = []string{circuit}; cfg.NoHolePunching = true })
+	c := p2pNode(t, func(cfg *node.Config) {
+		cfg.Bootstrap = []string{circuit}
+		cfg.NoHolePunching = true
+		cfg.Logger = logTo(&cLog)
+	})
 	var peers struct {
 		Peers []api.Peer `json:"peers"`
 	}
-	waitFor(t, "C connected to B through R", func() bool {
+	relayed := func() bool {
 		getJSON(t, b, "/api/peers", &peers)
 		return slices.ContainsFunc(peers.Peers, func(p api.Peer) bool { return p.ID == c.PeerID() && p.Connection == "relayed" })
-	})
+	}
+	for deadline := time.Now().Add(time.Minute); !relayed(); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for C connected to B through R; B's peers %+v\n--- R (%s):\n%s\n--- B (%s):\n%s\n--- C (%s):\n%s",
+				peers.Peers, r.PeerID(), lastLines(rLog.String(), 80), b.PeerID(), lastLines(bLog.String(), 120), c.PeerID(), lastLines(cLog.String(), 120))
+		}
+	}
 	getJSON(t, b, "/api/status", &st)
 
 	ctx, consoleErrors := browser(t)
@@ -493,4 +515,10 @@ func TestWeb_PeersAndReachability(t *testing.T) {
 	if errs := consoleErrors(); len(errs) > 0 {
 		t.Errorf("console errors: %q", errs)
 	}
+}
+
+// lastLines is the last n lines of s.
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }
