@@ -1,0 +1,53 @@
+package node_test
+
+import (
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// TestWeb_PlayerResumes: the player starts a film where this browser
+// left it (kept in the browser by CID) and remembers where it is as it
+// plays; a real clip, which Chromium plays, made by ffmpeg.
+func TestWeb_PlayerResumes(t *testing.T) {
+	t.Parallel()
+	chromiumPath(t)
+	if _, err := exec.LookPath("ffmpeg"); err != nil {
+		t.Fatal("ffmpeg is not installed (sudo apt-get install ffmpeg); make test installs it")
+	}
+	lib := t.TempDir()
+	clip := filepath.Join(lib, "Movies", "Clip (2020)", "Clip.2020.webm")
+	writeOld(t, clip, nil)
+	// Thirty seconds of a test pattern, two frames a second: small, and
+	// long enough to resume in the middle of.
+	if out, err := exec.Command("ffmpeg", "-nostdin", "-loglevel", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=96x64:rate=2",
+		"-t", "30", "-c:v", "libvpx", "-b:v", "20k", "-deadline", "realtime", "-cpu-used", "8", clip).CombinedOutput(); err != nil {
+		t.Fatalf("ffmpeg: %v: %s", err, out)
+	}
+	n := startNodeWith(t, lib, nil)
+	c := canonicalOf(t, clip)
+	waitFor(t, "the clip in the list", func() bool { return library(t, n, "view=movies").Total == 1 })
+	p := openPage(t, n)
+
+	// Where the browser left it last time.
+	p.navigate("/")
+	p.eval("remember a place", `localStorage.setItem("metamesh.at.`+c+`", "12"); "ok"`)
+	p.navigate("/?cid=" + c)
+	must(t, p.ctx, "wait for the player to resume", p.ce, chromedp.Poll[bool](`(() => {
+	  const v = document.querySelector("#player video");
+	  return !!v && v.readyState >= 1 && Math.abs(v.currentTime - 12) < 0.6; })()`, chromedp.WithPollingTimeout(20*time.Second)))
+
+	// Moving on is remembered; the end forgets it.
+	must(t, p.ctx, "wait for the new place to be kept", p.ce, chromedp.Poll[bool](`(() => {
+	  const v = document.querySelector("#player video");
+	  if (v.currentTime < 19) v.currentTime = 20;
+	  return Math.abs(parseFloat(localStorage.getItem("metamesh.at.`+c+`")) - 20) < 0.6; })()`, chromedp.WithPollingTimeout(10*time.Second)))
+	must(t, p.ctx, "play to the end", p.ce, chromedp.Poll[bool](`(() => {
+	  const v = document.querySelector("#player video");
+	  if (v.currentTime < 29) { v.muted = true; v.currentTime = 29.2; v.play(); }
+	  return localStorage.getItem("metamesh.at.`+c+`") === null; })()`, chromedp.WithPollingTimeout(20*time.Second)))
+	p.noConsoleErrors()
+}
