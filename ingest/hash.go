@@ -12,20 +12,19 @@ import (
 
 	chunk "github.com/ipfs/boxo/chunker"
 	"github.com/ipfs/boxo/ipld/unixfs/importer/balanced"
-	"github.com/ipfs/boxo/ipld/unixfs/importer/helpers"
 	"github.com/ipfs/go-cid"
 	ipld "github.com/ipfs/go-ipld-format"
-	"github.com/multiformats/go-multihash"
 
+	"github.com/metamesh/node/dag"
 	"github.com/metamesh/node/protocol"
 	"github.com/metamesh/node/store"
 )
 
 // IPFSChunkSize is the fixed chunk size of `ipfs add --cid-version=1`
 // with Kubo's defaults (256 KiB); the rest of those defaults (raw leaves, a
-// balanced DAG of helpers.DefaultLinksPerBlock = 174 links per node, CIDv1
-// dag-pb over sha2-256) is set in buildDAG.
-const IPFSChunkSize = 256 << 10
+// balanced DAG of 174 links per node, CIDv1 dag-pb over sha2-256) is
+// dag.Params.
+const IPFSChunkSize = dag.ChunkSize
 
 // readBlock is the unit the one-pass hasher reads and hands to both
 // digests: a whole number of IPFS chunks.
@@ -196,14 +195,9 @@ type dagResult struct {
 }
 
 // buildDAG runs boxo's balanced UnixFS importer over the chunks with
-// Kubo's CIDv1 defaults, keeping no blocks.
+// Kubo's CIDv1 defaults (dag.Params), keeping no blocks.
 func buildDAG(chunks chunk.Splitter) (cid.Cid, error) {
-	params := helpers.DagBuilderParams{
-		Dagserv:    discardDAG{},
-		Maxlinks:   helpers.DefaultLinksPerBlock,
-		RawLeaves:  true,
-		CidBuilder: cid.V1Builder{Codec: cid.DagProtobuf, MhType: multihash.SHA2_256},
-	}
+	params := dag.Params(discardDAG{})
 	db, err := params.New(chunks)
 	if err != nil {
 		return cid.Undef, err
