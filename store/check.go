@@ -126,14 +126,7 @@ type checker struct {
 // state, or a second member of one path, is a violation.
 func (c *checker) readPaths() error {
 	c.paths = map[string]PathState{}
-	for min := "-"; ; {
-		page, err := c.s.rdb.ZRangeByLex(c.ctx, keyPaths, &redis.ZRangeBy{Min: min, Max: "+", Count: 1000}).Result()
-		if err != nil {
-			return err
-		}
-		if len(page) == 0 {
-			return nil
-		}
+	return c.s.pathMembers(c.ctx, func(page []string) error {
 		for _, m := range page {
 			p, st, ok := decodePathMember(m)
 			switch _, seen := c.paths[p]; {
@@ -145,8 +138,8 @@ func (c *checker) readPaths() error {
 				c.paths[p] = st
 			}
 		}
-		min = "(" + page[len(page)-1]
-	}
+		return nil
+	})
 }
 
 func (c *checker) bad(key, format string, args ...any) {

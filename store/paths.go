@@ -90,6 +90,21 @@ func decodePathMember(m string) (string, PathState, bool) {
 	return p, pathState(append(v[:5:5], append([]string{"0"}, v[5:]...)...)), true
 }
 
+// pathMembers calls fn with every member of the path index, in order, a
+// page of 1,000 at a time (fsck and an upgrade: O(N)).
+func (s *Store) pathMembers(ctx context.Context, fn func(page []string) error) error {
+	for min := "-"; ; {
+		page, err := s.rdb.ZRangeByLex(ctx, keyPaths, &redis.ZRangeBy{Min: min, Max: "+", Count: 1000}).Result()
+		if err != nil || len(page) == 0 {
+			return err
+		}
+		if err := fn(page); err != nil {
+			return err
+		}
+		min = "(" + page[len(page)-1]
+	}
+}
+
 // pathRange is the range of path p's member in the path index.
 func pathRange(p string) *redis.ZRangeBy {
 	return &redis.ZRangeBy{Min: "[" + p + "\x00", Max: "(" + p + "\x01", Count: 1}

@@ -60,27 +60,21 @@ var finishes = map[int]func(ctx context.Context, s *Store) error{
 // the file again if it is there.
 func dropBarePaths(ctx context.Context, s *Store) error {
 	dropped := 0
-	for min := "-"; ; {
-		page, err := s.rdb.ZRangeByLex(ctx, keyPaths, &redis.ZRangeBy{Min: min, Max: "+", Count: 1000}).Result()
-		if err != nil {
-			return err
-		}
-		if len(page) == 0 {
-			break
-		}
+	err := s.pathMembers(ctx, func(page []string) error {
 		var bare []any
 		for _, m := range page {
 			if !strings.Contains(m, "\x00") {
 				bare = append(bare, m)
 			}
 		}
-		if len(bare) > 0 {
-			if err := s.rdb.ZRem(ctx, keyPaths, bare...).Err(); err != nil {
-				return err
-			}
-			dropped += len(bare)
+		if len(bare) == 0 {
+			return nil
 		}
-		min = "(" + page[len(page)-1]
+		dropped += len(bare)
+		return s.rdb.ZRem(ctx, keyPaths, bare...).Err()
+	})
+	if err != nil {
+		return err
 	}
 	if dropped > 0 {
 		s.log.Warn("upgrade: paths listed without their state were dropped; the next scan finds them again", "paths", dropped)
