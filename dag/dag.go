@@ -114,8 +114,10 @@ func (ix *Index) Block(c cid.Cid, file io.ReaderAt) ([]byte, error) {
 }
 
 // recorder is the DAGService the importer writes to: it keeps leaves as
-// ranges (they come in the file's order) and internal nodes whole.
+// ranges (they come in the file's order) and internal nodes whole, and
+// reads nothing back (Discard's).
 type recorder struct {
+	Discard
 	ix  *Index
 	off int64
 }
@@ -144,15 +146,21 @@ func (r *recorder) AddMany(ctx context.Context, nds []ipld.Node) error {
 	return nil
 }
 
-func (r *recorder) Get(context.Context, cid.Cid) (ipld.Node, error) {
-	return nil, ipld.ErrNotFound{}
-}
+// Discard is an ipld.DAGService that keeps nothing, for a DAG whose root
+// CID alone is wanted (the hasher's).
+type Discard struct{}
 
-func (r *recorder) GetMany(context.Context, []cid.Cid) <-chan *ipld.NodeOption {
+func (Discard) Get(context.Context, cid.Cid) (ipld.Node, error) { return nil, ipld.ErrNotFound{} }
+
+func (Discard) GetMany(context.Context, []cid.Cid) <-chan *ipld.NodeOption {
 	ch := make(chan *ipld.NodeOption)
 	close(ch)
 	return ch
 }
 
-func (r *recorder) Remove(context.Context, cid.Cid) error       { return nil }
-func (r *recorder) RemoveMany(context.Context, []cid.Cid) error { return nil }
+func (Discard) Add(context.Context, ipld.Node) error        { return nil }
+func (Discard) AddMany(context.Context, []ipld.Node) error  { return nil }
+func (Discard) Remove(context.Context, cid.Cid) error       { return nil }
+func (Discard) RemoveMany(context.Context, []cid.Cid) error { return nil }
+
+var _ ipld.DAGService = Discard{}

@@ -14,5 +14,5 @@
 //
 // # Files
 //
-//   - dag.go: Params, Build, Index (Block, Bytes), the errors.
+//   - dag.go: Params, Build, Index (Block, Bytes), the errors, Discard.
 package dag

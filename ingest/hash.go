@@ -13,7 +13,6 @@ import (
 	chunk "github.com/ipfs/boxo/chunker"
 	"github.com/ipfs/boxo/ipld/unixfs/importer/balanced"
 	"github.com/ipfs/go-cid"
-	ipld "github.com/ipfs/go-ipld-format"
 
 	"github.com/metamesh/node/dag"
 	"github.com/metamesh/node/protocol"
@@ -197,7 +196,7 @@ type dagResult struct {
 // buildDAG runs boxo's balanced UnixFS importer over the chunks with
 // Kubo's CIDv1 defaults (dag.Params), keeping no blocks.
 func buildDAG(chunks chunk.Splitter) (cid.Cid, error) {
-	params := dag.Params(discardDAG{})
+	params := dag.Params(dag.Discard{})
 	db, err := params.New(chunks)
 	if err != nil {
 		return cid.Undef, err
@@ -257,23 +256,3 @@ func (s *splitter) drain() {
 		s.release(b)
 	}
 }
-
-// discardDAG is an ipld.DAGService that keeps nothing: the node only
-// needs the root CID, never the blocks.
-type discardDAG struct{}
-
-func (discardDAG) Get(context.Context, cid.Cid) (ipld.Node, error) {
-	return nil, ipld.ErrNotFound{}
-}
-
-func (discardDAG) GetMany(context.Context, []cid.Cid) <-chan *ipld.NodeOption {
-	ch := make(chan *ipld.NodeOption)
-	close(ch)
-	return ch
-}
-func (discardDAG) Add(context.Context, ipld.Node) error        { return nil }
-func (discardDAG) AddMany(context.Context, []ipld.Node) error  { return nil }
-func (discardDAG) Remove(context.Context, cid.Cid) error       { return nil }
-func (discardDAG) RemoveMany(context.Context, []cid.Cid) error { return nil }
-
-var _ ipld.DAGService = discardDAG{}
