@@ -168,16 +168,18 @@ func (b *backend) Ready(ctx context.Context) error {
 	}
 }
 
-// Thumbnail makes (or finds made) the thumbnail of the local image file
-// c names, opened as File opens it: keyed by the file's canonical CID, so
-// every CID of one image shares one thumbnail of each width.
+// Thumbnail finds made, or makes, the thumbnail of the image c names,
+// keyed by c: a thumbnail made once is served from the disk without a
+// store read (a page asks for 50 at once), and only one not made yet
+// opens the local file, as File opens it.
 func (b *backend) Thumbnail(ctx context.Context, c string, width int) (string, error) {
-	f, err := b.File(ctx, c)
-	if err != nil {
-		return "", err
-	}
-	defer f.Content.Close()
-	path, err := b.n.thumbs.Get(ctx, f.CID, width, func() (io.ReadCloser, error) { return io.NopCloser(f.Content), nil })
+	path, err := b.n.thumbs.Get(ctx, c, width, func() (io.ReadCloser, error) {
+		f, err := b.File(ctx, c)
+		if err != nil {
+			return nil, err
+		}
+		return f.Content, nil
+	})
 	if errors.Is(err, thumbs.ErrNotImage) || errors.Is(err, thumbs.ErrTooLarge) {
 		return "", fmt.Errorf("%w: %s: %w", api.ErrUnprocessable, c, err)
 	}
