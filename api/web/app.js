@@ -457,11 +457,19 @@ async function showHeader(s, page) {
 // episodePlots adds to a season's episode cards the plots of their own
 // (an episode NFO's; the show's plot, which every episode inherits, is
 // in the header already).
+// episodePlot keeps each episode's plot once read, by CID: a season's
+// list reloads whenever files come or go.
+const episodePlot = new Map();
+
 async function episodePlots(page, showPlot, seq) {
   await Promise.all((page.entries || []).map(async (e) => {
-    let doc;
-    try { doc = await api("/api/meta/" + encodeURIComponent(e.cid)); } catch (err) { return; }
-    const plot = doc.plot && typeof doc.plot === "object" ? (doc.plot.eng || Object.values(doc.plot)[0]) : "";
+    let plot = episodePlot.get(e.cid);
+    if (plot === undefined) {
+      let doc;
+      try { doc = await api("/api/meta/" + encodeURIComponent(e.cid)); } catch (err) { return; }
+      plot = doc.plot && typeof doc.plot === "object" ? (doc.plot.eng || Object.values(doc.plot)[0]) : "";
+      episodePlot.set(e.cid, typeof plot === "string" ? plot : "");
+    }
     if (seq !== listSeq || typeof plot !== "string" || !plot || plot === showPlot) return;
     const card = document.querySelector('#entries li[data-cid="' + CSS.escape(e.cid) + '"]');
     if (card) card.append(el("p", { class: "plot" }, plot));
