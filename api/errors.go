@@ -132,6 +132,9 @@ func writeError(w http.ResponseWriter, err error) {
 		body["cid"] = nf.CID
 		body["providers"] = append([]string{}, nf.Providers...)
 	}
+	if se := (*SourcesError)(nil); errors.As(err, &se) {
+		body["providers"] = append([]Source{}, se.Providers...)
+	}
 	if rl := (*RateLimitedError)(nil); errors.As(err, &rl) && errors.Is(err, ErrRateLimited) {
 		w.Header().Set("Retry-After", strconv.FormatInt(retryAfterSeconds(rl.RetryAfter), 10))
 	}

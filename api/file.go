@@ -52,6 +52,11 @@ func (s *Server) file(w http.ResponseWriter, r *http.Request) {
 	}
 	f, err := s.b.File(r.Context(), c)
 	if err != nil {
+		// A file known only from peers streams from the households that
+		// share it.
+		f, err = s.peerFile(r, c, err)
+	}
+	if err != nil {
 		s.logFailure(r, "open file", err, "cid", c)
 		writeError(w, err)
 		return

@@ -211,6 +211,7 @@ func New(b Backend, log *slog.Logger, opts Options) *Server {
 	s.routeCID("/api/meta", s.meta)
 	s.routeCID("/api/providers", s.providers)
 	s.routeCID("/api/file", s.file)
+	s.routeCID("/api/sources", s.sources)
 	s.routeCID("/api/thumb", s.thumb)
 	s.routeCID("/api/subtitle", s.subtitle)
 	return s

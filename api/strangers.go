@@ -2,6 +2,7 @@ package api
 
 import (
 	"container/list"
+	"fmt"
 	"math"
 	"net/http"
 	"net/netip"
@@ -57,6 +58,9 @@ type Caller struct {
 func (c Caller) Federate(what Federated) error {
 	if c.s == nil {
 		return nil
+	}
+	if what == FederatedFetch {
+		return fmt.Errorf("%w: fetching files from other households is for this household's own clients: send Authorization: Bearer <token> (files of this household are served without it)", ErrForbidden)
 	}
 	return c.s.take(c.key, what, time.Now())
 }

@@ -61,7 +61,7 @@ var ErrChanged = errors.New("the file's bytes no longer match the block's CID")
 // Build reads r to its end in ChunkSize chunks and returns the index of
 // the DAG Kubo builds of it (Params): its root is the file's IPFS CID.
 func Build(r io.Reader) (*Index, error) {
-	rec := &recorder{ix: &Index{Internal: map[cid.Cid][]byte{}, leaf: map[cid.Cid]int{}}}
+	rec := NewRecorder()
 	params := Params(rec)
 	db, err := params.New(chunk.NewSizeSplitter(r, ChunkSize))
 	if err != nil {
@@ -71,8 +71,19 @@ func Build(r io.Reader) (*Index, error) {
 	if err != nil {
 		return nil, fmt.Errorf("dag: %w", err)
 	}
-	rec.ix.Root = nd.Cid()
-	return rec.ix, nil
+	return rec.Index(nd.Cid()), nil
+}
+
+// NewIndex is the index of a DAG whose root, leaves (in the file's order)
+// and internal nodes are known: what the block index keeps on disk.
+func NewIndex(root cid.Cid, leaves []Leaf, internal map[cid.Cid][]byte) *Index {
+	ix := &Index{Root: root, Leaves: leaves, Internal: internal, leaf: make(map[cid.Cid]int, len(leaves))}
+	for i, l := range leaves {
+		if _, seen := ix.leaf[l.CID]; !seen {
+			ix.leaf[l.CID] = i
+		}
+	}
+	return ix
 }
 
 // Bytes is the size of the index's contents: the leaves' CIDs and ranges
@@ -98,31 +109,49 @@ func (ix *Index) Block(c cid.Cid, file io.ReaderAt) ([]byte, error) {
 	if !ok {
 		return nil, ErrNotInDAG
 	}
-	l := ix.Leaves[i]
+	return ReadLeaf(file, ix.Leaves[i])
+}
+
+// ReadLeaf reads leaf l from file and returns its bytes only when they
+// still hash to its CID (ErrChanged otherwise).
+func ReadLeaf(file io.ReaderAt, l Leaf) ([]byte, error) {
 	b := make([]byte, l.Size)
 	if _, err := file.ReadAt(b, l.Offset); err != nil && !(errors.Is(err, io.EOF) && l.Size == 0) {
 		if errors.Is(err, io.EOF) {
-			return nil, fmt.Errorf("%w: the file is shorter than block %s's range", ErrChanged, c)
+			return nil, fmt.Errorf("%w: the file is shorter than block %s's range", ErrChanged, l.CID)
 		}
 		return nil, err
 	}
 	sum := sha256.Sum256(b)
-	if dec, err := multihash.Decode(c.Hash()); err != nil || dec.Code != multihash.SHA2_256 || !bytes.Equal(dec.Digest, sum[:]) {
-		return nil, fmt.Errorf("%w: block %s", ErrChanged, c)
+	if dec, err := multihash.Decode(l.CID.Hash()); err != nil || dec.Code != multihash.SHA2_256 || !bytes.Equal(dec.Digest, sum[:]) {
+		return nil, fmt.Errorf("%w: block %s", ErrChanged, l.CID)
 	}
 	return b, nil
 }
 
-// recorder is the DAGService the importer writes to: it keeps leaves as
-// ranges (they come in the file's order) and internal nodes whole, and
-// reads nothing back (Discard's).
-type recorder struct {
+// Recorder is a DAGService for the importer (Params) that keeps the
+// index of what it builds: leaves as ranges (they come in the file's
+// order), internal nodes whole. It reads nothing back (Discard's). The
+// hasher builds one at ingest, so indexing costs no read of its own.
+type Recorder struct {
 	Discard
 	ix  *Index
 	off int64
 }
 
-func (r *recorder) Add(_ context.Context, nd ipld.Node) error {
+// NewRecorder is an empty Recorder.
+func NewRecorder() *Recorder {
+	return &Recorder{ix: &Index{Internal: map[cid.Cid][]byte{}, leaf: map[cid.Cid]int{}}}
+}
+
+// Index is what was recorded, as the DAG of root.
+func (r *Recorder) Index(root cid.Cid) *Index {
+	r.ix.Root = root
+	return r.ix
+}
+
+// Add records a node.
+func (r *Recorder) Add(_ context.Context, nd ipld.Node) error {
 	c := nd.Cid()
 	if c.Prefix().Codec == cid.Raw {
 		size := len(nd.RawData())
@@ -137,7 +166,8 @@ func (r *recorder) Add(_ context.Context, nd ipld.Node) error {
 	return nil
 }
 
-func (r *recorder) AddMany(ctx context.Context, nds []ipld.Node) error {
+// AddMany records nodes.
+func (r *Recorder) AddMany(ctx context.Context, nds []ipld.Node) error {
 	for _, nd := range nds {
 		if err := r.Add(ctx, nd); err != nil {
 			return err

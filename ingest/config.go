@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"time"
+
+	"github.com/metamesh/node/dag"
 )
 
 // Config configures an Ingester. Zero values take the defaults listed.
@@ -39,6 +41,14 @@ type Config struct {
 	// file took, in seconds (for metrics). It may be called from several
 	// goroutines at once.
 	OnHashed func(seconds float64)
+	// OnIndexed, when not nil, is given the index of the IPFS DAG of
+	// each file the full hash pass read from disk (recorded while
+	// hashing, so it costs no read), once the file is known unchanged by the
+	// pass (before its hashes are stored): the
+	// node keeps it to serve the file's blocks. Small files read whole
+	// into memory are not indexed here. It may be called from several
+	// goroutines at once.
+	OnIndexed func(path string, ix *dag.Index)
 	// StopWait bounds how long Close waits for workers blocked on a
 	// file (a read of a hung network mount): past it Close returns and
 	// logs the paths it left. Default 10s.

@@ -13,6 +13,7 @@ import (
 	chunk "github.com/ipfs/boxo/chunker"
 	"github.com/ipfs/boxo/ipld/unixfs/importer/balanced"
 	"github.com/ipfs/go-cid"
+	ipld "github.com/ipfs/go-ipld-format"
 
 	"github.com/metamesh/node/dag"
 	"github.com/metamesh/node/protocol"
@@ -37,6 +38,10 @@ type FileHashes struct {
 	SHA256    string `json:"sha2-256"`
 	IPFS      string `json:"ipfs"`
 	Canonical string `json:"canonical"`
+	// Index is the index of the file's IPFS DAG (its leaves as byte
+	// ranges, its internal nodes), recorded while hashing: what serving
+	// its blocks in place needs (HashFile's; nil from other hashers).
+	Index *dag.Index `json:"-"`
 }
 
 // Store returns the hashes in the store's shape.
@@ -82,7 +87,8 @@ func hashOpen(ctx context.Context, path string, f *os.File, fi os.FileInfo, read
 	if read != nil {
 		r = reporter{r: r, read: read}
 	}
-	n, sha, ipfs, err := FullHash(ctx, r)
+	rec := dag.NewRecorder()
+	n, sha, ipfs, err := fullHash(ctx, r, rec)
 	if err != nil {
 		return FileHashes{}, fmt.Errorf("%s: %w", path, err)
 	}
@@ -91,6 +97,9 @@ func hashOpen(ctx context.Context, path string, f *os.File, fi os.FileInfo, read
 	}
 	h.SHA256, h.IPFS = sha, ipfs
 	h.Canonical = h.Store().Canonical()
+	if root, err := cid.Decode(ipfs); err == nil {
+		h.Index = rec.Index(root)
+	}
 	return h, nil
 }
 
@@ -113,6 +122,12 @@ func (p reporter) Read(b []byte) (int, error) {
 // core) while the UnixFS builder hashes chunks and tree nodes on another,
 // both fed from the same buffers.
 func FullHash(ctx context.Context, r io.Reader) (n int64, shaCID, ipfsCID string, err error) {
+	return fullHash(ctx, r, dag.Discard{})
+}
+
+// fullHash is FullHash building the DAG into ds (a dag.Recorder keeps
+// its index).
+func fullHash(ctx context.Context, r io.Reader, ds ipld.DAGService) (n int64, shaCID, ipfsCID string, err error) {
 	release := func(b *buffer) {
 		if b.refs.Add(-1) == 0 {
 			buffers.Put(b)
@@ -130,7 +145,7 @@ func FullHash(ctx context.Context, r io.Reader) (n int64, shaCID, ipfsCID string
 	}()
 	chunks := &splitter{ch: toDAG, release: release}
 	go func() {
-		c, err := buildDAG(chunks)
+		c, err := buildDAG(chunks, ds)
 		chunks.drain()
 		dagOut <- dagResult{c, err}
 	}()
@@ -194,9 +209,9 @@ type dagResult struct {
 }
 
 // buildDAG runs boxo's balanced UnixFS importer over the chunks with
-// Kubo's CIDv1 defaults (dag.Params), keeping no blocks.
-func buildDAG(chunks chunk.Splitter) (cid.Cid, error) {
-	params := dag.Params(dag.Discard{})
+// Kubo's CIDv1 defaults (dag.Params), handing its nodes to ds.
+func buildDAG(chunks chunk.Splitter, ds ipld.DAGService) (cid.Cid, error) {
+	params := dag.Params(ds)
 	db, err := params.New(chunks)
 	if err != nil {
 		return cid.Undef, err

@@ -75,6 +75,9 @@ func (in *Ingester) hash(ctx context.Context, path string, cur store.FileStat) (
 	if !os.SameFile(before, after) || after.Size() != cur.Size || after.ModTime().UnixNano() != cur.MtimeNs || h.Size != cur.Size {
 		return FileHashes{}, ErrChangedWhileHashing
 	}
+	if in.cfg.OnIndexed != nil && h.Index != nil {
+		in.cfg.OnIndexed(path, h.Index)
+	}
 	return h, nil
 }
 

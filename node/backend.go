@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -196,6 +197,28 @@ func (b *backend) File(ctx context.Context, c string) (*api.File, error) {
 	ctx, cancel := context.WithTimeout(ctx, federation.RequestTimeout)
 	defer cancel()
 	n := b.n
+	lf, err := n.openLocal(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	return &api.File{Content: lf.f, Name: filepath.Base(lf.path), Size: lf.fi.Size(), ModTime: lf.fi.ModTime(),
+		MimeType: lf.doc.Fields["mimeType"], CID: lf.doc.CanonicalCID()}, nil
+}
+
+// localFile is a library file opened to serve its bytes.
+type localFile struct {
+	f    *os.File
+	fi   os.FileInfo
+	path string
+	doc  store.Document
+	own  store.Hashes
+}
+
+// openLocal opens the local file CID c names, once its sha2-256 is
+// confirmed, only under a CID the node computed from its bytes and only
+// inside a library; a file whose size or mtime moved since it was hashed
+// is refused and taken in again. Errors are the API's (File's).
+func (n *Node) openLocal(ctx context.Context, c string) (*localFile, error) {
 	doc, err := n.st.DocumentByCID(ctx, c)
 	if err != nil {
 		return nil, federation.APIError(err, c)
@@ -233,8 +256,7 @@ func (b *backend) File(ctx context.Context, c string) (*api.File, error) {
 		n.ing.Touch(p)
 		return nil, fmt.Errorf("%w: %s changed on disk since it was hashed (size %d, was %d); it is being hashed again", api.ErrConflict, c, fi.Size(), ps.Size)
 	}
-	return &api.File{Content: f, Name: filepath.Base(p), Size: fi.Size(), ModTime: fi.ModTime(),
-		MimeType: doc.Fields["mimeType"], CID: doc.CanonicalCID()}, nil
+	return &localFile{f: f, fi: fi, path: p, doc: doc, own: own}, nil
 }
 
 // libraryOf returns the library holding the absolute path p and p

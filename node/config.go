@@ -89,6 +89,15 @@ type Config struct {
 	// household only when connected to it. It still searches others and
 	// answers their searches.
 	NoSearchIndex bool
+	// ShareFiles answers peers' bitswap wants for the blocks of the
+	// local files (--share-files): households of the federation (and any
+	// IPFS node the host admits) may then fetch them by their IPFS CID.
+	// Off, every want is answered DONT_HAVE; fetching peers' files works
+	// either way.
+	ShareFiles bool
+	// ShareRate caps the bytes a second served to peers, all together
+	// (--share-rate); 0 is unlimited.
+	ShareRate int64
 	// NoHolePunching turns DCUtR off (--hole-punching=false): connections
 	// that start over a relay stay relayed.
 	NoHolePunching bool

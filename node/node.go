@@ -10,9 +10,10 @@ import (
 	"sync"
 	"time"
 
+	"path/filepath"
+
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/prometheus/client_golang/prometheus"
-	"path/filepath"
 
 	"github.com/metamesh/node/api"
 	"github.com/metamesh/node/ingest"
@@ -20,6 +21,7 @@ import (
 	"github.com/metamesh/node/node/catalog"
 	"github.com/metamesh/node/node/federation"
 	"github.com/metamesh/node/node/p2p"
+	"github.com/metamesh/node/node/share"
 	"github.com/metamesh/node/node/thumbs"
 	"github.com/metamesh/node/store"
 )
@@ -45,6 +47,7 @@ type Node struct {
 	hashDuration prometheus.Histogram
 	cat          *catalog.Catalog   // the library's lists (GET /api/library)
 	thumbs       *thumbs.Cache      // posters' thumbnails (GET /api/thumb), under DATA/thumbs
+	shr          *share.Exchange    // files' bytes over bitswap, served and fetched; its index under DATA/blocks
 	stop         context.CancelFunc // ends Follow
 	// closing is closed when the API starts shutting down: event streams,
 	// which never go idle, end on it.
@@ -125,6 +128,9 @@ func (n *Node) Start(ctx context.Context) error {
 		return errors.Join(err, n.Close())
 	}
 	n.hh = hh
+	if err := n.startShare(ctx); err != nil {
+		return errors.Join(err, n.Close())
+	}
 	ing, err := ingest.New(st, ingest.Config{
 		Libraries: append([]string(nil), n.cfg.Libraries...),
 		Workers:   n.cfg.Workers,
@@ -134,6 +140,7 @@ func (n *Node) Start(ctx context.Context) error {
 		// stored under a library it no longer has are released.
 		ReleaseOutside: true,
 		OnHashed:       n.hashDuration.Observe,
+		OnIndexed:      n.indexed,
 		Logger:         n.log,
 	})
 	if err != nil {
@@ -237,6 +244,9 @@ func (n *Node) Close() error {
 			n.stop()
 		}
 		n.wg.Wait()
+		if n.shr != nil {
+			errs = append(errs, n.shr.Close())
+		}
 		if n.hh != nil {
 			errs = append(errs, n.hh.Close())
 		}

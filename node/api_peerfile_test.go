@@ -1,0 +1,95 @@
+package node_test
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"testing"
+
+	"github.com/metamesh/node/api"
+	"github.com/metamesh/node/node"
+)
+
+// A file only a peer has plays and downloads through GET /api/file when
+// its household shares: the whole file, a range in its middle (only the
+// blocks the range covers are fetched), and /api/sources says where the
+// bytes come from. A household that does not share answers DONT_HAVE,
+// and the fetching household says so.
+func TestAPI_PeerFile(t *testing.T) {
+	t.Parallel()
+	data := make([]byte, 3<<20+12345) // 13 leaves, the last one short
+	rand.Read(data)
+	small := make([]byte, 100<<10) // one leaf: its IPFS CID is its sha2-256
+	rand.Read(small)
+
+	lib := t.TempDir()
+	writeOld(t, filepath.Join(lib, "Film (2001).mkv"), data)
+	writeOld(t, filepath.Join(lib, "Short (2002).mkv"), small)
+	sharing := startNodeWith(t, lib, func(c *node.Config) { c.ShareFiles = true })
+	quiet := t.TempDir()
+	writeOld(t, filepath.Join(quiet, "Quiet (2003).mkv"), data[:1<<20])
+	notSharing := startNodeWith(t, quiet, nil)
+	b := p2pNode(t, nil)
+	for _, n := range []*node.Node{sharing, notSharing} {
+		if err := connect(b, n); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	film := canonicalOf(t, filepath.Join(lib, "Film (2001).mkv"))
+	short := canonicalOf(t, filepath.Join(lib, "Short (2002).mkv"))
+	for _, tc := range []struct {
+		cid  string
+		want []byte
+	}{{film, data}, {short, small}} {
+		var doc api.Document
+		getJSON(t, b, "/api/meta/"+tc.cid, &doc) // the record, from the peer
+		resp, body := do(t, b, "GET", "/api/file/"+tc.cid, nil)
+		if resp.StatusCode != 200 || !bytes.Equal(body, tc.want) {
+			t.Fatalf("GET /api/file of a peer's file: %s, %d bytes (want %d): %.200s", resp.Status, len(body), len(tc.want), body)
+		}
+		if got := resp.Header.Get("ETag"); got != `"`+tc.cid+`"` {
+			t.Errorf("ETag %s, want the canonical CID", got)
+		}
+	}
+
+	// A range in the middle, across a leaf boundary.
+	from, to := 1<<20-100, 2<<20+99
+	resp, body := do(t, b, "GET", "/api/file/"+film, map[string]string{"Range": fmt.Sprintf("bytes=%d-%d", from, to)})
+	if resp.StatusCode != 206 || !bytes.Equal(body, data[from:to+1]) {
+		t.Fatalf("Range: %s, %d bytes", resp.Status, len(body))
+	}
+	if got, want := resp.Header.Get("Content-Range"), fmt.Sprintf("bytes %d-%d/%d", from, to, len(data)); got != want {
+		t.Errorf("Content-Range %q, want %q", got, want)
+	}
+
+	var src api.Sources
+	getJSON(t, b, "/api/sources/"+film, &src)
+	if !src.Available || src.Local || src.Size != int64(len(data)) || len(src.Providers) == 0 || src.Providers[0].State != "shares" {
+		t.Errorf("sources of a shared file: %+v", src)
+	}
+	getJSON(t, sharing, "/api/sources/"+film, &src)
+	if !src.Available || !src.Local {
+		t.Errorf("sources of a local file: %+v", src)
+	}
+
+	// The household that does not share.
+	quietCID := canonicalOf(t, filepath.Join(quiet, "Quiet (2003).mkv"))
+	var doc api.Document
+	getJSON(t, b, "/api/meta/"+quietCID, &doc)
+	resp, body = do(t, b, "GET", "/api/file/"+quietCID, nil)
+	var e struct {
+		Error     string
+		Providers []api.Source
+	}
+	_ = json.Unmarshal(body, &e)
+	if resp.StatusCode != 503 || len(e.Providers) != 1 || e.Providers[0].State != "does not share" || e.Providers[0].Peer != notSharing.PeerID() {
+		t.Fatalf("a file of a household that does not share: %s %s", resp.Status, body)
+	}
+	getJSON(t, b, "/api/sources/"+quietCID, &src)
+	if src.Available || src.Reason == "" {
+		t.Errorf("sources of an unshared file: %+v", src)
+	}
+}

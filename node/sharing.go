@@ -1,0 +1,263 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"mime"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/ipfs/go-cid"
+	"github.com/libp2p/go-libp2p/core/peer"
+
+	"github.com/metamesh/node/api"
+	"github.com/metamesh/node/dag"
+	"github.com/metamesh/node/node/federation"
+	"github.com/metamesh/node/node/share"
+	"github.com/metamesh/node/protocol"
+	"github.com/metamesh/node/store"
+)
+
+// startShare starts the exchange of files' bytes (bitswap) on the host:
+// it answers peers' wants from the libraries when the household shares
+// (--share-files), and fetches peers' files for /api/file.
+func (n *Node) startShare(ctx context.Context) error {
+	x, err := share.Start(ctx, share.Config{
+		Host: n.p2p.Host(), Dir: filepath.Join(n.cfg.DataDir, "blocks"),
+		Serve: n.cfg.ShareFiles, Rate: n.cfg.ShareRate,
+		Open: n.openShared, IsLocal: n.isLocalRoot, Changed: n.sharedChanged,
+		Logger: n.log,
+	})
+	if err != nil {
+		return err
+	}
+	n.shr = x
+	if n.cfg.ShareFiles {
+		rate := "unlimited"
+		if n.cfg.ShareRate > 0 {
+			rate = fmt.Sprintf("%d bytes/s", n.cfg.ShareRate)
+		}
+		n.log.Info("sharing files: peers of the federation may fetch this household's files (--share-files)", "rate", rate)
+	}
+	return nil
+}
+
+// indexed keeps the block index ingest's hasher recorded for a file.
+func (n *Node) indexed(path string, ix *dag.Index) {
+	if n.shr == nil || len(ix.Leaves) == 0 {
+		return
+	}
+	last := ix.Leaves[len(ix.Leaves)-1]
+	if err := n.shr.Add(context.Background(), ix, last.Offset+int64(last.Size)); err != nil {
+		n.log.Warn("share: keeping a file's block index failed; it is indexed again on a peer's first want", "path", path, "err", err)
+	}
+}
+
+// openShared opens the local file whose IPFS CID is root, checked as
+// GET /api/file checks it; share.ErrNotLocal when there is none.
+func (n *Node) openShared(ctx context.Context, root cid.Cid) (*share.Local, error) {
+	ctx, cancel := context.WithTimeout(ctx, federation.RequestTimeout)
+	defer cancel()
+	lf, err := n.openLocal(ctx, root.String())
+	if err != nil {
+		if errors.Is(err, api.ErrNotFound) {
+			return nil, fmt.Errorf("%w: %v", share.ErrNotLocal, err)
+		}
+		return nil, err
+	}
+	if lf.own.IPFS != root.String() {
+		lf.f.Close()
+		return nil, fmt.Errorf("%w: %s is not the file's IPFS CID", share.ErrNotLocal, root)
+	}
+	return &share.Local{File: lf.f, Name: filepath.Base(lf.path)}, nil
+}
+
+// isLocalRoot reports whether root is the IPFS CID of a local file.
+func (n *Node) isLocalRoot(ctx context.Context, root cid.Cid) bool {
+	doc, err := n.st.DocumentByCID(ctx, root.String())
+	if err != nil {
+		// Unknown, or the store cannot say: a store that cannot say
+		// keeps the index.
+		return !errors.Is(err, store.ErrNotFound)
+	}
+	if !doc.Local() {
+		return false
+	}
+	own, err := n.st.Own(ctx, doc.Root)
+	return err != nil || own.IPFS == root.String()
+}
+
+// sharedChanged has ingest look at a file whose bytes no longer hash as
+// indexed.
+func (n *Node) sharedChanged(root cid.Cid) {
+	ctx, cancel := context.WithTimeout(context.Background(), federation.RequestTimeout)
+	defer cancel()
+	if doc, err := n.st.DocumentByCID(ctx, root.String()); err == nil && doc.Local() {
+		n.ing.Touch(doc.FilePath())
+	}
+}
+
+// PeerFile streams the file a CID names, known only from peers, from
+// the households that share it (api.PeerFiles).
+func (b *backend) PeerFile(ctx context.Context, c string, from api.Caller) (*api.File, error) {
+	if err := from.Federate(api.FederatedFetch); err != nil {
+		return nil, err
+	}
+	pf, err := b.n.peerFile(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	f, err := b.n.shr.Fetch(ctx, pf.root, pf.providers)
+	if err != nil {
+		return nil, sourcesError(err, c)
+	}
+	return &api.File{Content: f, Name: pf.name, Size: int64(f.Size()), MimeType: pf.mime, CID: pf.canonical}, nil
+}
+
+// Sources says where the bytes of the file a CID names can come from
+// (api.PeerFiles): this household, or the providers that answer a fetch
+// of its root.
+func (b *backend) Sources(ctx context.Context, c string, from api.Caller) (api.Sources, error) {
+	n := b.n
+	if lf, err := n.openLocal(ctx, c); err == nil {
+		lf.f.Close()
+		return api.Sources{CID: lf.doc.CanonicalCID(), IPFS: lf.own.IPFS, Local: true, Available: true, Size: lf.fi.Size(), Providers: []api.Source{}}, nil
+	} else if !errors.As(err, new(*api.NotFoundError)) {
+		return api.Sources{}, err
+	}
+	if err := from.Federate(api.FederatedFetch); err != nil {
+		return api.Sources{}, err
+	}
+	pf, err := n.peerFile(ctx, c)
+	if err != nil {
+		return api.Sources{}, err
+	}
+	out := api.Sources{CID: pf.canonical, IPFS: pf.root.String(), Providers: []api.Source{}}
+	f, err := n.shr.Probe(ctx, pf.root, pf.providers)
+	if err != nil {
+		var u *share.UnavailableError
+		if !errors.As(err, &u) {
+			return api.Sources{}, err
+		}
+		out.Reason = u.Error()
+		out.Providers = apiSources(u.Sources)
+		return out, nil
+	}
+	out.Available, out.Size = true, int64(f.Size())
+	out.Providers = apiSources(f.Sources())
+	f.Close()
+	return out, nil
+}
+
+// peerFetch is what fetching a peer's file needs.
+type peerFetch struct {
+	root      cid.Cid // its IPFS CID
+	canonical string
+	name      string
+	mime      string
+	providers []peer.ID
+}
+
+// peerFile finds the IPFS CID and the providers of the file CID c names,
+// known only from peers: the peers its record came from, then the DHT's
+// providers of its canonical CID.
+func (n *Node) peerFile(ctx context.Context, c string) (peerFetch, error) {
+	sctx, cancel := context.WithTimeout(ctx, federation.RequestTimeout)
+	doc, err := n.st.DocumentByCID(sctx, c)
+	cancel()
+	if err != nil {
+		return peerFetch{}, federation.APIError(err, c)
+	}
+	if doc.Local() {
+		return peerFetch{}, fmt.Errorf("%w: %s is this household's file, not only a peer's", api.ErrConflict, c)
+	}
+	root, ok := ipfsCIDOf(doc)
+	if !ok {
+		return peerFetch{}, fmt.Errorf("%w: the records of %s carry no IPFS CID to fetch its blocks by", api.ErrNotFound, c)
+	}
+	pf := peerFetch{root: root, canonical: doc.CanonicalCID(), mime: doc.Fields["mimeType"]}
+	pf.name = fileName(doc, pf.canonical)
+	known := n.hh.KnownProviders(ctx, c)
+	dctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	dht, _ := n.hh.Providers(dctx, pf.canonical)
+	cancel()
+	self := n.p2p.Host().ID()
+	seen := map[peer.ID]bool{self: true}
+	for _, s := range append(known, dht...) {
+		if id, err := peer.Decode(s); err == nil && !seen[id] {
+			seen[id] = true
+			pf.providers = append(pf.providers, id)
+		}
+	}
+	if len(pf.providers) == 0 {
+		return peerFetch{}, &api.NotFoundError{CID: c, Providers: []string{}}
+	}
+	return pf, nil
+}
+
+// ipfsCIDOf is the IPFS CID among a document's CIDs: the dag-pb root of
+// a file of more than one chunk, else (a file of one chunk, whose IPFS
+// CID is its sha2-256 CID) the raw sha2-256 one.
+func ipfsCIDOf(doc store.Document) (cid.Cid, bool) {
+	var sha cid.Cid
+	for _, s := range doc.CIDs {
+		c, err := cid.Decode(s)
+		if err != nil || c.Version() != 1 {
+			continue
+		}
+		pre := c.Prefix()
+		if pre.MhType != protocol.CodeSHA2_256 {
+			continue
+		}
+		switch pre.Codec {
+		case protocol.CodeDagPB:
+			return c, true
+		case protocol.CodeRaw:
+			sha = c
+		}
+	}
+	// Every household computes the IPFS CID of each file it vouches
+	// for: a record without a dag-pb one is of a one-chunk file.
+	return sha, sha.Defined()
+}
+
+// fileName is the name a peer's file is saved under: its title, then
+// the extension its MIME type has, else its CID.
+func fileName(doc store.Document, canonical string) string {
+	name := store.SummaryOfFields(doc.Fields).Title
+	name = strings.Map(func(r rune) rune {
+		if r == '/' || r == '\\' || r < ' ' {
+			return '_'
+		}
+		return r
+	}, strings.TrimSpace(name))
+	if name == "" {
+		name = canonical
+	}
+	if exts, _ := mime.ExtensionsByType(doc.Fields["mimeType"]); len(exts) > 0 {
+		name += exts[len(exts)-1]
+	}
+	return name
+}
+
+// sourcesError is a fetch's error as the API's.
+func sourcesError(err error, c string) error {
+	var u *share.UnavailableError
+	if errors.As(err, &u) {
+		return &api.SourcesError{Msg: u.Error(), Providers: apiSources(u.Sources)}
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("%w: fetching %s: %v", api.ErrUnavailable, c, err)
+	}
+	return err
+}
+
+func apiSources(ss []share.Source) []api.Source {
+	out := make([]api.Source, 0, len(ss))
+	for _, s := range ss {
+		out = append(out, api.Source{Peer: s.Peer, State: s.State})
+	}
+	return out
+}
