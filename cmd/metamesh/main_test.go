@@ -288,3 +288,20 @@ func TestRun_KillMidIngest(t *testing.T) {
 		t.Errorf("roots = %d, want %d", n, files)
 	}
 }
+
+func TestParseRate(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want int64
+		ok   bool
+	}{
+		{"0", 0, true}, {"1000", 1000, true}, {"500k", 500_000, true}, {"2M", 2_000_000, true},
+		{"2MB/s", 2_000_000, true}, {"1.5MiB", 1 << 20 * 3 / 2, true}, {"1GiB", 1 << 30, true},
+		{"fast", 0, false}, {"-1", 0, false}, {"2X", 0, false}, {"", 0, false},
+	} {
+		got, err := parseRate(tc.in)
+		if (err == nil) != tc.ok || got != tc.want {
+			t.Errorf("parseRate(%q) = %d, %v; want %d, ok %v", tc.in, got, err, tc.want, tc.ok)
+		}
+	}
+}

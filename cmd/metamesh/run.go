@@ -1,7 +1,10 @@
 package main
 
 import (
+	"fmt"
 	"os"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -51,6 +54,10 @@ comma-separated.`,
 			cfg.APIHosts, _ = f.GetStringArray("api-host")
 			cfg.StrangerRate, _ = f.GetFloat64("stranger-rate")
 			cfg.StrangerBurst, _ = f.GetInt("stranger-burst")
+			cfg.ShareFiles, _ = f.GetBool("share-files")
+			if cfg.ShareRate, err = parseRate(f.Lookup("share-rate").Value.String()); err != nil {
+				return usageError(cmd, fmt.Errorf("--share-rate: %w", err))
+			}
 			return node.Run(cmd.Context(), cfg)
 		},
 	}
@@ -79,6 +86,8 @@ comma-separated.`,
 	f.Bool("public-read", false, "off loopback, serve GET /api/meta, /api/search, /api/library and /api/file without the token (env METAMESH_PUBLIC_READ)")
 	f.Float64("stranger-rate", 2, "off loopback, how many federated lookups and searches per second a client on another machine without the token (one per IPv4 address or IPv6 /64) may make the node start; past it 429 with Retry-After; 0: none (env METAMESH_STRANGER_RATE)")
 	f.Int("stranger-burst", 10, "how many of those such a client may start at once; 0 means the default (10) (env METAMESH_STRANGER_BURST)")
+	f.Bool("share-files", false, "let the federation's households (and IPFS nodes the host admits) fetch this household's files' bytes over bitswap, read from the library in place; off, peers' wants are answered DONT_HAVE (env METAMESH_SHARE_FILES)")
+	f.String("share-rate", "0", "with --share-files, the most bytes a second served to peers, all together: 0 (unlimited), or a size such as 500k, 2M, 1.5MiB (env METAMESH_SHARE_RATE)")
 	f.StringArray("api-host", nil, "another Host header name the API answers on loopback, besides localhost, 127.0.0.1 and [::1]; repeat for more (env METAMESH_API_HOST)")
 	return c
 }
@@ -103,4 +112,21 @@ func nodeConfig(cmd *cobra.Command) (node.Config, error) {
 	cfg.Workers, _ = cmd.Flags().GetInt("workers")
 	cfg.Settle, _ = cmd.Flags().GetDuration("settle")
 	return cfg, nil
+}
+
+// parseRate reads a byte rate: a number with an optional unit, k/M/G
+// (powers of 1000, B optional) or KiB/MiB/GiB (powers of 1024), per
+// second; 0 is unlimited.
+func parseRate(s string) (int64, error) {
+	t := strings.TrimSpace(s)
+	t = strings.TrimSuffix(strings.TrimSuffix(t, "/s"), "ps")
+	num := strings.TrimRightFunc(t, func(r rune) bool { return (r < '0' || r > '9') && r != '.' })
+	unit := strings.TrimSpace(t[len(num):])
+	mult := map[string]float64{"": 1, "B": 1, "k": 1e3, "K": 1e3, "kB": 1e3, "KB": 1e3, "M": 1e6, "MB": 1e6, "G": 1e9, "GB": 1e9,
+		"KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}[unit]
+	v, err := strconv.ParseFloat(num, 64)
+	if err != nil || mult == 0 || v < 0 || v*mult > 1<<50 {
+		return 0, fmt.Errorf("%q is not a rate: want bytes a second, such as 0 (unlimited), 500k, 2M or 1.5MiB", s)
+	}
+	return int64(v * mult), nil
 }
