@@ -25,6 +25,7 @@
 //   - daemon.go: Start (a daemon in its own IPFS_PATH), the Daemon's
 //     methods over the RPC API (ID, Addrs, Connect, Peers, Add, Cat,
 //     TimedCat, GC), Options and NewSwarmKey.
+//   - bench.go: BitswapThroughput, Kubo to Kubo bitswap of one file.
 //   - kubotest_test.go: two daemons exchanging a file, in the open and on
 //     a private network; the node's host (node/p2p) and Kubo on one
 //     swarm key; Kubo's CID of a file against the project's; the

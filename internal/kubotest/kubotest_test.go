@@ -204,3 +204,14 @@ func TestFind_ExplicitNotKubo(t *testing.T) {
 		}
 	}
 }
+
+// BitswapThroughput reports a transfer of the whole file.
+func TestBitswapThroughput(t *testing.T) {
+	t.Parallel()
+	p, _ := randomFile(t, 4<<20, 7)
+	bps, ttfb := BitswapThroughput(t, p)
+	if bps <= 0 || ttfb <= 0 {
+		t.Errorf("%.0f B/s, ttfb %v", bps, ttfb)
+	}
+	t.Logf("Kubo to Kubo, 4 MiB on loopback: %.1f MB/s, first byte after %v", bps/1e6, ttfb)
+}
