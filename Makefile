@@ -41,8 +41,11 @@ run: deps build
 sample: deps
 	@./scripts/sample.sh "$(LIBRARY)"
 
+# Kubo's interop tests (internal/kubotest) run with the Kubo that
+# scripts/kubo.sh built, when it did; make test never builds it (that
+# takes minutes), and without it those tests skip, saying how to get it.
 test: deps-test
-	$(GO) test -race -count=1 -timeout 15m ./...
+	METAMESH_KUBO="$$(./scripts/kubo.sh --if-built)" $(GO) test -race -count=1 -timeout 15m ./...
 
 # The small-file scan is compared with Kubo's ipfs add --only-hash on the
 # same folder; scripts/kubo.sh builds Kubo 0.42 from the Go module proxy

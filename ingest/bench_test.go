@@ -3,6 +3,7 @@ package ingest_test
 import (
 	"context"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/metamesh/node/ingest"
+	"github.com/metamesh/node/internal/kubotest"
 	"github.com/metamesh/node/store/storetest"
 )
 
@@ -111,9 +113,9 @@ func BenchmarkHasher(b *testing.B) {
 // interleaved in the same run, medians of three) and 2 GiB of large files
 // (MB/s).
 //
-// Kubo is the binary METAMESH_KUBO names (make bench builds Kubo 0.42 from
-// the Go module proxy, scripts/kubo.sh); without it the comparison is with
-// sha256sum alone.
+// Kubo is the one kubotest.Find finds: METAMESH_KUBO, or the one
+// scripts/kubo.sh builds from the Go module proxy (make bench does);
+// without it the comparison is with sha256sum alone.
 func BenchmarkScan(b *testing.B) {
 	scan := func(dir string) (ingest.Progress, float64) {
 		s := storetest.New(b)
@@ -158,7 +160,7 @@ func BenchmarkScan(b *testing.B) {
 		fmt.Printf("  %-28s %6.2fs  scan / Kubo: %5.2f  (goal <= 3, and >= 10,000 files/s)\n", "Kubo 0.42 add --only-hash", k, el/k)
 		b.ReportMetric(el/k, "scan/kubo")
 	} else {
-		fmt.Printf("  (no Kubo: set METAMESH_KUBO or run make bench to compare with ipfs add --only-hash)\n")
+		fmt.Printf("  (no Kubo 0.42: run scripts/kubo.sh or set METAMESH_KUBO to compare with ipfs add --only-hash)\n")
 	}
 	large, _ := filepath.EvalSymlinks(b.TempDir())
 	for i := 0; i < 8; i++ {
@@ -172,14 +174,19 @@ func BenchmarkScan(b *testing.B) {
 }
 
 // newKubo returns a function timing "ipfs add -r -Q --only-hash
-// --cid-version=1 dir" with the Kubo binary METAMESH_KUBO names, or nil.
+// --cid-version=1 dir" with the Kubo 0.42 binary kubotest.Find finds, or
+// nil when there is none (METAMESH_KUBO set to something that is not
+// Kubo 0.42 fails the benchmark).
 func newKubo(b *testing.B) func(dir string) float64 {
-	bin := os.Getenv("METAMESH_KUBO")
-	if bin == "" {
+	bin, err := kubotest.Find()
+	if errors.Is(err, kubotest.ErrNotFound) {
 		return nil
+	} else if err != nil {
+		b.Fatal(err)
 	}
 	repo := b.TempDir()
 	b.Setenv("IPFS_PATH", repo)
+	b.Setenv("IPFS_TELEMETRY", "off")
 	timed(b, repo, bin, "init", "--profile=test")
 	return func(dir string) float64 {
 		return timed(b, dir, bin, "add", "-r", "-Q", "--only-hash", "--cid-version=1", dir)
