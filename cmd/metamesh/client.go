@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -48,9 +49,14 @@ func dataGiven(cmd *cobra.Command) bool {
 // apiFlag adds --api (the node to talk to), --data, --api-token-file and
 // --json.
 func apiFlag(c *cobra.Command) {
-	c.Flags().String("api-token-file", "", "file holding the node's API token, for a node that is not on loopback (default DATA/api-token when the address is DATA's; env METAMESH_API_TOKEN_FILE)")
+	apiTokenFlag(c)
 	apiAddrFlag(c)
 	c.Flags().Bool("json", false, "print the node's JSON answer as it is")
+}
+
+// apiTokenFlag adds --api-token-file, for a node off loopback.
+func apiTokenFlag(c *cobra.Command) {
+	c.Flags().String("api-token-file", "", "file holding the node's API token, for a node that is not on loopback (default DATA/api-token when the address is DATA's; env METAMESH_API_TOKEN_FILE)")
 }
 
 // apiAddrFlag adds --api and --data, by which a client command finds its
@@ -99,32 +105,49 @@ func fileExists(p string) bool {
 	return err == nil && fi.Mode().IsRegular()
 }
 
-// apiGet fetches path from the node and returns its JSON answer; an error
-// answer becomes an error saying the status and the node's message (the
-// answer is returned too, for --json).
-func apiGet(cmd *cobra.Command, path string, timeout time.Duration) ([]byte, error) {
+// apiRequest is a GET of path on the node cmd talks to, with its token
+// when there is one, under ctx; base and from say where the node was
+// found, for the error when it does not answer (unreachable).
+func apiRequest(ctx context.Context, cmd *cobra.Command, path string) (req *http.Request, base, from string, err error) {
 	base, tf, from, err := nodeAPI(cmd)
 	if err != nil {
-		return nil, err
+		return nil, "", "", err
 	}
 	u, err := url.Parse(base + path)
 	if err != nil {
-		return nil, fmt.Errorf("--api %q: %w", base, err)
+		return nil, "", "", fmt.Errorf("--api %q: %w", base, err)
 	}
-	req, err := http.NewRequestWithContext(cmd.Context(), http.MethodGet, u.String(), nil)
+	req, err = http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
-		return nil, err
+		return nil, "", "", err
 	}
 	if tf != "" {
 		tok, err := os.ReadFile(tf)
 		if err != nil {
-			return nil, fmt.Errorf("--api-token-file: %w", err)
+			return nil, "", "", fmt.Errorf("--api-token-file: %w", err)
 		}
 		req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(string(tok)))
 	}
+	return req, base, from, nil
+}
+
+// unreachable is err, a request that got no answer from the node at
+// base, said with where that address came from.
+func unreachable(base, from string, err error) error {
+	return fmt.Errorf("cannot reach the node at %s (%s; is metamesh run going? --api): %w", base, from, err)
+}
+
+// apiGet fetches path from the node and returns its JSON answer; an error
+// answer becomes an error saying the status and the node's message (the
+// answer is returned too, for --json).
+func apiGet(cmd *cobra.Command, path string, timeout time.Duration) ([]byte, error) {
+	req, base, from, err := apiRequest(cmd.Context(), cmd, path)
+	if err != nil {
+		return nil, err
+	}
 	resp, err := (&http.Client{Timeout: timeout}).Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("cannot reach the node at %s (%s; is metamesh run going? --api): %w", base, from, err)
+		return nil, unreachable(base, from, err)
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
@@ -138,21 +161,27 @@ func apiGet(cmd *cobra.Command, path string, timeout time.Duration) ([]byte, err
 		return nil, fmt.Errorf("the node answered %s with something that is not JSON", resp.Status)
 	}
 	if resp.StatusCode != http.StatusOK {
-		msg := e.Error
-		code := 1
-		if resp.StatusCode == http.StatusNotFound {
-			code = 3
-		} else if resp.StatusCode == http.StatusBadRequest {
-			code = 2
-		}
-		if msg == "" {
-			msg = resp.Status
-		} else {
-			msg = fmt.Sprintf("%s (HTTP %d)", msg, resp.StatusCode)
-		}
-		return raw, &exitError{code: code, err: errors.New(msg)}
+		return raw, answerError(resp, e.Error)
 	}
 	return raw, nil
+}
+
+// answerError is the node's refusal, resp, in its own words msg (its
+// JSON {"error": ...}) with the status: exit status 3 for a 404 (no one
+// has it), 2 for a 400 (a bad argument), else 1.
+func answerError(resp *http.Response, msg string) error {
+	code := 1
+	if resp.StatusCode == http.StatusNotFound {
+		code = 3
+	} else if resp.StatusCode == http.StatusBadRequest {
+		code = 2
+	}
+	if msg == "" {
+		msg = resp.Status
+	} else {
+		msg = fmt.Sprintf("%s (HTTP %d)", msg, resp.StatusCode)
+	}
+	return &exitError{code: code, err: errors.New(msg)}
 }
 
 // apiGetJSON fetches path from the node and decodes its answer into a T

@@ -18,6 +18,9 @@
 //     (apiGetJSON); then one file per command, with how it prints:
 //     status.go, lookup.go, providers.go, peers.go, id.go, search.go,
 //     health.go.
+//   - get.go: metamesh get, a file's bytes from GET /api/file saved
+//     beside their resume state (FILE.part, FILE.etag.part), checked
+//     against the CID asked for by the hasher of metamesh hash.
 //   - hash.go: metamesh hash, and cidOrFile: a file where lookup and cid
 //     inspect take a CID, hashed for its canonical CID; cid.go: metamesh
 //     cid inspect and canonical.
@@ -28,5 +31,8 @@
 //
 // The main goroutine runs the command; metamesh run starts a node, whose
 // goroutines node documents, and stops it when the context ends (the
-// first SIGINT or SIGTERM; a second one ends the process).
+// first SIGINT or SIGTERM; a second one ends the process). metamesh get
+// has two more: a timer that cancels a download the node stopped sending
+// (its stall guard), and, for -o -, the hasher reading what passes
+// through a pipe.
 package main
