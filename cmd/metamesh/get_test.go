@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -460,4 +461,47 @@ func TestGet_FileName(t *testing.T) {
 			t.Errorf("%s: %q, want %q", tt.disposition, got, tt.want)
 		}
 	}
+}
+
+// A household saves a file only a friend's household has: metamesh get
+// on the fetching node streams it from the sharing one (over bitswap),
+// and the saved file's CID is checked.
+func TestGet_FromAPeer(t *testing.T) {
+	t.Parallel()
+	lib, _ := filepath.EvalSymlinks(t.TempDir())
+	data := make([]byte, 2<<20+999)
+	rand.Read(data)
+	p := filepath.Join(lib, "Film (2001).mkv")
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h, err := ingest.HashFile(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	aData, aAPI, aP2P := storetest.Dir(t), freeAddr(t), fmt.Sprintf("/ip4/127.0.0.1/tcp/%d", freePort(t))
+	aID := nodeID(t, aData)
+	startRun(t, aData, aAPI, "--library", lib, "--listen", aP2P, "--share-files")
+	bAPI := freeAddr(t)
+	startRun(t, storetest.Dir(t), bAPI, "--listen", "/ip4/127.0.0.1/tcp/0", "--bootstrap", aP2P+"/p2p/"+aID)
+	deadline := time.Now().Add(time.Minute) // a hang detector
+	for {
+		resp, err := http.Get("http://" + bAPI + "/api/meta/" + h.Canonical)
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the fetching node never found the peer's file (%v)", err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	dir := t.TempDir()
+	out, errOut, code := getIn(t, dir, "get", "--api", bAPI, "-o", "film.mkv", h.Canonical)
+	if code != 0 || !strings.Contains(out, "CID verified") {
+		t.Fatalf("metamesh get of a peer's file: exit %d\n%s\n%s", code, out, errOut)
+	}
+	sameFile(t, filepath.Join(dir, "film.mkv"), data)
 }
