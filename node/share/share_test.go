@@ -6,9 +6,13 @@ import (
 	"crypto/rand"
 	"errors"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -258,3 +262,64 @@ func TestServe_BadWantsCostBoundedMemory(t *testing.T) {
 }
 
 func protocolID(s string) protocol.ID { return protocol.ID(s) }
+
+// lockedBuffer is a log destination for a test.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// A sharing household logs each peer's fetch of a file, its start and
+// its end (who, which file, how many bytes), and serves no faster than
+// --share-rate.
+func TestServe_LogsAndRate(t *testing.T) {
+	t.Parallel()
+	var logs lockedBuffer
+	const rate = 512 << 10
+	a := newHousehold(t, true, func(c *share.Config) {
+		c.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+		c.Rate = rate
+	})
+	b := newHousehold(t, false, nil)
+	link(t, b, a)
+	data := random(2<<20 + 5)
+	root, _ := a.add(t, data, true)
+	start := time.Now()
+	f, err := b.x.Fetch(context.Background(), root, []peer.ID{a.h.ID()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := io.ReadAll(f)
+	f.Close()
+	took := time.Since(start)
+	if err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("read %d bytes: %v", len(got), err)
+	}
+	// A lower bound only: the bucket holds one second's bytes, the rest
+	// comes at the rate.
+	if least := time.Duration(float64(len(data)-rate) / rate * float64(time.Second)); took < least*9/10 {
+		t.Errorf("%d bytes at %d bytes/s came in %s, under the %s the rate allows", len(data), rate, took, least)
+	}
+	a.x.Close() // ends the sessions in the log
+	out := logs.String()
+	who := ` peer=` + b.h.ID().String() + ` file=film.mkv cid=` + root.String()
+	if !strings.Contains(out, `msg="share: a peer started fetching a file" component=share`+who) {
+		t.Errorf("no start of the fetch in the log:\n%s", out)
+	}
+	m := regexp.MustCompile(`msg="share: a peer finished fetching a file" component=share` + regexp.QuoteMeta(who) + ` bytes=(\d+)`).FindStringSubmatch(out)
+	if n, _ := strconv.Atoi(append(m, "", "")[1]); n < len(data) {
+		t.Errorf("no end of the fetch with its %d bytes (and the root's) in the log:\n%s", len(data), out)
+	}
+}
