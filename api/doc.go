@@ -14,7 +14,8 @@
 // FlattenMeta, back to flat fields),
 // summary.go (FileSummary, what a search hit and a library entry show
 // of a file), file.go
-// (/api/file), thumb.go (/api/thumb: a poster's thumbnail, through the
+// (/api/file), peerfile.go (a peer's file through /api/file, and
+// /api/sources, when the Backend is a PeerFiles), thumb.go (/api/thumb: a poster's thumbnail, through the
 // Backend's Thumbnailer), subtitle.go (/api/subtitle: a subtitle file as
 // WebVTT, ToWebVTT), events.go (/api/events, server-sent events), metrics.go
 // (HTTP request metrics), search.go (GET /api/search, its limits,

@@ -16,7 +16,7 @@ import (
 
 // startNodeWith starts a node on lib with cfg changed by edit, and waits
 // for its initial scan.
-func startNodeWith(t *testing.T, lib string, edit func(*node.Config)) *node.Node {
+func startNodeWith(t testing.TB, lib string, edit func(*node.Config)) *node.Node {
 	t.Helper()
 	srv := storetest.Server(t)
 	cfg := node.Config{
@@ -69,7 +69,7 @@ func canonicalOf(t *testing.T, p string) string {
 }
 
 // do sends a request with headers and returns the response and its body.
-func do(t *testing.T, n *node.Node, method, path string, hdr map[string]string) (*http.Response, []byte) {
+func do(t testing.TB, n *node.Node, method, path string, hdr map[string]string) (*http.Response, []byte) {
 	t.Helper()
 	req, err := http.NewRequest(method, "http://"+n.APIAddr()+path, nil)
 	if err != nil {

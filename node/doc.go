@@ -28,6 +28,13 @@
 //     catalog, the library's lists in memory (GET /api/library).
 //   - node/thumbs (its own package): posters' thumbnails, made and kept
 //     under the data directory (GET /api/thumb).
+//   - node/share (its own package): files' bytes over bitswap: the
+//     library's blocks served in place (--share-files), through the block
+//     index under DATA/blocks, and peers' files fetched.
+//   - sharing.go: node/share wired in: opening a library file by its
+//     IPFS CID for a peer, the hasher's index kept, GET /api/file of a
+//     peer's file and /api/sources (the file's IPFS CID and providers
+//     from its record and the DHT).
 //   - backend.go: the api.Backend the HTTP API calls (documents, status,
 //     files opened through os.Root, thumbnails of them, the event stream with root IDs mapped
 //     to canonical CIDs).

@@ -222,6 +222,9 @@ func (n *Node) APIAddr() string {
 	return n.ln.Addr().String()
 }
 
+// Share returns the node's exchange of files' bytes (after Start).
+func (n *Node) Share() *share.Exchange { return n.shr }
+
 // Store returns the node's store (after Start).
 func (n *Node) Store() *store.Store { return n.st }
 

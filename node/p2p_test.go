@@ -18,7 +18,7 @@ import (
 
 // p2pNode starts a node on loopback, on an empty library, with tweak
 // applied to its config.
-func p2pNode(t *testing.T, tweak func(*node.Config)) *node.Node {
+func p2pNode(t testing.TB, tweak func(*node.Config)) *node.Node {
 	t.Helper()
 	return startNodeWith(t, t.TempDir(), tweak)
 }

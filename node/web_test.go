@@ -311,7 +311,7 @@ func TestWeb_Token(t *testing.T) {
 }
 
 // getJSON decodes the answer of GET path on n into v.
-func getJSON(t *testing.T, n *node.Node, path string, v any) {
+func getJSON(t testing.TB, n *node.Node, path string, v any) {
 	t.Helper()
 	resp, body := do(t, n, "GET", path, nil)
 	if resp.StatusCode != 200 {

@@ -130,6 +130,13 @@ func Start(ctx context.Context, cfg Config) (*Exchange, error) {
 		bitswap.WithPeerBlockRequestFilter(x.admit),
 		bitswap.WithTracer(x.track),
 		bitswap.ProviderSearchDelay(200 * time.Millisecond),
+		// A provider busy reading from disk answers late, not DONT_HAVE:
+		// a want that times out is not taken as one (the session would
+		// drop the provider and wait a minute for a rebroadcast, as a
+		// fetch of 1 GiB under load did), and wants still open are sent
+		// again every few seconds.
+		bitswap.SetSimulateDontHavesOnTimeout(false),
+		bitswap.RebroadcastDelay(5 * time.Second),
 	}
 	if cfg.MaxOutstandingPerPeer > 0 {
 		opts = append(opts, bitswap.MaxOutstandingBytesPerPeer(cfg.MaxOutstandingPerPeer))
@@ -171,6 +178,13 @@ func (x *Exchange) Add(ctx context.Context, ix *dag.Index, size int64) error {
 		return errors.New("share: closed")
 	}
 	return x.ix.put(ctx, ix, size)
+}
+
+// Forget drops root's file from the block index: the next want of its
+// root indexes it again (the benchmark's cold start).
+func (x *Exchange) Forget(ctx context.Context, root cid.Cid) error {
+	x.files.drop(root)
+	return x.ix.forget(ctx, root)
 }
 
 // Indexed reports whether root's file is in the block index.
@@ -229,17 +243,18 @@ func (x *Exchange) indexOnDemand(ctx context.Context, c cid.Cid) error {
 	if x.cfg.Open == nil {
 		return notFound(c)
 	}
-	x.building.Lock()
-	defer x.building.Unlock()
-	if ok, _ := x.ix.has(ctx, c); ok {
-		return nil
-	}
 	f, err := x.cfg.Open(ctx, c)
 	if err != nil {
 		if errors.Is(err, ErrNotLocal) {
 			x.miss(c)
 		}
 		return err
+	}
+	x.building.Lock()
+	defer x.building.Unlock()
+	if ok, _ := x.ix.has(ctx, c); ok {
+		f.File.Close()
+		return nil
 	}
 	defer f.File.Close()
 	fi, err := f.File.Stat()
