@@ -299,8 +299,9 @@ func TestWeb_LibraryLinks(t *testing.T) {
 // TestWeb_PeerOnlyRecord: a file known only from a peer is in the list of
 // files from other households (not the household's own lists), marked
 // with its source; its record says so, names its providers (the
-// peer, and what the DHT finds), and offers neither Download nor a
-// player, which would only meet a 404.
+// peer, and what the DHT finds), and, since no household that has it can
+// be reached (the peer is made up), says it cannot be played or
+// downloaded and offers neither Download nor a player.
 func TestWeb_PeerOnlyRecord(t *testing.T) {
 	t.Parallel()
 	chromiumPath(t)
@@ -338,9 +339,11 @@ func TestWeb_PeerOnlyRecord(t *testing.T) {
 		t.Errorf("summary %q", summary)
 	}
 	p.click("open the peer's file", `#entries a[data-cid="`+far+`"]`)
-	p.waitList("its record", `l.record === "Far Away" && document.getElementById("providers-status").textContent.startsWith("The DHT names")`)
+	p.waitList("its record", `l.record === "Far Away" && document.getElementById("providers-status").textContent.startsWith("The DHT names") &&
+	  !document.getElementById("sources").textContent.startsWith("Looking")`)
 	got := must(t, p.ctx, "read the record", p.ce, chromedp.Evaluate[map[string]any](`({
 	  notice: !document.getElementById("peer-only").hidden,
+	  sources: document.getElementById("sources").textContent,
 	  download: !document.getElementById("download-part").hidden,
 	  player: document.getElementById("player").children.length,
 	  providers: [...document.querySelectorAll("#providers code")].map((c) => c.textContent),
@@ -359,8 +362,21 @@ func TestWeb_PeerOnlyRecord(t *testing.T) {
 	if got["dht"] != "The DHT names 0 providers." {
 		t.Errorf("DHT status %q", got["dht"])
 	}
+	if got["sources"] != "No household that has it is known now: it cannot be played or downloaded here." {
+		t.Errorf("where its bytes come from: %q", got["sources"])
+	}
 	p.screenshot("peer-only-record")
-	p.noConsoleErrors()
+	// GET /api/sources answers 404 (no household that has it is known),
+	// which the browser logs.
+	var errs []string
+	for _, e := range p.ce() {
+		if !strings.Contains(e, "404") || !strings.Contains(e, "/api/sources/"+far) {
+			errs = append(errs, e)
+		}
+	}
+	if len(errs) > 0 {
+		t.Errorf("console errors: %q", errs)
+	}
 }
 
 // TestWeb_EmptyLibrary: with no files the page says how to add some (the

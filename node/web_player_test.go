@@ -1,8 +1,10 @@
 package node_test
 
 import (
+	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -15,18 +17,9 @@ import (
 func TestWeb_PlayerResumes(t *testing.T) {
 	t.Parallel()
 	chromiumPath(t)
-	if _, err := exec.LookPath("ffmpeg"); err != nil {
-		t.Fatal("ffmpeg is not installed (sudo apt-get install ffmpeg); make test installs it")
-	}
 	lib := t.TempDir()
 	clip := filepath.Join(lib, "Movies", "Clip (2020)", "Clip.2020.webm")
-	writeOld(t, clip, nil)
-	// Thirty seconds of a test pattern, two frames a second: small, and
-	// long enough to resume in the middle of.
-	if out, err := exec.Command("ffmpeg", "-nostdin", "-loglevel", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=96x64:rate=2",
-		"-t", "30", "-c:v", "libvpx", "-b:v", "20k", "-deadline", "realtime", "-cpu-used", "8", clip).CombinedOutput(); err != nil {
-		t.Fatalf("ffmpeg: %v: %s", err, out)
-	}
+	writeClip(t, clip, 30)
 	n := startNodeWith(t, lib, nil)
 	c := canonicalOf(t, clip)
 	waitFor(t, "the clip in the list", func() bool { return library(t, n, "view=movies").Total == 1 })
@@ -50,4 +43,24 @@ func TestWeb_PlayerResumes(t *testing.T) {
 	  if (v.currentTime < 29) { v.muted = true; v.currentTime = 29.2; v.play(); }
 	  return localStorage.getItem("metamesh.at.`+c+`") === null; })()`, chromedp.WithPollingTimeout(20*time.Second)))
 	p.noConsoleErrors()
+}
+
+// writeClip writes at path a WebM clip of a test pattern that Chromium
+// plays, made by ffmpeg: seconds long, two frames a second (small, and
+// long enough to resume in the middle of). Clips of different lengths
+// are different files.
+func writeClip(t *testing.T, path string, seconds int) {
+	t.Helper()
+	if _, err := exec.LookPath("ffmpeg"); err != nil {
+		t.Fatal("ffmpeg is not installed (sudo apt-get install ffmpeg); make test installs it")
+	}
+	writeOld(t, path, nil)
+	if out, err := exec.Command("ffmpeg", "-nostdin", "-loglevel", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=96x64:rate=2",
+		"-t", strconv.Itoa(seconds), "-c:v", "libvpx", "-b:v", "20k", "-deadline", "realtime", "-cpu-used", "8", path).CombinedOutput(); err != nil {
+		t.Fatalf("ffmpeg: %v: %s", err, out)
+	}
+	old := time.Now().Add(-time.Hour) // settled, as writeOld's
+	if err := os.Chtimes(path, old, old); err != nil {
+		t.Fatal(err)
+	}
 }

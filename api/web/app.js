@@ -70,13 +70,16 @@ $("token-form").addEventListener("submit", (ev) => {
   if (w) w.resolve();
 });
 
-// api fetches a JSON endpoint; a 401 asks for the token and retries.
-async function api(path) {
+// api fetches a JSON endpoint; a 401 asks for the token and retries
+// (unless opts.ask is false: then it is an error with its status, as
+// others are).
+async function api(path, opts) {
+  const ask = !opts || opts.ask !== false;
   for (let attempt = 0; ; attempt++) {
     const headers = { Accept: "application/json" };
     if (token) headers.Authorization = "Bearer " + token;
     const resp = await fetch(path, { headers });
-    if (resp.status === 401 && attempt < 3) {
+    if (resp.status === 401 && ask && attempt < 3) {
       await askToken(token ? "That token was refused; enter the node's API token." :
         "This node needs its API token (the file --api-token-file names).");
       continue;
@@ -649,25 +652,27 @@ async function openRecord(cid) {
   }
   $("subtitles-part").hidden = subs.children.length === 0;
 
+  // A file known only from peers plays and downloads when a household
+  // that has it shares it (its bytes come from there, through this
+  // node): Download and the player wait for GET /api/sources to say so.
   $("peer-only").hidden = local;
-  $("download-part").hidden = !local;
+  $("download-part").hidden = true;
+  $("player").replaceChildren();
   const href = "/api/file/" + encodeURIComponent(canonical);
   const dl = $("download");
   dl.href = href;
-  dl.textContent = "Download" + (typeof doc.sizeByte === "number" ? " (" + fmtBytes(doc.sizeByte) + ")" : "");
   dl.onclick = token ? (ev) => { ev.preventDefault(); downloadWithToken(href, title); } : null;
-
-  const player = $("player");
-  player.replaceChildren();
-  const kind = local ? playable(doc.mimeType) : "";
-  if (kind && !token) {
-    const media = el(kind, { controls: true, preload: "metadata", src: href, "aria-label": "Play " + title,
-      poster: kind === "video" && posterCID ? "/api/thumb/" + encodeURIComponent(posterCID) + "?w=640" : null });
-    if (kind === "video") addTracks(media, byLang, flags);
-    resumable(media, canonical);
-    player.append(media);
-  } else if (kind) {
-    player.append(el("button", { type: "button", onclick: () => playWithToken(kind, href, title) }, "Load player"));
+  const offer = (size) => {
+    dl.textContent = "Download" + (typeof size === "number" ? " (" + fmtBytes(size) + ")" : "");
+    $("download-part").hidden = false;
+    // The poster frame and the subtitles are thumbnails and files of
+    // this node's: a peer's file plays without them.
+    showPlayer(playable(doc.mimeType), href, title, canonical, local ? posterCID : "", local ? byLang : {}, flags);
+  };
+  if (local) {
+    offer(doc.sizeByte);
+  } else {
+    peerSources(canonical, seq, (src) => offer(typeof doc.sizeByte === "number" ? doc.sizeByte : src.size));
   }
 
   infos.sort((a, b) => (b.rank - a.rank) || String(a.input).localeCompare(String(b.input)));
@@ -704,6 +709,110 @@ async function openRecord(cid) {
   }
   $("tree").replaceChildren(tree(doc));
   $("record-body").hidden = false;
+}
+
+// showPlayer puts the player of kind ("video", "audio", or "" for none)
+// of the file at href in the record: with its poster frame (the
+// thumbnail of posterCID), its subtitles, and resuming where this
+// browser left it; with a token, a button that loads it (a <video>
+// cannot send the token).
+function showPlayer(kind, href, title, canonical, posterCID, byLang, flags) {
+  const player = $("player");
+  player.replaceChildren();
+  if (kind && !token) {
+    const media = el(kind, { controls: true, preload: "metadata", src: href, "aria-label": "Play " + title,
+      poster: kind === "video" && posterCID ? "/api/thumb/" + encodeURIComponent(posterCID) + "?w=640" : null });
+    if (kind === "video") addTracks(media, byLang, flags);
+    resumable(media, canonical);
+    player.append(media);
+  } else if (kind) {
+    player.append(el("button", { type: "button", onclick: () => playWithToken(kind, href, title) }, "Load player"));
+  }
+}
+
+// shortPeer is a peer's ID as the page shows it among words: its last
+// eight characters, the whole ID in its title.
+function shortPeer(id) {
+  const s = String(id || "");
+  return el("code", { class: "peer-id", title: s, "data-peer": s }, s.length > 16 ? "…" + s.slice(-8) : s);
+}
+
+// andList joins nodes as words do: "a", "a and b", "a, b and c".
+function andList(nodes) {
+  const out = [];
+  nodes.forEach((n, i) => {
+    if (i > 0) out.push(i === nodes.length - 1 ? " and " : ", ");
+    out.push(n);
+  });
+  return out;
+}
+
+// SOURCE_WORDS say what each answer of a peer's household (GET
+// /api/sources, providers[].state) means, of one household and of
+// several.
+const SOURCE_WORDS = {
+  "does not share": ["does not share its files (it does not run --share-files)", "do not share their files (they do not run --share-files)"],
+  relayed: ["is reached only through a relay, which carries too little for a file: its bytes need a direct connection",
+    "are reached only through a relay, which carries too little for a file: their bytes need a direct connection"],
+  unreachable: ["could not be reached", "could not be reached"],
+  "no answer": ["did not answer", "did not answer"],
+  shares: ["shares its files but did not send this one", "share their files but did not send this one"],
+};
+
+// unavailableWords say why a file known only from peers cannot be
+// played or downloaded here: what each household that has it answered,
+// else the node's reason.
+function unavailableWords(src) {
+  const lead = "It cannot be played or downloaded here: ";
+  const by = new Map();
+  for (const p of Array.isArray(src.providers) ? src.providers : []) {
+    if (!p || !SOURCE_WORDS[p.state]) return [lead + String(src.reason || "no household that has it sent it").replace(/\.$/, "") + "."];
+    if (!by.has(p.state)) by.set(p.state, []);
+    by.get(p.state).push(p.peer);
+  }
+  if (by.size === 0) return [lead + String(src.reason || "no household that has it is known").replace(/\.$/, "") + "."];
+  const out = [lead];
+  for (const state of Object.keys(SOURCE_WORDS)) {
+    const peers = by.get(state);
+    if (!peers) continue;
+    if (out.length > 1) out.push("; ");
+    const one = peers.length === 1;
+    out.push(one ? "the household " : "the households ", ...andList(peers.map(shortPeer)), " " + SOURCE_WORDS[state][one ? 0 : 1]);
+  }
+  out.push(".");
+  return out;
+}
+
+// peerSources asks where the bytes of a file known only from peers can
+// come from (GET /api/sources asks its households for the file's root:
+// up to some 15 s when none answers) and says it; offer(sources) shows
+// Download and the player when a household that shares it sent it.
+async function peerSources(cid, seq, offer) {
+  const line = $("sources");
+  line.replaceChildren("Looking for a household that shares it…");
+  let src;
+  try {
+    src = await api("/api/sources/" + encodeURIComponent(cid), { ask: false });
+  } catch (e) {
+    if (seq !== recordSeq) return;
+    if (e.status === 401 || e.status === 403) {
+      line.replaceChildren("Fetching files from other households needs this node's API token: without it, only this household's own files play and download here.");
+    } else if (e.status === 404) {
+      line.replaceChildren("No household that has it is known now: it cannot be played or downloaded here.");
+    } else {
+      line.replaceChildren("Could not find out where its bytes could come from: " + e.message);
+    }
+    return;
+  }
+  if (seq !== recordSeq) return;
+  if (!src.available) {
+    line.replaceChildren(...unavailableWords(src));
+    return;
+  }
+  const from = (Array.isArray(src.providers) ? src.providers : []).filter((p) => p && p.state === "shares").map((p) => p.peer);
+  line.replaceChildren(...(from.length === 0 ? ["From the households that share it."] :
+    ["From " + plural(from.length, "household") + " that share" + (from.length === 1 ? "s" : "") + " it: ", ...andList(from.map(shortPeer)), "."]));
+  offer(src);
 }
 
 // foldTitle is a show's key as the node folds its title (lower case,
