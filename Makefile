@@ -59,6 +59,7 @@ bench: deps deps-bench
 	$(GO) test -run '^$$' -bench 'SearchRecall' -benchtime 1x -timeout 10m ./ingest
 	$(GO) test -run '^$$' -bench 'SidecarLinks' -benchtime 1x -timeout 10m ./ingest
 	$(GO) test -run '^$$' -bench 'MetaThroughput|FileThroughput|SearchHTTP' -benchtime 1x -timeout 10m ./node
+	METAMESH_KUBO="$$(./scripts/kubo.sh || true)" $(GO) test -run '^$$' -bench 'ShareFile' -benchtime 1x -timeout 20m ./node
 	$(GO) test -run '^$$' -bench 'Catalog' -benchtime 5x -timeout 10m ./node/catalog
 	$(GO) test -run '^$$' -bench 'Index' -benchtime 1x -timeout 10m ./dag
 	$(GO) test -run '^$$' -bench 'Federation' -benchtime 1x -timeout 30m ./testnet
