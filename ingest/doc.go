@@ -43,7 +43,8 @@
 //     for a first ingest's), told at Info whenever the loop goes idle
 //     ("added Films/a.mkv", "renamed a → b", "added 240 files: a, b, c,
 //     …"), paths relative to their library.
-//   - touch.go: Touch, a caller's request to look at a path again.
+//   - touch.go: Touch, a caller's request to look at a path again;
+//     Rehash, to hash it again whatever its size and mtime say.
 //   - store.go: Store, what ingest asks of the store (*store.Store).
 //   - open.go: the library boundary, OpenInLibrary: every library file
 //     the node reads is opened there (regular files only, never out of

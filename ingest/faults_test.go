@@ -334,3 +334,43 @@ func TestIngest_BlockedWorker(t *testing.T) {
 		t.Errorf("Close did not say what it left:\n%s", out)
 	}
 }
+
+// Bytes that changed under an unchanged size and mtime (a block read for
+// a peer no longer hashes to its CID) are hashed again on Rehash: the
+// path ends up with the CIDs of its bytes as they are, and Touch alone
+// would not have looked.
+func TestIngest_RehashUnderUnchangedStat(t *testing.T) {
+	in, s, dir, _ := setup(t, false, nil)
+	p := filepath.Join(dir, "film.mkv")
+	write(t, p, 3<<20)
+	in.Rescan()
+	eventually(t, "the file to be ingested", func() bool {
+		st, err := s.Path(context.Background(), p)
+		return err == nil && st.Hashed
+	})
+	waitIdle(t, in)
+	fi, _ := os.Stat(p)
+	data, _ := os.ReadFile(p)
+	data[2<<20] ^= 0xff // outside the midhash's sample
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(p, fi.ModTime(), fi.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+	h, err := HashFile(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in.Rehash(p)
+	eventually(t, "the file to be hashed again", func() bool {
+		st, err := s.Path(context.Background(), p)
+		if err != nil {
+			return false
+		}
+		own, err := s.Own(context.Background(), st.Root)
+		return err == nil && own.SHA256 == h.SHA256 && own.IPFS == h.IPFS
+	})
+	waitIdle(t, in)
+	consistent(t, s)
+}

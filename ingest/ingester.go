@@ -36,6 +36,9 @@ type Ingester struct {
 	// relinks collects the videos to relink, from every worker, until a
 	// job's result takes them to the loop.
 	relinks pathSet
+	// suspect are the paths Rehash named: hashed again when next looked
+	// at, whatever their size and mtime say.
+	suspect pathSet
 	// busy are the jobs the workers run now (for Stuck and Close).
 	busy busyJobs
 

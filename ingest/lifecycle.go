@@ -58,7 +58,8 @@ func (in *Ingester) file(ctx context.Context, path string, fromScan bool) error 
 // known handles a path the store knows, with its state at hand.
 func (in *Ingester) known(ctx context.Context, cur store.FileStat, st store.PathState, fromScan bool) error {
 	same := st.Size == cur.Size && st.MtimeNs == cur.MtimeNs
-	if same && st.Hashed {
+	forced := in.suspect.remove(cur.Path)
+	if same && st.Hashed && !forced {
 		// Unchanged since the last pass: no hashing, only make sure the
 		// metadata was extracted by the current extractors (a restart may
 		// have cut it short, or a newer parser reads names better).
@@ -68,7 +69,7 @@ func (in *Ingester) known(ctx context.Context, cur store.FileStat, st store.Path
 	if err != nil {
 		return in.fail(ctx, cur.Path, err, fromScan)
 	}
-	if same && h.Midhash == st.Midhash {
+	if same && h.Midhash == st.Midhash && !st.Hashed {
 		// Arrived but the full pass never finished (restart): resume.
 		return in.ingest(ctx, cur, h.Store(), in.meta(ctx, cur.Path, cur.Size, nil), fromScan, changeAdded)
 	}

@@ -11,3 +11,23 @@ func (in *Ingester) Touch(path string) {
 	default:
 	}
 }
+
+// Rehash asks the loop to hash path again even though its size and mtime
+// did not move: its bytes were found not to be what was hashed (a block
+// read for a peer no longer hashes to its CID). Like Touch it never
+// blocks; the path is hashed again the next time the loop looks at it.
+func (in *Ingester) Rehash(path string) {
+	in.suspect.add(path)
+	in.Touch(path)
+}
+
+// remove takes p out of the set, reporting whether it was in it.
+func (s *pathSet) remove(p string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.m[p] {
+		return false
+	}
+	delete(s.m, p)
+	return true
+}

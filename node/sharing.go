@@ -89,13 +89,13 @@ func (n *Node) isLocalRoot(ctx context.Context, root cid.Cid) bool {
 	return err != nil || own.IPFS == root.String()
 }
 
-// sharedChanged has ingest look at a file whose bytes no longer hash as
-// indexed.
+// sharedChanged has ingest hash again a file whose bytes no longer hash
+// as indexed (its size and mtime may not have moved).
 func (n *Node) sharedChanged(root cid.Cid) {
 	ctx, cancel := context.WithTimeout(context.Background(), federation.RequestTimeout)
 	defer cancel()
 	if doc, err := n.st.DocumentByCID(ctx, root.String()); err == nil && doc.Local() {
-		n.ing.Touch(doc.FilePath())
+		n.ing.Rehash(doc.FilePath())
 	}
 }
 
