@@ -107,7 +107,6 @@ func BenchmarkShareFile(b *testing.B) {
 	b.ReportMetric(ms(seek), "seek-ttfb-ms")
 }
 
-
 // writeRandom writes size random bytes to p, an hour old (settled).
 func writeRandom(b *testing.B, p string, size int) {
 	f, err := os.Create(p)
