@@ -38,10 +38,6 @@ type FileHashes struct {
 	SHA256    string `json:"sha2-256"`
 	IPFS      string `json:"ipfs"`
 	Canonical string `json:"canonical"`
-	// Index is the index of the file's IPFS DAG (its leaves as byte
-	// ranges, its internal nodes), recorded while hashing: what serving
-	// its blocks in place needs (HashFile's; nil from other hashers).
-	Index *dag.Index `json:"-"`
 }
 
 // Store returns the hashes in the store's shape.
@@ -73,34 +69,40 @@ func HashFileReporting(ctx context.Context, path string, read func(n int64)) (Fi
 		return FileHashes{}, err
 	}
 	defer f.Close()
-	return hashOpen(ctx, path, f, fi, read)
+	h, _, err := hashOpen(ctx, path, f, fi, read, dag.Discard{})
+	return h, err
 }
 
-// hashOpen is HashFileReporting on f, opened at path.
-func hashOpen(ctx context.Context, path string, f *os.File, fi os.FileInfo, read func(n int64)) (FileHashes, error) {
+// hashOpen is HashFileReporting on f, opened at path, building the DAG
+// into ds: with a dag.Recorder (index true), it also returns the index
+// of the file's DAG (its leaves as byte ranges, its internal nodes),
+// recorded while hashing: what serving its blocks in place needs.
+func hashOpen(ctx context.Context, path string, f *os.File, fi os.FileInfo, read func(n int64), ds ipld.DAGService) (FileHashes, *dag.Index, error) {
 	var err error
 	h := FileHashes{Path: path, Size: fi.Size()}
 	if h.Midhash, err = MidhashFile(f, h.Size); err != nil {
-		return FileHashes{}, fmt.Errorf("%s: %w", path, err)
+		return FileHashes{}, nil, fmt.Errorf("%s: %w", path, err)
 	}
 	var r io.Reader = io.NewSectionReader(f, 0, h.Size)
 	if read != nil {
 		r = reporter{r: r, read: read}
 	}
-	rec := dag.NewRecorder()
-	n, sha, ipfs, err := fullHash(ctx, r, rec)
+	n, sha, ipfs, err := fullHash(ctx, r, ds)
 	if err != nil {
-		return FileHashes{}, fmt.Errorf("%s: %w", path, err)
+		return FileHashes{}, nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if n != h.Size {
-		return FileHashes{}, fmt.Errorf("%s: %w: read %d bytes, stat said %d", path, ErrChangedWhileHashing, n, h.Size)
+		return FileHashes{}, nil, fmt.Errorf("%s: %w: read %d bytes, stat said %d", path, ErrChangedWhileHashing, n, h.Size)
 	}
 	h.SHA256, h.IPFS = sha, ipfs
 	h.Canonical = h.Store().Canonical()
-	if root, err := cid.Decode(ipfs); err == nil {
-		h.Index = rec.Index(root)
+	var ix *dag.Index
+	if rec, ok := ds.(*dag.Recorder); ok {
+		if root, err := cid.Decode(ipfs); err == nil {
+			ix = rec.Index(root)
+		}
 	}
-	return h, nil
+	return h, ix, nil
 }
 
 // reporter tells read how many bytes each Read returned.

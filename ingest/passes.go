@@ -11,6 +11,9 @@ import (
 	"os"
 	"time"
 
+	ipld "github.com/ipfs/go-ipld-format"
+
+	"github.com/metamesh/node/dag"
 	"github.com/metamesh/node/protocol"
 	"github.com/metamesh/node/store"
 )
@@ -52,10 +55,14 @@ func (in *Ingester) hash(ctx context.Context, path string, cur store.FileStat) (
 	if err != nil {
 		return FileHashes{}, err
 	}
-	h, err := hashOpen(ctx, path, f, fi, func(n int64) {
+	var ds ipld.DAGService = dag.Discard{}
+	if in.cfg.OnIndexed != nil {
+		ds = dag.NewRecorder()
+	}
+	h, ix, err := hashOpen(ctx, path, f, fi, func(n int64) {
 		read += n
 		in.prog.update(func(p *Progress) { p.BytesHashed += n; p.BytesInFlight += n })
-	})
+	}, ds)
 	in.prog.update(func(p *Progress) {
 		p.BytesInFlight -= read
 		if err == nil {
@@ -75,8 +82,8 @@ func (in *Ingester) hash(ctx context.Context, path string, cur store.FileStat) (
 	if !os.SameFile(before, after) || after.Size() != cur.Size || after.ModTime().UnixNano() != cur.MtimeNs || h.Size != cur.Size {
 		return FileHashes{}, ErrChangedWhileHashing
 	}
-	if in.cfg.OnIndexed != nil && h.Index != nil {
-		in.cfg.OnIndexed(path, h.Index)
+	if in.cfg.OnIndexed != nil && ix != nil {
+		in.cfg.OnIndexed(path, ix)
 	}
 	return h, nil
 }
