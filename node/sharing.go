@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"mime"
 	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/gabriel-vasile/mimetype"
 	"github.com/ipfs/go-cid"
 	"github.com/libp2p/go-libp2p/core/peer"
 
@@ -37,7 +37,7 @@ func (n *Node) startShare(ctx context.Context) error {
 	if n.cfg.ShareFiles {
 		rate := "unlimited"
 		if n.cfg.ShareRate > 0 {
-			rate = fmt.Sprintf("%d bytes/s", n.cfg.ShareRate)
+			rate = fmt.Sprintf("%.3g MB/s", float64(n.cfg.ShareRate)/1e6)
 		}
 		n.log.Info("sharing files: peers of the federation may fetch this household's files (--share-files)", "rate", rate)
 	}
@@ -177,8 +177,10 @@ func (n *Node) peerFile(ctx context.Context, c string) (peerFetch, error) {
 	if !ok {
 		return peerFetch{}, fmt.Errorf("%w: the records of %s carry no IPFS CID to fetch its blocks by", api.ErrNotFound, c)
 	}
-	pf := peerFetch{root: root, canonical: doc.CanonicalCID(), mime: doc.Fields["mimeType"]}
-	pf.name = fileName(doc, pf.canonical)
+	// What the peers said of it, as GET /api/meta shows it.
+	fields := doc.Presented()
+	pf := peerFetch{root: root, canonical: doc.CanonicalCID(), mime: fields["mimeType"]}
+	pf.name = fileName(fields, pf.canonical)
 	known := n.hh.KnownProviders(ctx, c)
 	dctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	dht, _ := n.hh.Providers(dctx, pf.canonical)
@@ -223,10 +225,19 @@ func ipfsCIDOf(doc store.Document) (cid.Cid, bool) {
 	return sha, sha.Defined()
 }
 
-// fileName is the name a peer's file is saved under: its title, then
-// the extension its MIME type has, else its CID.
-func fileName(doc store.Document, canonical string) string {
-	name := store.SummaryOfFields(doc.Fields).Title
+// fileName is the name a peer's file is saved under: "Title (Year)", "Show
+// S01E02 Episode" (as its metadata says), else its CID; then the
+// extension of its MIME type.
+func fileName(fields map[string]string, canonical string) string {
+	sum := store.SummaryOfFields(fields)
+	name := sum.Title
+	switch {
+	case name == "":
+	case sum.Season != nil && sum.Episode != nil:
+		name = strings.TrimSpace(fmt.Sprintf("%s S%02dE%02d %s", name, *sum.Season, *sum.Episode, sum.EpisodeTitle))
+	case sum.Year > 0:
+		name = fmt.Sprintf("%s (%d)", name, sum.Year)
+	}
 	name = strings.Map(func(r rune) rune {
 		if r == '/' || r == '\\' || r < ' ' {
 			return '_'
@@ -236,8 +247,8 @@ func fileName(doc store.Document, canonical string) string {
 	if name == "" {
 		name = canonical
 	}
-	if exts, _ := mime.ExtensionsByType(doc.Fields["mimeType"]); len(exts) > 0 {
-		name += exts[len(exts)-1]
+	if m := mimetype.Lookup(fields["mimeType"]); m != nil {
+		name += m.Extension()
 	}
 	return name
 }
