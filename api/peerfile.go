@@ -16,13 +16,14 @@ const FederatedFetch Federated = "fetch"
 // PeerFiles is a Backend that also streams files known only from peers
 // (an optional interface, as AnswerCache is).
 type PeerFiles interface {
-	// PeerFile opens the file a CID names, known only from peers, as its
-	// blocks come from the households that share it: Content reads in
-	// order and seeks (a range fetches only its blocks). It calls
+	// PeerFile opens the file a CID names, known only from peers (looked
+	// up among them first when the CID is unknown here), as its blocks
+	// come from the households that share it: Content reads in order and
+	// seeks (a range fetches only its blocks). It calls
 	// from.Federate(FederatedFetch) first and returns its error. Errors
-	// wrap ErrNotFound (no such file, no provider known) or
-	// ErrUnavailable (no provider served it: a *SourcesError says what
-	// each answered).
+	// wrap ErrNotFound (no such file, no provider known), ErrUnavailable
+	// (no provider served it: a *SourcesError says what each answered),
+	// or are File's for a file of this household.
 	PeerFile(ctx context.Context, cid string, from Caller) (*File, error)
 	// Sources says where the file's bytes can come from: this household,
 	// or which of the households that have it serve it now.
@@ -91,11 +92,23 @@ func (s *Server) sources(w http.ResponseWriter, r *http.Request) {
 }
 
 // peerFile is the file of a CID known only from peers, when the backend
-// fetches such files; the local NotFoundError otherwise.
+// fetches such files, or of a CID unknown here that a trusted client asks
+// for (the backend looks it up among its peers first); notLocal, the
+// local answer, otherwise.
 func (s *Server) peerFile(r *http.Request, c string, notLocal error) (*File, error) {
 	pf, ok := s.b.(PeerFiles)
-	if !ok || !errors.As(notLocal, new(*NotFoundError)) {
+	if !ok {
 		return nil, notLocal
 	}
-	return pf.PeerFile(r.Context(), c, s.caller(r))
+	from := s.caller(r)
+	known := errors.As(notLocal, new(*NotFoundError))
+	if !known && (from.s != nil || !errors.Is(notLocal, ErrNotFound)) {
+		return nil, notLocal
+	}
+	f, err := pf.PeerFile(r.Context(), c, from)
+	if errors.Is(err, ErrNotFound) && !known {
+		// No peer has it either: the local answer says it as well.
+		return nil, notLocal
+	}
+	return f, err
 }

@@ -105,7 +105,7 @@ func (b *backend) PeerFile(ctx context.Context, c string, from api.Caller) (*api
 	if err := from.Federate(api.FederatedFetch); err != nil {
 		return nil, err
 	}
-	pf, err := b.n.peerFile(ctx, c)
+	pf, err := b.n.peerFile(ctx, c, from)
 	if err != nil {
 		return nil, err
 	}
@@ -124,13 +124,13 @@ func (b *backend) Sources(ctx context.Context, c string, from api.Caller) (api.S
 	if lf, err := n.openLocal(ctx, c); err == nil {
 		lf.f.Close()
 		return api.Sources{CID: lf.doc.CanonicalCID(), IPFS: lf.own.IPFS, Local: true, Available: true, Size: lf.fi.Size(), Providers: []api.Source{}}, nil
-	} else if !errors.As(err, new(*api.NotFoundError)) {
+	} else if !errors.Is(err, api.ErrNotFound) {
 		return api.Sources{}, err
 	}
 	if err := from.Federate(api.FederatedFetch); err != nil {
 		return api.Sources{}, err
 	}
-	pf, err := n.peerFile(ctx, c)
+	pf, err := n.peerFile(ctx, c, from)
 	if err != nil {
 		return api.Sources{}, err
 	}
@@ -161,17 +161,33 @@ type peerFetch struct {
 }
 
 // peerFile finds the IPFS CID and the providers of the file CID c names,
-// known only from peers: the peers its record came from, then the DHT's
-// providers of its canonical CID.
-func (n *Node) peerFile(ctx context.Context, c string) (peerFetch, error) {
+// known only from peers (a CID unknown here is looked up among them
+// first, as far as from may): the peers its record came from, then the
+// DHT's providers of its canonical CID.
+func (n *Node) peerFile(ctx context.Context, c string, from api.Caller) (peerFetch, error) {
 	sctx, cancel := context.WithTimeout(ctx, federation.RequestTimeout)
 	doc, err := n.st.DocumentByCID(sctx, c)
 	cancel()
+	if errors.Is(err, store.ErrNotFound) {
+		if _, err := n.hh.Meta(ctx, c, false, from); err != nil {
+			return peerFetch{}, err
+		}
+		sctx, cancel := context.WithTimeout(ctx, federation.RequestTimeout)
+		doc, err = n.st.DocumentByCID(sctx, c)
+		cancel()
+	}
 	if err != nil {
 		return peerFetch{}, federation.APIError(err, c)
 	}
 	if doc.Local() {
-		return peerFetch{}, fmt.Errorf("%w: %s is this household's file, not only a peer's", api.ErrConflict, c)
+		// This household's file, under a CID it does not serve it by
+		// (one peers supplied): the local answer stands.
+		lf, err := n.openLocal(ctx, c)
+		if err == nil {
+			lf.f.Close()
+			err = fmt.Errorf("%w: %s is this household's file", api.ErrConflict, c)
+		}
+		return peerFetch{}, err
 	}
 	root, ok := ipfsCIDOf(doc)
 	if !ok {

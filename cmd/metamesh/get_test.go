@@ -463,9 +463,10 @@ func TestGet_FileName(t *testing.T) {
 	}
 }
 
-// A household saves a file only a friend's household has: metamesh get
-// on the fetching node streams it from the sharing one (over bitswap),
-// and the saved file's CID is checked.
+// A household saves a file only a friend's household has, by a CID it
+// never looked up: metamesh get on the fetching node finds the file among
+// its peers, streams it from the sharing one (over bitswap) and checks
+// the saved file's CID; it is saved under the name its metadata gives.
 func TestGet_FromAPeer(t *testing.T) {
 	t.Parallel()
 	lib, _ := filepath.EvalSymlinks(t.TempDir())
@@ -484,24 +485,33 @@ func TestGet_FromAPeer(t *testing.T) {
 	startRun(t, aData, aAPI, "--library", lib, "--listen", aP2P, "--share-files")
 	bAPI := freeAddr(t)
 	startRun(t, storetest.Dir(t), bAPI, "--listen", "/ip4/127.0.0.1/tcp/0", "--bootstrap", aP2P+"/p2p/"+aID)
+	// The fetching node has never looked the file up: get finds it.
 	deadline := time.Now().Add(time.Minute) // a hang detector
 	for {
-		resp, err := http.Get("http://" + bAPI + "/api/meta/" + h.Canonical)
+		resp, err := http.Get("http://" + bAPI + "/api/peers")
 		if err == nil {
+			body, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
+			if strings.Contains(string(body), aID) {
 				break
 			}
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the fetching node never found the peer's file (%v)", err)
+			t.Fatalf("the fetching node never connected to the sharing one (%v)", err)
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
 	dir := t.TempDir()
-	out, errOut, code := getIn(t, dir, "get", "--api", bAPI, "-o", "film.mkv", h.Canonical)
+	out, errOut, code := getIn(t, dir, "get", "--api", bAPI, h.Canonical)
 	if code != 0 || !strings.Contains(out, "CID verified") {
 		t.Fatalf("metamesh get of a peer's file: exit %d\n%s\n%s", code, out, errOut)
 	}
-	sameFile(t, filepath.Join(dir, "film.mkv"), data)
+	if !strings.Contains(out, "saved Film (2001)") {
+		t.Errorf("saved as %q, want the name its metadata gives", out)
+	}
+	ents, _ := os.ReadDir(dir)
+	if len(ents) != 1 {
+		t.Fatalf("%d files saved", len(ents))
+	}
+	sameFile(t, filepath.Join(dir, ents[0].Name()), data)
 }
