@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/metamesh/node/api"
@@ -91,5 +93,60 @@ func TestAPI_PeerFile(t *testing.T) {
 	getJSON(t, b, "/api/sources/"+quietCID, &src)
 	if src.Available || src.Reason == "" {
 		t.Errorf("sources of an unshared file: %+v", src)
+	}
+}
+
+// A household reached only through a relay cannot send a file (relay v2
+// carries too little, and bitswap does not use relayed connections): the
+// fetching household says so, naming the provider "relayed", instead of
+// waiting on it.
+func TestAPI_PeerFileOnlyThroughARelay(t *testing.T) {
+	t.Parallel()
+	r := p2pNode(t, func(c *node.Config) { c.RelayService = true })
+	lib := t.TempDir()
+	data := make([]byte, 600<<10)
+	rand.Read(data)
+	writeOld(t, filepath.Join(lib, "North.Wind.2018.mkv"), data)
+	// As in TestWeb_PeersAndReachability: B tells only its circuit
+	// address and C one nobody listens on, as households behind NAT
+	// routers whose hole punch fails (it is off).
+	b := startNodeWith(t, lib, func(c *node.Config) {
+		c.ShareFiles = true
+		c.Relays = []string{r.P2PAddrs()[0]}
+		c.Announce = []string{r.P2PAddrs()[0] + "/p2p-circuit"}
+		c.NoHolePunching = true
+	})
+	var st api.Status
+	waitFor(t, "B's reservation with R", func() bool {
+		getJSON(t, b, "/api/status", &st)
+		return len(st.Relays) == 1 && st.Relays[0].Reserved && len(st.Relays[0].Addrs) > 0
+	})
+	circuit := st.Relays[0].Addrs[0]
+	if !strings.HasSuffix(circuit, "/p2p/"+b.PeerID()) {
+		circuit += "/p2p/" + b.PeerID()
+	}
+	c := p2pNode(t, func(cfg *node.Config) {
+		cfg.Bootstrap = []string{circuit}
+		cfg.Announce = []string{"/ip4/127.0.0.1/tcp/9"}
+		cfg.NoHolePunching = true
+	})
+	var peers struct {
+		Peers []api.Peer `json:"peers"`
+	}
+	waitFor(t, "C connected to B through R", func() bool {
+		getJSON(t, c, "/api/peers", &peers)
+		return slices.ContainsFunc(peers.Peers, func(p api.Peer) bool { return p.ID == b.PeerID() && p.Connection == "relayed" })
+	})
+	film := canonicalOf(t, filepath.Join(lib, "North.Wind.2018.mkv"))
+	var doc api.Document
+	getJSON(t, c, "/api/meta/"+film, &doc)
+	resp, body := do(t, c, "GET", "/api/file/"+film, nil)
+	var e struct {
+		Error     string
+		Providers []api.Source
+	}
+	_ = json.Unmarshal(body, &e)
+	if resp.StatusCode != 503 || !slices.Contains(e.Providers, api.Source{Peer: b.PeerID(), State: "relayed"}) || !strings.Contains(e.Error, "relay") {
+		t.Fatalf("a file of a household reached only through a relay: %s %s", resp.Status, body)
 	}
 }

@@ -117,6 +117,11 @@ func shortPeer(p string) string {
 // RootTimeout bounds the wait for a file's root from its providers.
 const RootTimeout = 15 * time.Second
 
+// punchTime is how long a provider reached only through a relay is given
+// to turn the connection into a direct one (DCUtR's hole punch starts
+// as soon as the relayed connection is up).
+const punchTime = 5 * time.Second
+
 // Fetch starts fetching the file whose IPFS CID is root from providers
 // (its record's peers, the DHT's providers of its canonical CID): it
 // connects to them, gets the root (which says the file's size) and
@@ -157,7 +162,8 @@ func (x *Exchange) Fetch(ctx context.Context, root cid.Cid, providers []peer.ID)
 }
 
 // root gets the file's root within RootTimeout, and gives up as soon as
-// every provider said DONT_HAVE or could not be reached.
+// every provider said DONT_HAVE, could not be reached, or is still
+// reached only through a relay after punchTime.
 func (x *Exchange) root(ctx context.Context, ng ipld.NodeGetter, root cid.Cid, ps []peer.ID, unreachable map[peer.ID]bool) (ipld.Node, error) {
 	ctx, cancel := context.WithTimeout(ctx, RootTimeout)
 	defer cancel()
@@ -172,6 +178,7 @@ func (x *Exchange) root(ctx context.Context, ng ipld.NodeGetter, root cid.Cid, p
 	}()
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
+	start := time.Now()
 	for {
 		select {
 		case r := <-ch:
@@ -180,7 +187,12 @@ func (x *Exchange) root(ctx context.Context, ng ipld.NodeGetter, root cid.Cid, p
 			said := x.track.answers(root)
 			refused := 0
 			for _, p := range ps {
-				if have, ok := said[p]; (ok && !have) || unreachable[p] {
+				have, ok := said[p]
+				// Bitswap sends nothing over a relayed connection: a
+				// provider still only relayed once a hole punch had
+				// its time cannot serve.
+				relayedOnly := time.Since(start) > punchTime && !direct(x.cfg.Host.Network().ConnsToPeer(p))
+				if (ok && !have) || unreachable[p] || (!ok && relayedOnly) {
 					refused++
 				}
 			}
