@@ -110,6 +110,16 @@ type Status struct {
 	Relays []Relay `json:"relays"`
 	// RelayService is true when the node relays for others.
 	RelayService bool `json:"relayService"`
+	// Sharing says whether peers may fetch the household's files
+	// (--share-files), and at what rate.
+	Sharing Sharing `json:"sharing"`
+}
+
+// Sharing is the "sharing" part of Status.
+type Sharing struct {
+	Enabled bool `json:"enabled"`
+	// Rate is --share-rate in bytes a second; 0 is unlimited.
+	Rate int64 `json:"rate"`
 }
 
 // Relay is one relay of Status: a --relay, or a --bootstrap peer that

@@ -234,6 +234,7 @@ func TestClient_StatusOutput(t *testing.T) {
 		"relay circuit " + c2 + "\n" +
 		"relay         " + r2 + " not reserved (last error: reservation refused: RESERVATION_REFUSED (the relay is full))\n" +
 		"relay service off\n" +
+		"sharing       off: peers may not fetch this household's files (--share-files)\n" +
 		"library       /srv/media\n" +
 		"files         12 local, 0 known from peers\n" +
 		"peers         2\n" +

@@ -485,6 +485,9 @@ func TestGet_FromAPeer(t *testing.T) {
 	startRun(t, aData, aAPI, "--library", lib, "--listen", aP2P, "--share-files")
 	bAPI := freeAddr(t)
 	startRun(t, storetest.Dir(t), bAPI, "--listen", "/ip4/127.0.0.1/tcp/0", "--bootstrap", aP2P+"/p2p/"+aID)
+	if out, _, _ := getIn(t, t.TempDir(), "status", "--api", aAPI); !strings.Contains(out, "sharing       on: peers may fetch this household's files\n") {
+		t.Errorf("the sharing node's status does not say it shares:\n%s", out)
+	}
 	// The fetching node has never looked the file up: get finds it.
 	deadline := time.Now().Add(time.Minute) // a hang detector
 	for {

@@ -21,6 +21,7 @@ reachability as AutoNAT v2 found it (public, private or unknown) and the
 addresses it confirmed others can dial; each relay the node may use, with
 its reservation (until when, the node's /p2p-circuit addresses through it)
 or the last error; whether the node runs the relay service for others;
+whether peers may fetch the household's files (--share-files);
 then the libraries, files, peers, scan (after it, the library's files as
 they are), what the node announces to the network and Redis. --json prints
 the node's JSON as it is, the provider's figures (keys, regions, DHT walks)
@@ -77,6 +78,7 @@ func printStatus(out io.Writer, st api.Status, now time.Time) error {
 		svc = "on (relays for other peers)"
 	}
 	fmt.Fprintf(w, "relay service\t%s\n", svc)
+	fmt.Fprintf(w, "sharing\t%s\n", sharingLine(st.Sharing))
 	for _, l := range st.Libraries {
 		fmt.Fprintf(w, "library\t%s\n", l)
 	}
@@ -173,4 +175,15 @@ func reservation(rl api.Relay) string {
 		s += " (last error: " + oneLine(rl.Error) + ")"
 	}
 	return s
+}
+
+// sharingLine says whether peers may fetch the household's files.
+func sharingLine(s api.Sharing) string {
+	switch {
+	case !s.Enabled:
+		return "off: peers may not fetch this household's files (--share-files)"
+	case s.Rate > 0:
+		return fmt.Sprintf("on: peers may fetch this household's files, at most %.3g MB/s", float64(s.Rate)/1e6)
+	}
+	return "on: peers may fetch this household's files"
 }
