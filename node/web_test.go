@@ -352,7 +352,7 @@ type webRelay struct {
 
 // webNode is what the page's node panel shows.
 type webNode struct {
-	Summary, Reachability, ReachabilityText, RelayService string
+	Summary, Reachability, ReachabilityText, RelayService, Sharing string
 	Reachable                                             []string
 	Peers                                                 []webPeer
 	Relays                                                []webRelay
@@ -367,6 +367,7 @@ const readNode = `(() => {
     reachability: document.getElementById("reachability").dataset.reachability || "",
     reachabilityText: text(document.getElementById("reachability")),
     relayService: text(document.getElementById("relay-service")),
+    sharing: text(document.getElementById("sharing")),
     reachable: [...document.querySelectorAll("#reachable-addrs code")].map(text),
     peers: [...document.querySelectorAll("#peers li[data-peer]")].map((li) => ({
       id: li.dataset.peer, connection: li.dataset.connection, transport: li.dataset.transport,
@@ -485,6 +486,9 @@ func TestWeb_PeersAndReachability(t *testing.T) {
 	}
 	if got.RelayService != "off" {
 		t.Errorf("relay service shown %q, want off", got.RelayService)
+	}
+	if !strings.HasPrefix(got.Sharing, "off (") {
+		t.Errorf("sharing shown %q, want off", got.Sharing)
 	}
 	if !strings.Contains(got.Summary, " 1 local file · 0 known from peers · 2 peers") {
 		t.Errorf("summary %q, want 1 local file and 2 peers", got.Summary)

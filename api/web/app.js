@@ -1047,6 +1047,9 @@ function renderReachability(st) {
   const relays = st.relays || [];
   $("relays").replaceChildren(...(relays.length === 0 ? [el("li", { class: "muted" }, "none")] : relays.map(relayItem)));
   $("relay-service").textContent = st.relayService ? "on (relays for other peers)" : "off";
+  const sh = st.sharing || {};
+  $("sharing").textContent = !sh.enabled ? "off (other households cannot fetch this household's files)"
+    : "on (other households may fetch this household's files" + (sh.rate > 0 ? ", at most " + fmtBytes(sh.rate) + "/s)" : ")");
 }
 
 // relayItem is one relay: its ID, the reservation (until when) or none,
