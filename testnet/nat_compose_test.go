@@ -9,7 +9,9 @@ package testnet
 // uses are in nat_compose_probe_test.go.
 
 import (
+	"bytes"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -245,6 +247,9 @@ func (r *natRun) coneDirect(t *testing.T) {
 	} else {
 		r.figure(t, "cone1–cone2 went direct over %s", p.Transport)
 	}
+	// Bytes over the punched connection: cone1 plays a file of cone2's
+	// (which shares its files) through its own /api/file.
+	natFetch(t, cone1, natFiles(t, cone2.lib)[0], 200)
 	relayed, direct := r.watch.firstSeen(cone1.peer, cone2.peer, "relayed"), r.watch.firstSeen(cone1.peer, cone2.peer, "direct")
 	if relayed.IsZero() || relayed.After(direct) {
 		r.figure(t, "first relayed to first direct connection, cone1–cone2: never seen relayed (polled every 0.2 s); direct %.1f s after up -d", direct.Sub(r.start).Seconds())
@@ -273,6 +278,9 @@ func (r *natRun) symRelayed(t *testing.T) {
 			t.Errorf("%s's connection to sym: %+v, want relayed through public %s", h.svc, p, pub.peer)
 		}
 	}
+	// sym shares its files, but reached only through the relay it cannot
+	// send them: cone1 says so.
+	natFetch(t, cone1, symFiles[0], 503)
 	// Bytes through the relay for one lookup each of files nobody has
 	// asked for yet, over the relayed connection cone1 holds.
 	var per []float64
@@ -663,5 +671,36 @@ func firstResolve(start time.Time, from, owner *natHousehold, files []fileCIDs, 
 		return r
 	case <-time.After(limit):
 		return fmt.Sprintf("nothing within %s", limit)
+	}
+}
+
+// natFetch: h's GET /api/file of f, a file of another household's,
+// answers want: 200 with f's bytes, or 503 naming the provider
+// "relayed".
+func natFetch(t *testing.T, h *natHousehold, f fileCIDs, want int) {
+	t.Helper()
+	req, err := http.NewRequest("GET", h.url+"/api/file/"+f.Canonical, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+h.token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("%s: GET /api/file/%s: %v", h.svc, f.Canonical, err)
+	}
+	switch {
+	case resp.StatusCode != want:
+		t.Errorf("%s: GET /api/file of %s: %s %.300s, want %d", h.svc, f.Path, resp.Status, body, want)
+	case want == 200:
+		if data, err := os.ReadFile(f.Path); err != nil || !bytes.Equal(body, data) {
+			t.Errorf("%s: GET /api/file of %s: %d bytes that are not the file's (%v)", h.svc, f.Path, len(body), err)
+		}
+	case !strings.Contains(string(body), `"relayed"`):
+		t.Errorf("%s: GET /api/file of %s: %s, want the provider named relayed", h.svc, f.Path, body)
 	}
 }
