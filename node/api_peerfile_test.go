@@ -102,34 +102,11 @@ func TestAPI_PeerFile(t *testing.T) {
 // waiting on it.
 func TestAPI_PeerFileOnlyThroughARelay(t *testing.T) {
 	t.Parallel()
-	r := p2pNode(t, func(c *node.Config) { c.RelayService = true })
 	lib := t.TempDir()
 	data := make([]byte, 600<<10)
 	rand.Read(data)
 	writeOld(t, filepath.Join(lib, "North.Wind.2018.mkv"), data)
-	// As in TestWeb_PeersAndReachability: B tells only its circuit
-	// address and C one nobody listens on, as households behind NAT
-	// routers whose hole punch fails (it is off).
-	b := startNodeWith(t, lib, func(c *node.Config) {
-		c.ShareFiles = true
-		c.Relays = []string{r.P2PAddrs()[0]}
-		c.Announce = []string{r.P2PAddrs()[0] + "/p2p-circuit"}
-		c.NoHolePunching = true
-	})
-	var st api.Status
-	waitFor(t, "B's reservation with R", func() bool {
-		getJSON(t, b, "/api/status", &st)
-		return len(st.Relays) == 1 && st.Relays[0].Reserved && len(st.Relays[0].Addrs) > 0
-	})
-	circuit := st.Relays[0].Addrs[0]
-	if !strings.HasSuffix(circuit, "/p2p/"+b.PeerID()) {
-		circuit += "/p2p/" + b.PeerID()
-	}
-	c := p2pNode(t, func(cfg *node.Config) {
-		cfg.Bootstrap = []string{circuit}
-		cfg.Announce = []string{"/ip4/127.0.0.1/tcp/9"}
-		cfg.NoHolePunching = true
-	})
+	_, b, c := relayedTrio(t, lib, nil, func(c *node.Config) { c.ShareFiles = true }, nil)
 	var peers struct {
 		Peers []api.Peer `json:"peers"`
 	}

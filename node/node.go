@@ -114,6 +114,16 @@ func (n *Node) Start(ctx context.Context) error {
 		defer n.wg.Done()
 		_ = st.Follow(bg)
 	}()
+	// What an outside writer writes once the node runs is seen: its
+	// subscription is in place before the node serves (a few
+	// milliseconds; a Redis too slow to confirm it is not waited for
+	// long, and Follow catches up with a Repair when it resubscribes).
+	select {
+	case <-st.Following():
+	case <-time.After(5 * time.Second):
+		n.log.Warn("following outside writers: no subscription yet; writes made before it are indexed by the next fsck --repair")
+	case <-ctx.Done():
+	}
 	n.cat = catalog.New()
 	if n.thumbs, err = thumbs.Open(filepath.Join(n.cfg.DataDir, "thumbs")); err != nil {
 		return errors.Join(err, n.Close())

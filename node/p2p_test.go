@@ -11,6 +11,7 @@ import (
 
 	"github.com/libp2p/go-libp2p/core/peer"
 
+	"github.com/metamesh/node/api"
 	"github.com/metamesh/node/node"
 	"github.com/metamesh/node/node/p2p"
 	"github.com/metamesh/node/store/storetest"
@@ -195,4 +196,48 @@ func TestP2P_SecondNodeOnTheSamePortIsRefused(t *testing.T) {
 	if !strings.Contains(err.Error(), "cannot listen on "+addr) || !strings.Contains(err.Error(), "address already in use") {
 		t.Errorf("error = %v, want it to name %s in use", err, addr)
 	}
+}
+
+// relayedTrio starts R, a relay; B on lib, with a reservation at R, which
+// tells only its circuit address; and C, which joins B through that
+// address and tells one nobody listens on. Hole punching is off on both:
+// they are two households behind NAT routers whose punch fails (on
+// loopback they could otherwise dial each other directly as soon as they
+// learn each other's addresses, and would: the DHT wants a connection
+// that is not limited). editR, editB and editC, when not nil, change the
+// configurations.
+func relayedTrio(t testing.TB, lib string, editR, editB, editC func(*node.Config)) (r, b, c *node.Node) {
+	t.Helper()
+	r = p2pNode(t, func(cfg *node.Config) {
+		cfg.RelayService = true
+		if editR != nil {
+			editR(cfg)
+		}
+	})
+	b = startNodeWith(t, lib, func(cfg *node.Config) {
+		cfg.Relays = []string{r.P2PAddrs()[0]}
+		cfg.Announce = []string{r.P2PAddrs()[0] + "/p2p-circuit"}
+		cfg.NoHolePunching = true
+		if editB != nil {
+			editB(cfg)
+		}
+	})
+	var st api.Status
+	waitFor(t, "B's reservation with R", func() bool {
+		getJSON(t, b, "/api/status", &st)
+		return len(st.Relays) == 1 && st.Relays[0].Reserved && len(st.Relays[0].Addrs) > 0
+	})
+	circuit := st.Relays[0].Addrs[0]
+	if !strings.HasSuffix(circuit, "/p2p/"+b.PeerID()) {
+		circuit += "/p2p/" + b.PeerID()
+	}
+	c = p2pNode(t, func(cfg *node.Config) {
+		cfg.Bootstrap = []string{circuit}
+		cfg.Announce = []string{"/ip4/127.0.0.1/tcp/9"} // the discard port: nothing listens there
+		cfg.NoHolePunching = true
+		if editC != nil {
+			editC(cfg)
+		}
+	})
+	return r, b, c
 }

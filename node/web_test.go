@@ -326,7 +326,7 @@ func getJSON(t testing.TB, n *node.Node, path string, v any) {
 // hang, not a timing check. A relayed bootstrap retries with a doubling
 // backoff (1 s, 2 s, 4 s, …), so on a loaded machine whose first dials
 // fail it may need more than half a minute.
-func waitFor(t *testing.T, what string, cond func() bool) {
+func waitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
 	for deadline := time.Now().Add(time.Minute); !cond(); time.Sleep(50 * time.Millisecond) {
 		if time.Now().After(deadline) {
@@ -353,9 +353,9 @@ type webRelay struct {
 // webNode is what the page's node panel shows.
 type webNode struct {
 	Summary, Reachability, ReachabilityText, RelayService, Sharing string
-	Reachable                                             []string
-	Peers                                                 []webPeer
-	Relays                                                []webRelay
+	Reachable                                                      []string
+	Peers                                                          []webPeer
+	Relays                                                         []webRelay
 }
 
 // readNode reads the node panel; in an evaluation of its own, or after
@@ -401,37 +401,14 @@ func TestWeb_PeersAndReachability(t *testing.T) {
 	logTo := func(w *storetest.Buffer) *slog.Logger {
 		return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
-	r := p2pNode(t, func(c *node.Config) { c.RelayService = true; c.Logger = logTo(&rLog) })
 	lib := t.TempDir()
 	data := make([]byte, 24<<10)
 	rand.Read(data)
 	writeOld(t, filepath.Join(lib, "North.Wind.2018.mkv"), data)
-	// On loopback B and C could dial each other directly as soon as they
-	// learn each other's addresses, and would (the DHT wants a connection
-	// that is not limited): B tells only its circuit address, and C one
-	// no one listens on, as two households behind NAT routers do.
-	b := startNodeWith(t, lib, func(c *node.Config) {
-		c.Relays = []string{r.P2PAddrs()[0]}
-		c.Announce = []string{r.P2PAddrs()[0] + "/p2p-circuit"}
-		c.NoHolePunching = true
-		c.Logger = logTo(&bLog)
-	})
-
-	var st api.Status
-	waitFor(t, "B's reservation with R", func() bool {
-		getJSON(t, b, "/api/status", &st)
-		return len(st.Relays) == 1 && st.Relays[0].Reserved && len(st.Relays[0].Addrs) > 0
-	})
-	circuit := st.Relays[0].Addrs[0]
-	if !strings.HasSuffix(circuit, "/p2p/"+b.PeerID()) {
-		circuit += "/p2p/" + b.PeerID()
-	}
-	c := p2pNode(t, func(cfg *node.Config) {
-		cfg.Bootstrap = []string{circuit}
-		cfg.Announce = []string{"/ip4/127.0.0.1/tcp/9"} // the discard port: nothing listens there
-		cfg.NoHolePunching = true
-		cfg.Logger = logTo(&cLog)
-	})
+	r, b, c := relayedTrio(t, lib,
+		func(cfg *node.Config) { cfg.Logger = logTo(&rLog) },
+		func(cfg *node.Config) { cfg.Logger = logTo(&bLog) },
+		func(cfg *node.Config) { cfg.Logger = logTo(&cLog) })
 	var peers struct {
 		Peers []api.Peer `json:"peers"`
 	}
@@ -445,6 +422,7 @@ func TestWeb_PeersAndReachability(t *testing.T) {
 				peers.Peers, r.PeerID(), lastLines(rLog.String(), 80), b.PeerID(), lastLines(bLog.String(), 120), c.PeerID(), lastLines(cLog.String(), 120))
 		}
 	}
+	var st api.Status
 	getJSON(t, b, "/api/status", &st)
 
 	ctx, consoleErrors := browser(t)

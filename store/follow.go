@@ -51,8 +51,15 @@ func (s *Store) Follow(ctx context.Context) error {
 	return nil
 }
 
+// Following is closed once Follow's subscription is first in place: an
+// outside write made after it is seen. A node waits for it before it
+// serves, so that what an outside writer writes once the node runs is
+// never missed.
+func (s *Store) Following() <-chan struct{} { return s.following }
+
 func (s *Store) follow(ctx context.Context, repair bool) error {
 	return s.watchFileKeys(ctx, func() error {
+		s.followingOnce.Do(func() { close(s.following) })
 		if !repair {
 			return nil
 		}

@@ -54,6 +54,10 @@ type Store struct {
 	cacheDone chan struct{}
 	// up is Options.upgrade, its batch size defaulted.
 	up upgradeOptions
+	// following is closed once Follow's first subscription is in place
+	// (Following).
+	following     chan struct{}
+	followingOnce sync.Once
 }
 
 // Open connects to Redis, starting a managed redis-server first when
@@ -79,7 +83,8 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	if opts.upgrade.batch <= 0 {
 		opts.upgrade.batch = defaultUpgradeBatch
 	}
-	s := &Store{log: opts.Logger.With("component", "store"), evMax: opts.EventsMaxLen, peerMax: opts.PeerRootsMax, up: opts.upgrade}
+	s := &Store{log: opts.Logger.With("component", "store"), evMax: opts.EventsMaxLen, peerMax: opts.PeerRootsMax, up: opts.upgrade,
+		following: make(chan struct{})}
 	url := opts.URL
 	if url == "" {
 		if opts.DataDir == "" {

@@ -30,6 +30,7 @@ import (
 
 	"github.com/metamesh/node/dag"
 	"github.com/metamesh/node/node/share"
+	"github.com/metamesh/node/store/storetest"
 )
 
 // household is an Exchange on a loopback host serving the files it is
@@ -263,30 +264,12 @@ func TestServe_BadWantsCostBoundedMemory(t *testing.T) {
 
 func protocolID(s string) protocol.ID { return protocol.ID(s) }
 
-// lockedBuffer is a log destination for a test.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // A sharing household logs each peer's fetch of a file, its start and
 // its end (who, which file, how many bytes), and serves no faster than
 // --share-rate.
 func TestServe_LogsAndRate(t *testing.T) {
 	t.Parallel()
-	var logs lockedBuffer
+	var logs storetest.Buffer
 	const rate = 512 << 10
 	a := newHousehold(t, true, func(c *share.Config) {
 		c.Logger = slog.New(slog.NewTextHandler(&logs, nil))
