@@ -36,7 +36,7 @@ type Access struct {
 var open = map[string]bool{"/health": true, "/ready": true, "/metrics": true}
 
 // publicRead are the endpoint prefixes PublicRead opens to GET and HEAD.
-var publicRead = []string{"/api/meta/", "/api/search", "/api/library", "/api/file/", "/api/thumb/", "/api/subtitle/"}
+var publicRead = []string{"/api/meta/", "/api/search", "/api/library", "/api/file/", "/api/thumb/", "/api/subtitle/", "/api/sources/"}
 
 // check returns the status and message refusing r, or 0.
 func (a *Access) check(r *http.Request) (int, string) {

@@ -159,6 +159,18 @@ func TestAPI_StrangerLimits(t *testing.T) {
 			t.Errorf("%d %v, want 200 from the store (sent by %s)", code, m, b.PeerID())
 		}
 	})
+	t.Run("a peer's file's bytes are not fetched for the stranger", func(t *testing.T) {
+		for _, path := range []string{"/api/file/" + remoteCID, "/api/sources/" + remoteCID} {
+			code, _, m := c.get(stranger, path, false)
+			if msg, _ := m["error"].(string); code != 403 || !strings.Contains(msg, "Bearer") {
+				t.Errorf("GET %s: %d %v, want 403 saying the token is needed", path, code, m)
+			}
+		}
+		code, _, m := c.get(stranger, "/api/sources/"+localCID, false)
+		if code != 200 || m["local"] != true {
+			t.Errorf("sources of a local file: %d %v, want 200, local", code, m)
+		}
+	})
 	t.Run("token", func(t *testing.T) {
 		for i := range burst + 2 {
 			if code, _, m := c.get(stranger, "/api/meta/"+unknown(), true); code != 404 {
