@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -67,6 +69,11 @@ func TestAPI_PeerFile(t *testing.T) {
 		t.Errorf("Content-Range %q, want %q", got, want)
 	}
 
+	_, metrics := do(t, sharing, "GET", "/metrics", nil)
+	m := regexp.MustCompile(`(?m)^metamesh_share_served_bytes_total (\S+)`).FindSubmatch(metrics)
+	if served, _ := strconv.ParseFloat(string(append(m, nil, nil)[1]), 64); served < float64(len(data)+len(small)) {
+		t.Errorf("the sharing household's metrics do not count the megabytes it served:\n%s", regexp.MustCompile(`(?m)^metamesh_share.*$`).FindAll(metrics, -1))
+	}
 	var src api.Sources
 	getJSON(t, b, "/api/sources/"+film, &src)
 	if !src.Available || src.Local || src.Size != int64(len(data)) || len(src.Providers) == 0 || src.Providers[0].State != "shares" {

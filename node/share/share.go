@@ -166,6 +166,22 @@ func (x *Exchange) Close() error {
 	return errors.Join(err, x.ds.Close())
 }
 
+// Stats are the blocks bitswap moved since Start.
+type Stats struct {
+	// ServedBytes and ServedBlocks went to peers.
+	ServedBytes, ServedBlocks int64
+	// FetchedBytes and FetchedBlocks came from peers, for the node's own
+	// fetches.
+	FetchedBytes, FetchedBlocks int64
+}
+
+// Stats are the exchange's counters.
+func (x *Exchange) Stats() Stats {
+	t := x.track
+	return Stats{ServedBytes: t.servedBytes.Load(), ServedBlocks: t.servedBlocks.Load(),
+		FetchedBytes: t.fetchedBytes.Load(), FetchedBlocks: t.fetchedBlocks.Load()}
+}
+
 // Serving reports --share-files.
 func (x *Exchange) Serving() bool { return x.cfg.Serve }
 

@@ -166,6 +166,12 @@ func TestFetch(t *testing.T) {
 			if ok, _ := a.x.Indexed(context.Background(), root); !ok {
 				t.Error("the served file is not in the block index")
 			}
+			if s := a.x.Stats(); s.ServedBytes < int64(len(data)) || s.ServedBlocks < int64(len(data)/dag.ChunkSize) {
+				t.Errorf("the server counted %+v for a file of %d bytes", s, len(data))
+			}
+			if s := b.x.Stats(); s.FetchedBytes < int64(len(data)) || s.ServedBytes != 0 {
+				t.Errorf("the fetching household counted %+v for a file of %d bytes", s, len(data))
+			}
 		})
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	bsmsg "github.com/ipfs/boxo/bitswap/message"
@@ -17,6 +18,11 @@ import (
 // remembers what the providers of the node's own fetches answered.
 type tracker struct {
 	log *slog.Logger
+
+	// What went to peers and came from them, as blocks in bitswap
+	// messages (Stats).
+	servedBytes, servedBlocks   atomic.Int64
+	fetchedBytes, fetchedBlocks atomic.Int64
 
 	mu       sync.Mutex
 	recent   map[string]servedBlock // block multihash → its file, as just read for a peer
@@ -72,6 +78,10 @@ func (t *tracker) MessageSent(p peer.ID, msg bsmsg.BitSwapMessage) {
 	if len(bls) == 0 {
 		return
 	}
+	for _, b := range bls {
+		t.servedBytes.Add(int64(len(b.RawData())))
+	}
+	t.servedBlocks.Add(int64(len(bls)))
 	now := time.Now()
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -96,6 +106,10 @@ func (t *tracker) MessageSent(p peer.ID, msg bsmsg.BitSwapMessage) {
 // MessageReceived notes what the providers of a running fetch said of
 // its root.
 func (t *tracker) MessageReceived(p peer.ID, msg bsmsg.BitSwapMessage) {
+	for _, b := range msg.Blocks() {
+		t.fetchedBytes.Add(int64(len(b.RawData())))
+		t.fetchedBlocks.Add(1)
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if len(t.fetches) == 0 {
