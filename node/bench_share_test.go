@@ -108,7 +108,7 @@ func BenchmarkShareFile(b *testing.B) {
 }
 
 // writeRandom writes size random bytes to p, an hour old (settled).
-func writeRandom(b *testing.B, p string, size int) {
+func writeRandom(b testing.TB, p string, size int) {
 	f, err := os.Create(p)
 	if err != nil {
 		b.Fatal(err)
@@ -120,22 +120,6 @@ func writeRandom(b *testing.B, p string, size int) {
 		if _, err := f.Write(buf); err != nil {
 			b.Fatal(err)
 		}
-	}
-	f.Close()
-	old := time.Now().Add(-time.Hour)
-	os.Chtimes(p, old, old)
-}
-
-func writeRandomT(t testing.TB, p string, size int) {
-	f, err := os.Create(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := rand.NewChaCha8([32]byte{1})
-	buf := make([]byte, 1<<20)
-	for range size / len(buf) {
-		r.Read(buf)
-		f.Write(buf)
 	}
 	f.Close()
 	old := time.Now().Add(-time.Hour)

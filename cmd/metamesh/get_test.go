@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -66,17 +65,7 @@ func startGetNode(t *testing.T) *getNode {
 // getIn runs metamesh in dir, as a user in that directory would.
 func getIn(t *testing.T, dir string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
-	cmd := exec.Command(binary, args...)
-	cmd.Dir = dir
-	var o, e bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &o, &e
-	err := cmd.Run()
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return o.String(), e.String(), code
+	return runIn(t, dir, nil, args...)
 }
 
 // sameFile fails the test unless the file at p holds want.
@@ -485,9 +474,6 @@ func TestGet_FromAPeer(t *testing.T) {
 	startRun(t, aData, aAPI, "--library", lib, "--listen", aP2P, "--share-files")
 	bAPI := freeAddr(t)
 	startRun(t, storetest.Dir(t), bAPI, "--listen", "/ip4/127.0.0.1/tcp/0", "--bootstrap", aP2P+"/p2p/"+aID)
-	if out, _, _ := getIn(t, t.TempDir(), "status", "--api", aAPI); !strings.Contains(out, "sharing       on: peers may fetch this household's files\n") {
-		t.Errorf("the sharing node's status does not say it shares:\n%s", out)
-	}
 	// The fetching node has never looked the file up: get finds it.
 	deadline := time.Now().Add(time.Minute) // a hang detector
 	for {
@@ -503,6 +489,10 @@ func TestGet_FromAPeer(t *testing.T) {
 			t.Fatalf("the fetching node never connected to the sharing one (%v)", err)
 		}
 		time.Sleep(200 * time.Millisecond)
+	}
+	// B reached A, so A's API is up.
+	if out, _, _ := getIn(t, t.TempDir(), "status", "--api", aAPI); !strings.Contains(out, "sharing       on: peers may fetch this household's files\n") {
+		t.Errorf("the sharing node's status does not say it shares:\n%s", out)
 	}
 	dir := t.TempDir()
 	out, errOut, code := getIn(t, dir, "get", "--api", bAPI, h.Canonical)

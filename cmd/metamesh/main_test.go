@@ -45,7 +45,15 @@ func TestMain(m *testing.M) {
 
 func metamesh(t *testing.T, env []string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
+	return runIn(t, "", env, args...)
+}
+
+// runIn runs metamesh in dir ("" for the test's own) with env added to
+// the environment, and returns its output and exit status.
+func runIn(t *testing.T, dir string, env []string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
 	cmd := exec.Command(binary, args...)
+	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), env...)
 	var o, e bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &o, &e
