@@ -664,18 +664,20 @@ func (g *stallGuard) stop() {
 }
 
 // reader is r with every byte read restarting the guard's wait.
-func (g *stallGuard) reader(r io.Reader) io.Reader { return stallReader{r: r, g: g} }
-
-type stallReader struct {
-	r io.Reader
-	g *stallGuard
+func (g *stallGuard) reader(r io.Reader) io.Reader {
+	return onRead{r, func(n int64) { g.got.Add(n); g.progress() }}
 }
 
-func (s stallReader) Read(b []byte) (int, error) {
-	n, err := s.r.Read(b)
+// onRead is r telling fn how many bytes each Read returned.
+type onRead struct {
+	r  io.Reader
+	fn func(n int64)
+}
+
+func (o onRead) Read(b []byte) (int, error) {
+	n, err := o.r.Read(b)
 	if n > 0 {
-		s.g.got.Add(int64(n))
-		s.g.progress()
+		o.fn(int64(n))
 	}
 	return n, err
 }
@@ -758,20 +760,7 @@ func (p *progress) finish(ok bool) {
 }
 
 // reader is r counted into the progress.
-func (p *progress) reader(r io.Reader) io.Reader { return progressReader{r: r, p: p} }
-
-type progressReader struct {
-	r io.Reader
-	p *progress
-}
-
-func (r progressReader) Read(b []byte) (int, error) {
-	n, err := r.r.Read(b)
-	if n > 0 {
-		r.p.add(int64(n))
-	}
-	return n, err
-}
+func (p *progress) reader(r io.Reader) io.Reader { return onRead{r, p.add} }
 
 // streamHasher computes a file's CIDs from its bytes as they pass
 // (written to it in order), for bytes that are not kept: sha2-256 and
