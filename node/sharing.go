@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/gabriel-vasile/mimetype"
 	"github.com/ipfs/go-cid"
+	"github.com/libp2p/go-libp2p/core/network"
 	"github.com/libp2p/go-libp2p/core/peer"
 
 	"github.com/metamesh/node/api"
@@ -197,17 +199,27 @@ func (n *Node) peerFile(ctx context.Context, c string, from api.Caller) (peerFet
 	fields := doc.Presented()
 	pf := peerFetch{root: root, canonical: doc.CanonicalCID(), mime: fields["mimeType"]}
 	pf.name = fileName(fields, pf.canonical)
-	known := n.hh.KnownProviders(ctx, c)
-	dctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-	dht, _ := n.hh.Providers(dctx, pf.canonical)
-	cancel()
 	self := n.p2p.Host().ID()
 	seen := map[peer.ID]bool{self: true}
-	for _, s := range append(known, dht...) {
-		if id, err := peer.Decode(s); err == nil && !seen[id] {
-			seen[id] = true
-			pf.providers = append(pf.providers, id)
+	add := func(ids []string) {
+		for _, s := range ids {
+			if id, err := peer.Decode(s); err == nil && !seen[id] {
+				seen[id] = true
+				pf.providers = append(pf.providers, id)
+			}
 		}
+	}
+	add(n.hh.KnownProviders(ctx, c))
+	// The DHT is asked only when no household known to have the file is
+	// connected: a player sends a request per seek, and each would
+	// otherwise wait on a DHT walk before its first byte.
+	if !slices.ContainsFunc(pf.providers, func(p peer.ID) bool {
+		return n.p2p.Host().Network().Connectedness(p) == network.Connected
+	}) {
+		dctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		dht, _ := n.hh.Providers(dctx, pf.canonical)
+		cancel()
+		add(dht)
 	}
 	if len(pf.providers) == 0 {
 		return peerFetch{}, &api.NotFoundError{CID: c, Providers: []string{}}
