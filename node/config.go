@@ -255,6 +255,9 @@ func (c *Config) validate() error {
 	if c.Workers < 0 {
 		return fmt.Errorf("config: --workers %d: may not be negative (0: one per CPU)", c.Workers)
 	}
+	if c.ShareRate < 0 {
+		return fmt.Errorf("config: --share-rate %d: may not be negative (bytes a second; 0 is unlimited)", c.ShareRate)
+	}
 	if c.Settle < 0 {
 		return fmt.Errorf("config: --settle %s: may not be negative", c.Settle)
 	}

@@ -306,6 +306,8 @@ func TestParseRate(t *testing.T) {
 		{"0", 0, true}, {"1000", 1000, true}, {"500k", 500_000, true}, {"2M", 2_000_000, true},
 		{"2MB/s", 2_000_000, true}, {"1.5MiB", 1 << 20 * 3 / 2, true}, {"1GiB", 1 << 30, true},
 		{"fast", 0, false}, {"-1", 0, false}, {"2X", 0, false}, {"", 0, false},
+		// Under 1 byte a second is refused, not rounded to 0 (unlimited).
+		{"0.5", 0, false}, {"0.001k", 1, true}, {"0.0001k", 0, false}, {"1.9", 1, true},
 	} {
 		got, err := parseRate(tc.in)
 		if (err == nil) != tc.ok || got != tc.want {

@@ -116,7 +116,9 @@ func nodeConfig(cmd *cobra.Command) (node.Config, error) {
 
 // parseRate reads a byte rate: a number with an optional unit, k/M/G
 // (powers of 1000, B optional) or KiB/MiB/GiB (powers of 1024), per
-// second; 0 is unlimited.
+// second; 0 is unlimited. A rate above 0 but under 1 byte a second is
+// refused, not rounded to 0: "0.5" meant as 0.5 MB/s would otherwise be
+// no limit at all.
 func parseRate(s string) (int64, error) {
 	t := strings.TrimSpace(s)
 	t = strings.TrimSuffix(strings.TrimSuffix(t, "/s"), "ps")
@@ -127,6 +129,9 @@ func parseRate(s string) (int64, error) {
 	v, err := strconv.ParseFloat(num, 64)
 	if err != nil || mult == 0 || v < 0 || v*mult > 1<<50 {
 		return 0, fmt.Errorf("%q is not a rate: want bytes a second, such as 0 (unlimited), 500k, 2M or 1.5MiB", s)
+	}
+	if r := v * mult; r > 0 && r < 1 {
+		return 0, fmt.Errorf("%q is %g bytes a second, under 1: the rate is in bytes a second, so for %s MB/s write %sM (0 is unlimited)", s, r, num, num)
 	}
 	return int64(v * mult), nil
 }
