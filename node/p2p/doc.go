@@ -8,7 +8,9 @@
 //
 //   - config.go: Config (the node's flags that concern the host and the
 //     DHT), DefaultListen, Validate.
-//   - p2p.go: identity (DATA/identity.key), the host (TCP and QUIC, Noise,
+//   - identity.go: the node's key (DATA/identity.key), made on first use;
+//     a damaged one refused with the way out (identity_test.go).
+//   - p2p.go: the host (TCP and QUIC, Noise,
 //     Yamux, connection and resource managers, private network, allow-list
 //     gater, AutoNAT v2, the relay transport, hole punching) and the DHT;
 //     the loop that keeps the --bootstrap and --relay peers connected.

@@ -3,13 +3,10 @@ package p2p
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -48,55 +45,6 @@ import (
 // DHTPrefix makes the node's DHT a MetaMesh network (/metamesh/kad/1.0.0),
 // never the public IPFS one.
 const DHTPrefix = "/metamesh"
-
-// IdentityFile holds the node's Ed25519 key in the data directory.
-const IdentityFile = "identity.key"
-
-// LoadIdentity reads the node's key from dir, creating it (mode 0600) on
-// first use. A key file others may read is refused.
-func LoadIdentity(dir string) (crypto.PrivKey, error) {
-	p := filepath.Join(dir, IdentityFile)
-	b, err := os.ReadFile(p)
-	if errors.Is(err, fs.ErrNotExist) {
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return nil, fmt.Errorf("identity: %w", err)
-		}
-		k, _, err := crypto.GenerateEd25519Key(rand.Reader)
-		if err != nil {
-			return nil, fmt.Errorf("identity: %w", err)
-		}
-		raw, err := crypto.MarshalPrivateKey(k)
-		if err != nil {
-			return nil, fmt.Errorf("identity: %w", err)
-		}
-		f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-		if errors.Is(err, fs.ErrExist) { // created meanwhile by another process
-			return LoadIdentity(dir)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("identity: %w", err)
-		}
-		if _, err := f.Write(raw); err != nil {
-			f.Close()
-			return nil, fmt.Errorf("identity: write %s: %w", p, err)
-		}
-		return k, f.Close()
-	}
-	if err != nil {
-		return nil, fmt.Errorf("identity: %w", err)
-	}
-	if fi, err := os.Stat(p); err == nil && fi.Mode().Perm()&0o077 != 0 {
-		return nil, fmt.Errorf("identity: %s is readable by others (mode %v): chmod 600 it", p, fi.Mode().Perm())
-	}
-	k, err := crypto.UnmarshalPrivateKey(b)
-	if err != nil {
-		return nil, fmt.Errorf("identity: %s: %w", p, err)
-	}
-	if k.Type() != crypto.Ed25519 {
-		return nil, fmt.Errorf("identity: %s holds a %v key, want Ed25519", p, k.Type())
-	}
-	return k, nil
-}
 
 // p2p is the node's libp2p side: the host, the DHT and the bootstrap
 // loop.
