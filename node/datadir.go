@@ -1,6 +1,7 @@
 package node
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -8,8 +9,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
+	"time"
 
 	"github.com/metamesh/node/node/p2p"
+	"github.com/metamesh/node/store"
 )
 
 // The data directory is how every command finds a node: `metamesh run`
@@ -70,6 +74,102 @@ func CheckDataDir(dir string) error {
 		}
 	}
 	return noDataf("the data directory %s holds no node (no %s, no redis/): metamesh run (make run) fills it, or give --data", dir, p2p.IdentityFile)
+}
+
+// claimDataDir makes dir ready for a start: it creates it when missing
+// and checks that the node can write there, so a read-only data
+// directory is said as such before the store or the identity meet it.
+// The undo it returns removes what the start made, for a start that
+// failed: the directory itself when this start created it (and the
+// parents it created with it), everything in it when it was empty; a
+// directory that held anything is never touched, nor one whose managed
+// redis-server answers (a node that started on it meanwhile).
+func claimDataDir(dir string) (undo func(), err error) {
+	nothing := func() {}
+	if dir == "" {
+		return nothing, nil
+	}
+	top := firstMissing(dir)
+	if top != "" {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			os.RemoveAll(top)
+			return nothing, notWritable(dir, "cannot be created", err)
+		}
+	}
+	if err := checkWritable(dir); err != nil {
+		if top != "" {
+			os.RemoveAll(top)
+		}
+		return nothing, err
+	}
+	if top != "" {
+		return func() { undoStart(dir, top) }, nil
+	}
+	if entries, err := os.ReadDir(dir); err != nil || len(entries) > 0 {
+		return nothing, nil
+	}
+	return func() { undoStart(dir, "") }, nil
+}
+
+// firstMissing is the outermost directory of dir's path that does not
+// exist (dir itself, or a parent), "" when dir exists.
+func firstMissing(dir string) string {
+	missing := ""
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(d); err == nil || !errors.Is(err, fs.ErrNotExist) {
+			return missing
+		}
+		missing = d
+		if filepath.Dir(d) == d {
+			return missing
+		}
+	}
+}
+
+// checkWritable creates and removes a file in dir.
+func checkWritable(dir string) error {
+	f, err := os.CreateTemp(dir, ".metamesh-write-check-*")
+	if err != nil {
+		return notWritable(dir, "is not writable", err)
+	}
+	f.Close()
+	os.Remove(f.Name())
+	return nil
+}
+
+// notWritable says that the data directory cannot be written (what, the
+// failure as the system gave it), read-only when it is on a read-only
+// file system.
+func notWritable(dir, what string, err error) error {
+	fix := "give --data a directory the node can write (env METAMESH_DATA)"
+	switch {
+	case errors.Is(err, syscall.EROFS) && what == "is not writable":
+		return fmt.Errorf("data directory %s is read-only (%w): the node keeps its store, identity and indexes there; %s", dir, err, fix)
+	case errors.Is(err, syscall.EROFS):
+		return fmt.Errorf("data directory %s %s: its file system is read-only (%w); %s", dir, what, err, fix)
+	case errors.Is(err, fs.ErrPermission):
+		return fmt.Errorf("data directory %s %s by user %d (%w): %s", dir, what, os.Getuid(), err, fix)
+	}
+	return fmt.Errorf("data directory %s %s (%w): %s", dir, what, err, fix)
+}
+
+// undoStart removes what a failed start made in dir: top (the outermost
+// directory it created), or else dir's entries (dir was empty), unless a
+// managed redis-server answers there now.
+func undoStart(dir, top string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if _, up := store.RunningServer(ctx, dir); up {
+		return
+	}
+	if top != "" {
+		os.RemoveAll(top)
+		return
+	}
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		os.RemoveAll(filepath.Join(dir, e.Name()))
+	}
 }
 
 // ClientURL is the URL a client on this machine reaches an API listening

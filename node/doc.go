@@ -10,7 +10,9 @@
 //   - config.go: Config, defaults, Validate.
 //   - datadir.go: the data directory every command shares
 //     (DefaultDataDir, CheckDataDir) and DATA/api.url, where a running
-//     node tells the client commands its API.
+//     node tells the client commands its API; claimDataDir, which Start
+//     calls before it opens a file there: a directory it cannot write
+//     said as such, and what a failed first start made removed.
 //   - node.go: New, Start, Close, Run: a Node is a Household plus
 //     ingest plus the HTTP API.
 //   - running.go: what Start says, before it binds anything, when a node

@@ -77,13 +77,24 @@ func New(cfg Config) (*Node, error) {
 // Start opens the store (starting the managed redis-server when no URL is
 // set), starts the libp2p host and the DHT, ingest (watch, then scan),
 // the announcer and the HTTP API.
-func (n *Node) Start(ctx context.Context) error {
+func (n *Node) Start(ctx context.Context) (err error) {
 	// A node already running on the data directory is said first, with
 	// how to reach it (running.go); then the API is bound: a busy port is
 	// the commonest start-up failure and costs nothing to find out.
 	if err := n.checkDataDirFree(ctx); err != nil {
 		return err
 	}
+	// A data directory the node cannot write is said as such; a first
+	// start that fails leaves none half made (datadir.go).
+	undo, err := claimDataDir(n.cfg.DataDir)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			undo()
+		}
+	}()
 	ln, err := net.Listen("tcp", n.cfg.APIAddr)
 	if err != nil {
 		return n.apiTaken(ctx, err)
