@@ -66,8 +66,24 @@ type Stats = api.ProvideStats
 // New announces on sw what st holds; index: the search token
 // keys too.
 func New(st *store.Store, sw *Sweeper, index bool, log *slog.Logger) *Announcer {
-	return &Announcer{st: st, sw: sw, index: index, log: log.With("component", "announce"),
+	a := &Announcer{st: st, sw: sw, index: index, log: log.With("component", "announce"),
 		announced: map[store.RootID]string{}, cidRefs: map[string]int{}, tokens: map[store.RootID][]string{}, refs: map[string]int{}}
+	sw.onRebuild(a.refill)
+	return a
+}
+
+// refill puts back every key the announcer knows of into a keystore made
+// anew while the node ran (its datastore was found damaged).
+func (a *Announcer) refill() {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	a.ks.Lock()
+	defer a.ks.Unlock()
+	if err := a.reconcile(ctx); err != nil {
+		a.log.Warn("provider store built anew: cannot put its keys back; they are at the next start", "err", err)
+		return
+	}
+	a.log.Info("provider store built anew: its keys are back")
 }
 
 // statsTTL is how long Stats reuses the provider's statistics: reading

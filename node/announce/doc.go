@@ -15,8 +15,10 @@
 //     them (SetTokens, SweptTokens). Stats are its and the provider's
 //     figures, as /api/status.provide gives them.
 //   - provide.go: the Sweeper: kad-dht's sweeping provider, its keystore
-//     and schedule persisted in a pebble datastore (DATA/provider), and
-//     the walk and message counters (CountingSender).
+//     and schedule persisted in a pebble datastore (DATA/provider; a
+//     derived.Pebble: moved aside and made anew when damaged, then
+//     filled by the announcer), and the walk and message counters
+//     (CountingSender).
 //   - feed_test.go: the follower against a real redis-server.
 //
 // # Goroutines and concurrency

@@ -4,20 +4,20 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"os"
 	"sync/atomic"
 	"time"
 
 	"github.com/ipfs/go-cid"
 	"github.com/ipfs/go-datastore"
 	"github.com/ipfs/go-datastore/namespace"
-	pebbleds "github.com/ipfs/go-ds-pebble"
 	dht "github.com/libp2p/go-libp2p-kad-dht"
 	pb "github.com/libp2p/go-libp2p-kad-dht/pb"
 	"github.com/libp2p/go-libp2p-kad-dht/provider"
 	"github.com/libp2p/go-libp2p-kad-dht/provider/keystore"
 	"github.com/libp2p/go-libp2p/core/peer"
 	mh "github.com/multiformats/go-multihash"
+
+	"github.com/metamesh/node/node/derived"
 )
 
 // Sweeper provides the node's announced CIDs through kad-dht's sweeping
@@ -26,12 +26,15 @@ import (
 // walks as there are regions (a few per DHT server), not one per file.
 // Its keystore and its schedule persist in a pebble datastore under the
 // data directory (DataDir/provider), so a restart resumes the cycle
-// instead of providing everything again.
+// instead of providing everything again. That datastore is a cache of
+// the store (derived.Pebble): damaged, it is moved aside and the
+// announcer fills the new one (at its start-up sweep, or at once when
+// the damage is found while the node runs).
 type Sweeper struct {
 	sp      *provider.SweepingProvider
 	ks      *keystore.ResettableKeystore
 	ds      datastore.Batching
-	owned   bool // ds is the sweeper's to close
+	pebble  *derived.Pebble // ds, when the sweeper opened it (nil: not its to close)
 	resumed bool
 
 	walks    atomic.Int64 // GetClosestPeers walks the provider ran
@@ -45,20 +48,18 @@ func MaxReprovideDelay(interval time.Duration) time.Duration {
 	return max(min(time.Hour, interval/10), time.Millisecond)
 }
 
-// NewSweeper opens the provider's datastore in dir (a pebble database), or
-// uses ds when it is not nil, and starts the sweeping provider on d. It
-// provides nothing until the announcer gives it keys.
+// NewSweeper opens the provider's datastore in dir (a pebble database,
+// moved aside and made anew when it does not open), or uses ds when it
+// is not nil, and starts the sweeping provider on d. It provides nothing
+// until the announcer gives it keys.
 func NewSweeper(d *dht.IpfsDHT, dir string, ds datastore.Batching, interval time.Duration, log *slog.Logger) (*Sweeper, error) {
 	s := &Sweeper{ds: ds}
 	if ds == nil {
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return nil, fmt.Errorf("provider: %w", err)
-		}
-		pds, err := pebbleds.NewDatastore(dir)
+		pds, err := derived.OpenPebble(dir, "provider store", log.With("component", "announce"))
 		if err != nil {
-			return nil, fmt.Errorf("provider: open %s: %w", dir, err)
+			return nil, err
 		}
-		ds, s.ds, s.owned = pds, pds, true
+		ds, s.ds, s.pebble = pds, pds, pds
 	}
 	var err error
 	s.ks, err = keystore.NewResettableKeystore(namespace.Wrap(ds, datastore.NewKey("/keystore")),
@@ -199,10 +200,18 @@ func (s *Sweeper) close() error {
 
 // closeDS closes the datastore when the sweeper opened it.
 func (s *Sweeper) closeDS() error {
-	if !s.owned {
+	if s.pebble == nil {
 		return nil
 	}
-	return s.ds.Close()
+	return s.pebble.Close()
+}
+
+// onRebuild sets f to be told when the datastore the sweeper opened was
+// found damaged while the node ran and was made anew, empty.
+func (s *Sweeper) onRebuild(f func()) {
+	if s.pebble != nil {
+		s.pebble.OnRebuild(f)
+	}
 }
 
 // walkCounter counts the DHT walks the provider runs.

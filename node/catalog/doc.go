@@ -13,16 +13,19 @@
 //     start, after the feed was trimmed past it and after the field
 //     subscription was lost, and the search index is compacted after it.
 //   - textindex.go: the TextIndex: every root's search text in bleve, kept
-//     on disk (built anew when missing or of another version) or in
-//     memory; Search ranks what bleve finds by the rules of match.go;
-//     Compact merges its segments into one (a query's cost grows with
-//     them).
+//     on disk (built anew when missing or of another version; moved
+//     aside to DATA/search.corrupt-<time> and built anew when damaged:
+//     it does not open, a segment fails its CRC-32, bleve panics opening
+//     it or while it runs) or in memory; Search ranks what bleve finds by
+//     the rules of match.go; Compact merges its segments into one (a
+//     query's cost grows with them).
 //   - match.go: how a query's words match (exact, prefix, one edit away,
 //     NxMM, leading articles), the sort key that orders equal hits, and
 //     the search cursor.
 //   - catalog.go: the Catalog: entries by root, and the sorted lists kept
 //     sorted change by change (recent, movies, shows → seasons →
 //     episodes), paged by Page; Counts are its local and peers' files.
+//   - damage_test.go: damaged indexes on disk, at open and while open.
 //   - bench_catalog_test.go: BenchmarkCatalog (make bench): heap per
 //     entry, a sweep's build of the lists, one change, one page.
 //
@@ -34,5 +37,7 @@
 // twice at once. The TextIndex is safe for concurrent use: searches run
 // on API handlers' and peers' goroutines while the worker writes. The
 // Catalog's lock guards its entries and lists: API handlers read (Page,
-// Counts) while the worker writes.
+// Counts) while the worker writes. Every bleve call holds the
+// TextIndex's ixMu to read and runs with its panics recovered; a rebuild
+// (on the goroutine whose call found the damage) holds it to write.
 package catalog

@@ -48,8 +48,11 @@ func NewIndexer(st *store.Store, text *TextIndex, cat *Catalog, keys TokenKeys, 
 	return &Indexer{st: st, text: text, cat: cat, keys: keys, log: log.With("component", "search"), pending: map[store.RootID]bool{}, wake: make(chan struct{}, 1)}
 }
 
-// Run indexes until ctx ends.
+// Run indexes until ctx ends. It logs what the search index found
+// damaged when it opened, and sweeps into an index made anew because it
+// was found damaged while the node ran.
 func (x *Indexer) Run(ctx context.Context) {
+	x.text.setIndexer(x.log, x.requestSweep)
 	var wg sync.WaitGroup
 	wg.Add(2)
 	go func() { defer wg.Done(); x.follow(ctx) }()

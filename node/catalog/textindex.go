@@ -3,13 +3,17 @@ package catalog
 import (
 	"cmp"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/analysis/analyzer/custom"
@@ -19,6 +23,7 @@ import (
 	"github.com/blevesearch/bleve/v2/search"
 	"github.com/blevesearch/bleve/v2/search/query"
 
+	"github.com/metamesh/node/node/derived"
 	"github.com/metamesh/node/store"
 )
 
@@ -28,10 +33,26 @@ import (
 // in a bleve index under the data directory, or in memory. Redis stays
 // the one source of truth: the indexer puts every root it reads here,
 // its start-up sweep puts them all and drops what no root holds any
-// more, so an index that is missing, unreadable or of another version
-// is simply built anew. Safe for concurrent use (bleve's own locking).
+// more, so an index that is missing or of another version is simply
+// built anew, and one that is damaged (it does not open, a segment fails
+// its checksum, bleve panics while opening it or while it runs) is moved
+// aside (derived.MoveAside), logged at WARN, and built anew the same
+// way. Safe for concurrent use (bleve's own locking).
 type TextIndex struct {
-	idx bleve.Index
+	dir string // "": in memory
+	// ixMu guards idx: every bleve call holds it to read, a rebuild to
+	// write. idx is nil while a damaged index could not be made anew.
+	ixMu sync.RWMutex
+	idx  bleve.Index
+	// opened is what OpenTextIndex found damaged (nil: nothing), for the
+	// indexer to log; failedAt, when a rebuild last failed.
+	opened   *damage
+	failedAt time.Time
+	closed   bool
+	// log and rebuilt are the indexer's (setIndexer): the log of a
+	// rebuild while the node runs, and the sweep that fills it.
+	log     *slog.Logger
+	rebuilt func()
 	// mu guards batch, the puts not yet written (Flush), and orders Keep
 	// with them.
 	mu    sync.Mutex
@@ -41,6 +62,21 @@ type TextIndex struct {
 	// the index for every candidate of a search.
 	keys sync.Map // store.RootID → string
 }
+
+// damage is an index found damaged, and where it was moved.
+type damage struct {
+	err     error
+	movedTo string
+}
+
+// ErrUnavailable: the search index was found damaged and could not be
+// made anew yet (a full disk); it is tried again at most every
+// retryRebuild.
+var ErrUnavailable = errors.New("search index unavailable")
+
+// retryRebuild is how often a search index that could not be made anew
+// is tried again.
+const retryRebuild = 30 * time.Second
 
 // maxBatch is how many puts a batch gathers before it is written: bleve
 // writes a segment per batch, and one per root would make a sweep of a
@@ -57,38 +93,169 @@ const textIndexVersion = "1"
 const maxCandidates = 1000
 
 // OpenTextIndex opens the index under dir, or makes it anew when it is
-// missing, of another version or does not open; dir "" keeps it in
-// memory.
+// missing or of another version, or (moved aside first) when it does
+// not open, a segment fails its checksum or bleve panics opening it;
+// dir "" keeps it in memory.
 func OpenTextIndex(dir string) (*TextIndex, error) {
+	t := &TextIndex{dir: dir, log: slog.New(slog.DiscardHandler)}
 	if dir == "" {
 		idx, err := bleve.NewMemOnly(textMapping())
 		if err != nil {
 			return nil, fmt.Errorf("search index: %w", err)
 		}
-		return &TextIndex{idx: idx}, nil
+		t.idx = idx
+		return t, nil
 	}
-	version := filepath.Join(dir, "VERSION")
 	path := filepath.Join(dir, "index")
-	if v, err := os.ReadFile(version); err == nil && strings.TrimSpace(string(v)) == textIndexVersion {
-		if idx, err := bleve.Open(path); err == nil {
-			return &TextIndex{idx: idx}, nil
+	if v, err := os.ReadFile(filepath.Join(dir, "VERSION")); err == nil && strings.TrimSpace(string(v)) == textIndexVersion {
+		idx, err := openChecked(path)
+		if err == nil {
+			t.idx = idx
+			return t, nil
 		}
+		moved, merr := derived.MoveAside(dir)
+		if merr != nil {
+			return nil, fmt.Errorf("search index: %w (and %w)", err, merr)
+		}
+		t.opened = &damage{err: err, movedTo: moved}
 	}
+	idx, err := createIndex(dir)
+	if err != nil {
+		return nil, err
+	}
+	t.idx = idx
+	return t, nil
+}
+
+// createIndex makes an empty index in dir, whatever was there removed.
+func createIndex(dir string) (idx bleve.Index, err error) {
+	defer derived.Recover(&err)
 	if err := os.RemoveAll(dir); err != nil {
 		return nil, fmt.Errorf("search index: %w", err)
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("search index: %w", err)
 	}
-	idx, err := bleve.New(path, textMapping())
+	idx, err = bleve.New(filepath.Join(dir, "index"), textMapping())
 	if err != nil {
 		return nil, fmt.Errorf("search index: %w", err)
 	}
-	if err := os.WriteFile(version, []byte(textIndexVersion+"\n"), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "VERSION"), []byte(textIndexVersion+"\n"), 0o600); err != nil {
 		idx.Close()
 		return nil, fmt.Errorf("search index: %w", err)
 	}
-	return &TextIndex{idx: idx}, nil
+	return idx, nil
+}
+
+// openChecked opens the index at path once every segment passed its
+// checksum, bleve's panics recovered.
+func openChecked(path string) (idx bleve.Index, err error) {
+	if err := checkSegments(filepath.Join(path, "store")); err != nil {
+		return nil, err
+	}
+	defer derived.Recover(&err)
+	return bleve.Open(path)
+}
+
+// checkSegments checks each segment's CRC-32 (zap's last 4 bytes, of
+// every byte before them): bleve does not, and reads a damaged segment
+// until it panics.
+func checkSegments(dir string) error {
+	zaps, err := filepath.Glob(filepath.Join(dir, "*.zap"))
+	if err != nil {
+		return err
+	}
+	for _, z := range zaps {
+		b, err := os.ReadFile(z)
+		if err != nil {
+			return err
+		}
+		if len(b) < 4 || crc32.ChecksumIEEE(b[:len(b)-4]) != binary.BigEndian.Uint32(b[len(b)-4:]) {
+			return fmt.Errorf("segment %s: checksum mismatch", z)
+		}
+	}
+	return nil
+}
+
+// setIndexer gives the index the indexer's log, and the sweep that fills
+// it after a rebuild, and logs what OpenTextIndex found damaged.
+func (t *TextIndex) setIndexer(log *slog.Logger, rebuilt func()) {
+	t.ixMu.Lock()
+	t.log, t.rebuilt = log, rebuilt
+	d := t.opened
+	t.opened = nil
+	t.ixMu.Unlock()
+	if d != nil {
+		log.Warn("search index: does not open; moved aside, built anew from the store", "err", d.err, "dir", t.dir, "movedTo", d.movedTo)
+	}
+}
+
+// use runs f on the index, read-locked, a panic recovered: a panic says
+// the index is damaged, and it is made anew (rebuild).
+func (t *TextIndex) use(f func(idx bleve.Index) error) (err error) {
+	t.ixMu.RLock()
+	idx, failedAt := t.idx, t.failedAt
+	if idx != nil {
+		func() {
+			defer derived.Recover(&err)
+			err = f(idx)
+		}()
+	}
+	t.ixMu.RUnlock()
+	var pe *derived.PanicError
+	switch {
+	case idx == nil:
+		if time.Since(failedAt) >= retryRebuild {
+			t.rebuild(ErrUnavailable)
+		}
+		return ErrUnavailable
+	case errors.As(err, &pe):
+		t.rebuild(err)
+		return fmt.Errorf("search index: %w", err)
+	}
+	return err
+}
+
+// rebuild replaces a damaged index with an empty one, the old one moved
+// aside, and has the indexer sweep into it.
+func (t *TextIndex) rebuild(cause error) {
+	t.ixMu.Lock()
+	if t.closed {
+		t.ixMu.Unlock()
+		return
+	}
+	old := t.idx
+	t.idx = nil
+	if old != nil {
+		func() {
+			var err error
+			defer derived.Recover(&err)
+			old.Close()
+		}()
+	}
+	var moved string
+	var err error
+	if t.dir == "" {
+		t.idx, err = bleve.NewMemOnly(textMapping())
+	} else if old != nil {
+		moved, err = derived.MoveAside(t.dir)
+	}
+	if err == nil && t.dir != "" {
+		t.idx, err = createIndex(t.dir)
+	}
+	if err != nil {
+		t.failedAt = time.Now()
+	}
+	log, rebuilt := t.log, t.rebuilt
+	t.ixMu.Unlock()
+	if err != nil {
+		log.Warn("search index: damaged; searches fail until it can be made anew", "err", cause, "dir", t.dir, "movedTo", moved, "createErr", err)
+		return
+	}
+	log.Warn("search index: damaged while running; moved aside, built anew from the store", "err", cause, "dir", t.dir, "movedTo", moved)
+	if rebuilt != nil {
+		rebuilt()
+	}
 }
 
 // textMapping indexes the node's own tokens as they are (split at
@@ -112,7 +279,20 @@ func textMapping() mapping.IndexMapping {
 }
 
 // Close writes what is gathered and closes the index.
-func (t *TextIndex) Close() error { return errors.Join(t.Flush(), t.idx.Close()) }
+func (t *TextIndex) Close() (err error) {
+	ferr := t.Flush()
+	if errors.Is(ferr, ErrUnavailable) {
+		ferr = nil
+	}
+	t.ixMu.Lock()
+	defer t.ixMu.Unlock()
+	t.closed = true
+	if t.idx == nil {
+		return ferr
+	}
+	defer derived.Recover(&err)
+	return errors.Join(ferr, t.idx.Close())
+}
 
 // Put indexes what the indexer read of root: its search text, its sort
 // key made of its summary; a root gone, or without text (a sidecar),
@@ -122,7 +302,9 @@ func (t *TextIndex) Put(root store.RootID, in store.Indexed) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.batch == nil {
-		t.batch = t.idx.NewBatch()
+		if err := t.use(func(idx bleve.Index) error { t.batch = idx.NewBatch(); return nil }); err != nil {
+			return err
+		}
 	}
 	if !in.Exists || (len(in.Text.Title) == 0 && len(in.Text.Other) == 0) {
 		t.batch.Delete(string(root))
@@ -148,13 +330,15 @@ func (t *TextIndex) Flush() error {
 	return t.flushLocked()
 }
 
+// flushLocked writes the batch; a batch bleve fails to write is dropped
+// (a rebuild's sweep, or the next put of its roots, writes them again).
 func (t *TextIndex) flushLocked() error {
 	if t.batch == nil || t.batch.Size() == 0 {
 		return nil
 	}
 	b := t.batch
 	t.batch = nil
-	return t.idx.Batch(b)
+	return t.use(func(idx bleve.Index) error { return idx.Batch(b) })
 }
 
 // Compact merges the index's segments into one: bleve writes a segment
@@ -162,39 +346,48 @@ func (t *TextIndex) flushLocked() error {
 // library a query still reads several, and its cost grows with them.
 // It returns once the merge is done.
 func (t *TextIndex) Compact(ctx context.Context) error {
-	adv, err := t.idx.Advanced()
-	if err != nil {
-		return err
-	}
-	sc, ok := adv.(*scorch.Scorch)
-	if !ok {
-		return nil
-	}
-	// A merge takes at most ten segments at a time: again while that
-	// leaves more than one, and it helps.
-	for n := t.Segments(); n > 1; {
-		if err := sc.ForceMerge(ctx, nil); err != nil {
+	return t.use(func(idx bleve.Index) error {
+		adv, err := idx.Advanced()
+		if err != nil {
 			return err
 		}
-		m := t.Segments()
-		if m >= n {
-			break
+		sc, ok := adv.(*scorch.Scorch)
+		if !ok {
+			return nil
 		}
-		n = m
-	}
-	return nil
+		// A merge takes at most ten segments at a time: again while
+		// that leaves more than one, and it helps.
+		for n := segments(sc); n > 1; {
+			if err := sc.ForceMerge(ctx, nil); err != nil {
+				return err
+			}
+			m := segments(sc)
+			if m >= n {
+				break
+			}
+			n = m
+		}
+		return nil
+	})
 }
 
 // Segments is how many segments a query reads now.
 func (t *TextIndex) Segments() int {
-	adv, err := t.idx.Advanced()
-	if err != nil {
-		return 0
-	}
-	sc, ok := adv.(*scorch.Scorch)
-	if !ok {
-		return 0
-	}
+	n := 0
+	_ = t.use(func(idx bleve.Index) error {
+		adv, err := idx.Advanced()
+		if err != nil {
+			return err
+		}
+		if sc, ok := adv.(*scorch.Scorch); ok {
+			n = segments(sc)
+		}
+		return nil
+	})
+	return n
+}
+
+func segments(sc *scorch.Scorch) int {
 	m := sc.StatsMap()
 	n, _ := m["TotFileSegmentsAtRoot"].(uint64)
 	k, _ := m["TotMemorySegmentsAtRoot"].(uint64)
@@ -209,31 +402,33 @@ func (t *TextIndex) Keep(roots map[store.RootID]bool) error {
 	if err := t.flushLocked(); err != nil {
 		return err
 	}
-	n, err := t.idx.DocCount()
-	if err != nil {
-		return err
-	}
-	var gone []string
-	for from := 0; from < int(n); from += 10_000 {
-		res, err := t.idx.Search(bleve.NewSearchRequestOptions(bleve.NewMatchAllQuery(), 10_000, from, false))
+	return t.use(func(idx bleve.Index) error {
+		n, err := idx.DocCount()
 		if err != nil {
 			return err
 		}
-		for _, h := range res.Hits {
-			if !roots[store.RootID(h.ID)] {
-				gone = append(gone, h.ID)
+		var gone []string
+		for from := 0; from < int(n); from += 10_000 {
+			res, err := idx.Search(bleve.NewSearchRequestOptions(bleve.NewMatchAllQuery(), 10_000, from, false))
+			if err != nil {
+				return err
+			}
+			for _, h := range res.Hits {
+				if !roots[store.RootID(h.ID)] {
+					gone = append(gone, h.ID)
+				}
 			}
 		}
-	}
-	if len(gone) == 0 {
-		return nil
-	}
-	b := t.idx.NewBatch()
-	for _, id := range gone {
-		b.Delete(id)
-		t.keys.Delete(store.RootID(id))
-	}
-	return t.idx.Batch(b)
+		if len(gone) == 0 {
+			return nil
+		}
+		b := idx.NewBatch()
+		for _, id := range gone {
+			b.Delete(id)
+			t.keys.Delete(store.RootID(id))
+		}
+		return idx.Batch(b)
+	})
 }
 
 // Match is one root a search found: how many of the query's words it
@@ -304,7 +499,8 @@ func (t *TextIndex) Search(q string, limit int, cursor string) (Result, error) {
 	}
 	req := bleve.NewSearchRequestOptions(bleve.NewDisjunctionQuery(any...), maxCandidates, 0, false)
 	req.IncludeLocations = true
-	res, err := t.idx.Search(req)
+	var res *bleve.SearchResult
+	err := t.use(func(idx bleve.Index) (err error) { res, err = idx.Search(req); return err })
 	if err != nil {
 		return Result{}, fmt.Errorf("search: %w", err)
 	}

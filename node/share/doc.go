@@ -12,7 +12,9 @@
 // in again). The internal nodes and the leaves' ranges are kept in the
 // block index, a go-datastore (pebble) under the data directory: filled
 // by the node from the hasher's recording at ingest (Exchange.Add), or
-// on a peer's first want of a file's root.
+// on a peer's first want of a file's root. It is a cache
+// (derived.Pebble): damaged, it is moved aside and made anew, empty, and
+// files are indexed again on a peer's first want.
 //
 // # Files
 //

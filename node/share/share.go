@@ -3,7 +3,6 @@ package share
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -16,13 +15,13 @@ import (
 	"github.com/ipfs/boxo/ipld/merkledag"
 	"github.com/ipfs/go-cid"
 	"github.com/ipfs/go-datastore"
-	pebbleds "github.com/ipfs/go-ds-pebble"
 	ipld "github.com/ipfs/go-ipld-format"
 	"github.com/libp2p/go-libp2p/core/host"
 	"github.com/libp2p/go-libp2p/core/peer"
 	"golang.org/x/time/rate"
 
 	"github.com/metamesh/node/dag"
+	"github.com/metamesh/node/node/derived"
 )
 
 // ErrNotLocal: the CID names no file of this household's libraries (Open).
@@ -38,7 +37,8 @@ type Local struct {
 // Config configures an Exchange.
 type Config struct {
 	Host host.Host
-	// Dir holds the block index (a pebble database), created if missing.
+	// Dir holds the block index (a pebble database), created if missing,
+	// moved aside and made anew when damaged (derived.Pebble).
 	Dir string
 	// Serve answers peers' wants for the local files' blocks
 	// (--share-files); without it every want is answered DONT_HAVE.
@@ -111,15 +111,16 @@ func Start(ctx context.Context, cfg Config) (*Exchange, error) {
 	if cfg.CacheBytes <= 0 {
 		cfg.CacheBytes = 32 << 20
 	}
-	if err := os.MkdirAll(cfg.Dir, 0o700); err != nil {
-		return nil, fmt.Errorf("block index: %w", err)
-	}
-	ds, err := pebbleds.NewDatastore(cfg.Dir)
+	log := cfg.Logger.With("component", "share")
+	// The block index is a cache of what the hasher recorded: damaged,
+	// it is made anew and files are indexed again on a peer's first
+	// want.
+	ds, err := derived.OpenPebble(cfg.Dir, "block index", log)
 	if err != nil {
-		return nil, fmt.Errorf("block index: open %s: %w", cfg.Dir, err)
+		return nil, err
 	}
 	bg, cancel := context.WithCancel(context.Background())
-	x := &Exchange{cfg: cfg, log: cfg.Logger.With("component", "share"), ds: ds, ix: index{ds: ds},
+	x := &Exchange{cfg: cfg, log: log, ds: ds, ix: index{ds: ds},
 		files: newOpenFiles(), misses: map[string]time.Time{}, cancel: cancel}
 	x.track = newTracker(x.log)
 	if cfg.Rate > 0 {
