@@ -113,6 +113,12 @@ type Status struct {
 	// Sharing says whether peers may fetch the household's files
 	// (--share-files), and at what rate.
 	Sharing Sharing `json:"sharing"`
+	// DataDir is the data directory and its free space.
+	DataDir DataDir `json:"dataDir"`
+	// Problems are what keeps the node from serving fully, in words,
+	// each one a reason GET /ready gives ("data directory full: 0 bytes
+	// free on /srv/metamesh"); empty when there is none.
+	Problems []string `json:"problems"`
 }
 
 // Sharing is the "sharing" part of Status.

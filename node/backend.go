@@ -139,6 +139,8 @@ func (b *backend) Status(ctx context.Context) (api.Status, error) {
 	if srv := n.st.Server(); srv != nil {
 		st.Redis.Addr = srv.Addr()
 	}
+	st.DataDir = n.space.state()
+	st.Problems = n.problems()
 	roots, err := n.st.Roots(ctx)
 	if err == nil {
 		st.LibraryFiles, err = n.st.LocalPaths(ctx)
@@ -153,9 +155,14 @@ func (b *backend) Status(ctx context.Context) (api.Status, error) {
 	return st, nil
 }
 
+// Ready says first what keeps the node from serving fully (problems),
+// then whether Redis answers, ingest is stuck or the first scan runs.
 func (b *backend) Ready(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, federation.RequestTimeout)
 	defer cancel()
+	if ps := b.n.problems(); len(ps) > 0 {
+		return errors.New(strings.Join(ps, "; "))
+	}
 	if err := b.n.st.Ping(ctx); err != nil {
 		return federation.RedisDown(err)
 	}
@@ -168,6 +175,17 @@ func (b *backend) Ready(ctx context.Context) error {
 	default:
 		return fmt.Errorf("initial scan not finished (%s)", s)
 	}
+}
+
+// problems are what keeps the node from serving fully, each in words a
+// household can act on (Status.Problems, and GET /ready's reason): a
+// full data directory (space.go). Never nil.
+func (n *Node) problems() []string {
+	out := []string{}
+	if p := n.space.problem(); p != "" {
+		out = append(out, p)
+	}
+	return out
 }
 
 // Thumbnail finds made, or makes, the thumbnail of the image c names,

@@ -41,6 +41,10 @@
 //     files opened through os.Root, thumbnails of them, the event stream with root IDs mapped
 //     to canonical CIDs).
 //   - auth.go: the API's access rules and bearer token file.
+//   - space.go: the data directory's free space: a start refused under
+//     MinFree (ErrDataDirFull), the watch that says when it fills and,
+//     once it has space again and Redis takes writes, has the libraries
+//     rescanned; the problem /ready and /api/status give meanwhile.
 //   - metrics.go: the Prometheus registry (metamesh_ series read at scrape
 //     time from ingest, the announcer and the host; lookup counters).
 //   - scan.go: one-shot scan
@@ -49,6 +53,7 @@
 // # Goroutines
 //
 // Start runs: the HTTP server; store.Follow (outside writers' fields);
+// the data directory's space watch (space.go: a statfs every 2 s);
 // and, in the packages it starts, the host's and the Household's (their
 // doc.go say which). An HTTP request runs on net/http's goroutine.
 //

@@ -136,6 +136,15 @@ func newMetrics(n *Node) *nodeMetrics {
 			func() float64 { return n.hh.ProvideStats().LastCycle.Seconds() }),
 		gauge("metamesh_peers", "Connected peers.",
 			func() float64 { return float64(len(n.p2p.Host().Network().Peers())) }),
+		gauge("metamesh_data_free_bytes", "Bytes still available on the data directory's file system.",
+			func() float64 { return float64(n.space.state().FreeBytes) }),
+		gauge("metamesh_data_full", "1 while the data directory has less than 64 MiB free (the node serves what it has, takes in no new file and is not ready), else 0.",
+			func() float64 {
+				if n.space.state().Full {
+					return 1
+				}
+				return 0
+			}),
 	)
 	n.p2p.RegisterMetrics(m.reg)
 	m.p2p = n.p2p.Registry()

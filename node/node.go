@@ -48,6 +48,7 @@ type Node struct {
 	cat          *catalog.Catalog   // the library's lists (GET /api/library)
 	thumbs       *thumbs.Cache      // posters' thumbnails (GET /api/thumb), under DATA/thumbs
 	shr          *share.Exchange    // files' bytes over bitswap, served and fetched; its index under DATA/blocks
+	space        *spaceWatch        // the data directory's free space (space.go)
 	stop         context.CancelFunc // ends Follow
 	// closing is closed when the API starts shutting down: event streams,
 	// which never go idle, end on it.
@@ -84,6 +85,11 @@ func (n *Node) Start(ctx context.Context) (err error) {
 	if err := n.checkDataDirFree(ctx); err != nil {
 		return err
 	}
+	// A full data directory is said before anything opens a file there.
+	if err := checkSpace(n.cfg.DataDir); err != nil {
+		return err
+	}
+	n.space = &spaceWatch{dir: n.cfg.DataDir, log: n.log}
 	// A data directory the node cannot write is said as such; a first
 	// start that fails leaves none half made (datadir.go).
 	undo, err := claimDataDir(n.cfg.DataDir)
@@ -171,6 +177,13 @@ func (n *Node) Start(ctx context.Context) (err error) {
 	if err := ing.Start(ctx); err != nil {
 		return errors.Join(err, n.Close())
 	}
+	// Files skipped while the data directory was full are taken in once
+	// it has space again and Redis takes writes (space.go).
+	n.wg.Add(1)
+	go func() {
+		defer n.wg.Done()
+		n.space.run(bg, st.Ping, ing.Rescan)
+	}()
 	acc, err := n.access()
 	if err != nil {
 		return errors.Join(err, n.Close())

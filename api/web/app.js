@@ -1007,10 +1007,29 @@ function renderStatus(st) {
     (sc.errors ? ", " + plural(sc.errors, "error") : "") +
     (sc.hashed && !scanning ? " · " + plural(sc.hashed, "file") + " hashed since the scan began" : "");
   $("summary").textContent = "Version " + (st.version || "?") + " · " + filesText(st) + " · " +
-    plural(st.peers ?? 0, "peer") + (st.redis && !st.redis.ok ? " · Redis is down" : "");
+    plural(st.peers ?? 0, "peer") + (st.redis && !st.redis.ok ? " · Redis is down" : "") +
+    (st.dataDir && st.dataDir.full ? " · data directory full" : "");
+  renderProblems(st);
   renderReachability(st);
   renderEmptyHint(st);
   if (wasEmpty && !libraryEmpty() && lastPage && lastPage.total === 0) renderList(state, lastPage);
+}
+
+// renderProblems shows, above every view, what keeps the node from being
+// ready (a full data directory, …), as /ready says it; and, in the Node
+// view, the data directory and the space left there.
+function renderProblems(st) {
+  const problems = st.problems || [];
+  const ul = $("problems");
+  ul.replaceChildren(...problems.map((p) => el("li", {}, p)));
+  ul.hidden = problems.length === 0;
+  const d = st.dataDir || {};
+  const dd = $("data-dir");
+  dd.dataset.full = d.full ? "true" : "false";
+  dd.replaceChildren(el("code", {}, d.path || ""),
+    el("span", { class: d.full ? "error" : "muted" }, d.error ? " · free space unknown: " + d.error
+      : d.full ? " · full: " + fmtBytes(d.freeBytes) + " free, under the " + fmtBytes(d.minFreeBytes) + " the node needs; new files wait until space is freed"
+      : " · " + fmtBytes(d.freeBytes) + " free"));
 }
 
 // reloadList loads the list on screen again (files came or went).

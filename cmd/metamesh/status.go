@@ -23,7 +23,9 @@ its reservation (until when, the node's /p2p-circuit addresses through it)
 or the last error; whether the node runs the relay service for others;
 whether peers may fetch the household's files (--share-files);
 then the libraries, files, peers, scan (after it, the library's files as
-they are), what the node announces to the network and Redis. --json prints
+they are), what the node announces to the network, Redis, the data
+directory with its free space, and each problem that keeps the node from
+being ready ("data directory full: …"). --json prints
 the node's JSON as it is, the provider's figures (keys, regions, DHT walks)
 included.`,
 		Args: cobra.NoArgs,
@@ -87,7 +89,26 @@ func printStatus(out io.Writer, st api.Status, now time.Time) error {
 	fmt.Fprintf(w, "scan\t%s\n", scanLine(st))
 	fmt.Fprintf(w, "network\t%s\n", announceLine(st, now))
 	fmt.Fprintf(w, "redis\tok=%t %s\n", st.Redis.OK, orDash(st.Redis.Addr))
+	if d := st.DataDir; d.Path != "" {
+		fmt.Fprintf(w, "data\t%s\n", dataDirLine(d))
+	}
+	for _, p := range st.Problems {
+		fmt.Fprintf(w, "problem\t%s\n", oneLine(p))
+	}
 	return w.Flush()
+}
+
+// dataDirLine says where the data directory is and how much space is
+// left there: "/srv/metamesh, 11.5 GiB free", or that it is full.
+func dataDirLine(d api.DataDir) string {
+	switch {
+	case d.Error != "":
+		return fmt.Sprintf("%s (free space unknown: %s)", d.Path, oneLine(d.Error))
+	case d.Full:
+		return fmt.Sprintf("%s, FULL: %s free, under the %s the node needs; new files wait until space is freed",
+			d.Path, bytesText(int64(d.FreeBytes)), bytesText(int64(d.MinFreeBytes)))
+	}
+	return fmt.Sprintf("%s, %s free", d.Path, bytesText(int64(d.FreeBytes)))
 }
 
 // scanLine says where the scan stands: while a full scan runs, how far
