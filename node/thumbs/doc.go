@@ -7,5 +7,21 @@
 //
 // # Files
 //
-//   - thumbs.go: Cache (Open, Get), Make, Width, the limits.
+//   - thumbs.go: Cache (Open, Get), Width: at most Decoders decodes at once, one
+//     per thumbnail asked for together, and the CIDs of images that make
+//     none remembered (MaxFailed).
+//   - make.go: Make, the limits (MaxSource, MaxPixels, MaxDecoded,
+//     each checked from the header), a PNG or JPEG cut short refused
+//     before it is decoded, and a large image averaged down before it is
+//     filtered.
+//   - thumbs_test.go, limits_test.go: what is made and what is refused;
+//     flood_test.go: BenchmarkCache_Flood, peak heap and RSS of 36
+//     requests at once against one.
+//
+// # Concurrency
+//
+// Get is safe for concurrent use: a Cache's mutex guards the thumbnails
+// being made and the failures remembered, held only to look them up;
+// decodes wait on a semaphore of Decoders, released after the garbage of
+// a large one is collected.
 package thumbs

@@ -1,15 +1,13 @@
 package thumbs
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"image"
-	"image/jpeg"
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 
 	// The formats posters come in: JPEG and PNG (the standard library),
@@ -17,7 +15,6 @@ import (
 	_ "image/gif"
 	_ "image/png"
 
-	"golang.org/x/image/draw"
 	_ "golang.org/x/image/webp"
 )
 
@@ -26,18 +23,6 @@ import (
 // asks for more), so a library's posters take a few files each, whatever
 // sizes pages ask for.
 var Widths = []int{160, 320, 640}
-
-// Limits on what is decoded: an image file larger than MaxSource bytes,
-// or of more than MaxPixels pixels, is refused before its pixels are
-// read (a poster is a few megabytes; a decompression bomb is not).
-const (
-	MaxSource = 64 << 20
-	MaxPixels = 50_000_000
-)
-
-// quality is the JPEG quality of thumbnails: a 320-pixel poster takes
-// some 20 KB.
-const quality = 82
 
 // Errors of Get.
 var (
@@ -50,15 +35,33 @@ var (
 
 // Cache makes thumbnails and keeps them under a directory, one JPEG file
 // per image CID and width (<cid>-<width>.jpg): the CID names the image's
-// bytes forever, so a thumbnail made once is never stale. At most two
-// images are decoded at once (a page asks for 50 posters together), and
-// two requests for the same thumbnail make it once.
+// bytes forever, so a thumbnail made once is never stale. At most
+// Decoders images are decoded at once (a page asks for 50 posters
+// together), and two requests for the same thumbnail make it once. An
+// image that cannot be made into one (ErrNotImage, ErrTooLarge) is
+// remembered by its CID, the last MaxFailed of them, in memory: asked
+// again, it is refused at once, without a read of its bytes.
 type Cache struct {
 	dir  string
 	sem  chan struct{}
 	mu   sync.Mutex
 	busy map[string]*making
+	// failed are the CIDs of images that are none, or too large, with
+	// the error; guarded by mu.
+	failed map[string]error
 }
+
+// Decoders is how many images a Cache decodes at once: each may take up
+// to MaxDecoded bytes, and more would only share the same cores.
+const Decoders = 2
+
+// bigDecode is the decoded size past which the garbage of a decode is
+// collected at once.
+const bigDecode = 16 << 20
+
+// MaxFailed bounds the CIDs a Cache remembers as no thumbnail's (a CID
+// and its error take some 200 bytes).
+const MaxFailed = 4096
 
 // making is a thumbnail being made: done closes when err is set.
 type making struct {
@@ -71,7 +74,7 @@ func Open(dir string) (*Cache, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("thumbnails: %w", err)
 	}
-	return &Cache{dir: dir, sem: make(chan struct{}, 2), busy: map[string]*making{}}, nil
+	return &Cache{dir: dir, sem: make(chan struct{}, Decoders), busy: map[string]*making{}, failed: map[string]error{}}, nil
 }
 
 // Width is the width a request for w pixels is served in.
@@ -96,6 +99,10 @@ func (c *Cache) Get(ctx context.Context, cid string, width int, open func() (io.
 			return path, nil
 		}
 		c.mu.Lock()
+		if err := c.failed[cid]; err != nil {
+			c.mu.Unlock()
+			return "", err
+		}
 		m := c.busy[path]
 		if m == nil {
 			m = &making{done: make(chan struct{})}
@@ -104,6 +111,9 @@ func (c *Cache) Get(ctx context.Context, cid string, width int, open func() (io.
 			m.err = c.make(ctx, path, width, open)
 			c.mu.Lock()
 			delete(c.busy, path)
+			if errors.Is(m.err, ErrNotImage) || errors.Is(m.err, ErrTooLarge) {
+				c.remember(cid, m.err)
+			}
 			c.mu.Unlock()
 			close(m.done)
 			if m.err != nil {
@@ -127,6 +137,18 @@ func (c *Cache) Get(ctx context.Context, cid string, width int, open func() (io.
 	}
 }
 
+// remember records that cid's image makes no thumbnail (err), forgetting
+// another when MaxFailed are remembered. c.mu is held.
+func (c *Cache) remember(cid string, err error) {
+	if len(c.failed) >= MaxFailed {
+		for k := range c.failed {
+			delete(c.failed, k)
+			break
+		}
+	}
+	c.failed[cid] = err
+}
+
 // make decodes the image, scales it and writes the thumbnail to path
 // (through a temporary file, so a reader never sees half of one).
 func (c *Cache) make(ctx context.Context, path string, width int, open func() (io.ReadCloser, error)) error {
@@ -148,7 +170,13 @@ func (c *Cache) make(ctx context.Context, path string, width int, open func() (i
 	if len(src) > MaxSource {
 		return fmt.Errorf("%w: more than %d MiB", ErrTooLarge, MaxSource>>20)
 	}
-	out, err := Make(src, width)
+	out, decoded, err := thumbnail(src, width)
+	if decoded > bigDecode {
+		// The pixels are garbage now: collected at once, the next
+		// decode does not stack on them (a page of large posters would
+		// otherwise hold several times Decoders × their size).
+		runtime.GC()
+	}
 	if err != nil {
 		return err
 	}
@@ -168,37 +196,4 @@ func (c *Cache) make(ctx context.Context, path string, width int, open func() (i
 		return fmt.Errorf("thumbnails: %w", err)
 	}
 	return nil
-}
-
-// Make is the JPEG thumbnail of the image src, width pixels wide (its
-// own width when narrower), its height in proportion.
-func Make(src []byte, width int) ([]byte, error) {
-	cfg, _, err := image.DecodeConfig(bytes.NewReader(src))
-	if err != nil {
-		return nil, ErrNotImage
-	}
-	if cfg.Width <= 0 || cfg.Height <= 0 {
-		return nil, ErrNotImage
-	}
-	if int64(cfg.Width)*int64(cfg.Height) > MaxPixels {
-		return nil, fmt.Errorf("%w: %d × %d pixels, at most %d million", ErrTooLarge, cfg.Width, cfg.Height, MaxPixels/1_000_000)
-	}
-	img, _, err := image.Decode(bytes.NewReader(src))
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrNotImage, err)
-	}
-	b := img.Bounds()
-	w, h := b.Dx(), b.Dy()
-	if w > width {
-		w, h = width, max(1, int(int64(h)*int64(width)/int64(w)))
-	}
-	dst := image.NewRGBA(image.Rect(0, 0, w, h))
-	// White under what is transparent: JPEG has no alpha.
-	draw.Draw(dst, dst.Bounds(), image.White, image.Point{}, draw.Src)
-	draw.CatmullRom.Scale(dst, dst.Bounds(), img, b, draw.Over, nil)
-	var out bytes.Buffer
-	if err := jpeg.Encode(&out, dst, &jpeg.Options{Quality: quality}); err != nil {
-		return nil, fmt.Errorf("thumbnails: encode: %w", err)
-	}
-	return out.Bytes(), nil
 }
