@@ -17,7 +17,8 @@
 // (/api/file), peerfile.go (a peer's file through /api/file, and
 // /api/sources, when the Backend is a PeerFiles), thumb.go (/api/thumb: a poster's thumbnail, through the
 // Backend's Thumbnailer), subtitle.go (/api/subtitle: a subtitle file as
-// WebVTT, ToWebVTT), events.go (/api/events, server-sent events), metrics.go
+// WebVTT, ToWebVTT; at most MaxSubtitleConversions at once, the WebVTT
+// made kept by CID), events.go (/api/events, server-sent events), metrics.go
 // (HTTP request metrics), search.go (GET /api/search, its limits,
 // HasWord and SearchHit, the one hit type), status.go (the typed parts of
 // /api/status and the answers of /api/providers and /api/peers, which
@@ -29,6 +30,7 @@
 // Handlers run on net/http's goroutines; Backend implementations must be
 // safe for concurrent use. Each /api/events subscriber holds its handler's
 // goroutine and one blocking Redis read; Options.MaxSubscribers bounds
-// them. The stranger buckets are shared by all handlers under one mutex,
+// them. Subtitle conversions take one of MaxSubtitleConversions slots
+// (a channel), the WebVTT kept is guarded by a mutex. The stranger buckets are shared by all handlers under one mutex,
 // held only to take a token.
 package api

@@ -195,6 +195,9 @@ type Server struct {
 	strangers *strangers
 	// streams are the file streams each stranger holds (file.go).
 	streams streamCount
+	// subtitles are the conversion slots and the WebVTT kept
+	// (subtitle.go).
+	subtitles subtitles
 }
 
 // New builds the routes; it starts nothing.

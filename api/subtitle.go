@@ -7,9 +7,13 @@ import (
 	"io"
 	"net/http"
 	"regexp"
+	"strconv"
 	"strings"
+	"sync"
+	"time"
 	"unicode/utf8"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/text/encoding/charmap"
 )
 
@@ -17,8 +21,80 @@ import (
 // bytes (a film's SRT is some 100 KB).
 const MaxSubtitle = 4 << 20
 
+// Subtitle conversions are bounded: at most MaxSubtitleConversions run at
+// once (a 4 MiB file takes some 30 MB while it is converted), a request
+// beyond them waits up to SubtitleWait for its turn, then is answered
+// 503 with Retry-After; the last SubtitleCache bytes of WebVTT made are
+// kept by CID, so a file converted once is served without a read.
+const (
+	MaxSubtitleConversions = 2
+	SubtitleWait           = 30 * time.Second
+	SubtitleCache          = 16 << 20
+)
+
 // ErrNotSubtitle: the file holds no SubRip or WebVTT cue.
 var ErrNotSubtitle = errors.New("not a subtitle file (SubRip .srt or WebVTT .vtt)")
+
+// subtitles is the Server's share of subtitle work: the conversion slots
+// and the WebVTT kept. The zero value is ready (init, once).
+type subtitles struct {
+	once  sync.Once
+	slots chan struct{}
+	// converting counts the conversions running (a gauge, with a
+	// Registerer).
+	converting prometheus.Gauge
+	mu         sync.Mutex
+	kept       map[string][]byte // WebVTT by CID
+	order      []string          // kept's CIDs, oldest first
+	size       int               // kept's bytes
+}
+
+func (st *subtitles) init(reg prometheus.Registerer) {
+	st.once.Do(func() {
+		st.slots = make(chan struct{}, MaxSubtitleConversions)
+		st.kept = map[string][]byte{}
+		st.converting = prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "metamesh_api_subtitle_conversions",
+			Help: "Subtitle files being converted to WebVTT now (GET /api/subtitle), at most " + strconv.Itoa(MaxSubtitleConversions) + ".",
+		})
+		if reg != nil {
+			reg.MustRegister(st.converting)
+		}
+	})
+}
+
+// get returns the WebVTT kept for c.
+func (st *subtitles) get(c string) ([]byte, bool) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	vtt, ok := st.kept[c]
+	return vtt, ok
+}
+
+// keep keeps vtt for c, forgetting the oldest kept beyond SubtitleCache.
+func (st *subtitles) keep(c string, vtt []byte) {
+	if len(vtt) > SubtitleCache/4 {
+		return
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if _, ok := st.kept[c]; ok {
+		return
+	}
+	st.kept[c] = vtt
+	st.order = append(st.order, c)
+	st.size += len(vtt)
+	for st.size > SubtitleCache {
+		old := st.order[0]
+		st.order = st.order[1:]
+		st.size -= len(st.kept[old])
+		delete(st.kept, old)
+	}
+}
+
+// errSubtitlesBusy is the 503 of a request that waited SubtitleWait for a
+// conversion slot.
+var errSubtitlesBusy error = &statusError{sentinel: ErrUnavailable, msg: "too many subtitle conversions at once; try again"}
 
 // subtitle serves GET /api/subtitle/<cid>: a local subtitle file as
 // WebVTT, the format browsers' <track> elements play, converted from
@@ -28,26 +104,18 @@ func (s *Server) subtitle(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	f, err := s.b.File(r.Context(), c)
-	if err != nil {
-		s.logFailure(r, "open subtitle", err, "cid", c)
-		writeError(w, err)
-		return
-	}
-	defer f.Content.Close()
-	if f.Size > MaxSubtitle {
-		writeError(w, fmt.Errorf("%w: %s is %d bytes; subtitles are converted up to %d MiB", ErrUnprocessable, c, f.Size, MaxSubtitle>>20))
-		return
-	}
-	src, err := io.ReadAll(io.LimitReader(f.Content, MaxSubtitle))
-	if err != nil {
-		writeError(w, fmt.Errorf("read subtitle %s: %w", c, err))
-		return
-	}
-	vtt, err := ToWebVTT(src)
-	if err != nil {
-		writeError(w, fmt.Errorf("%w: %s: %w", ErrUnprocessable, c, err))
-		return
+	st := &s.subtitles
+	st.init(s.opts.Registerer)
+	vtt, ok := st.get(c)
+	if !ok {
+		var err error
+		if vtt, err = s.convertSubtitle(r, c); err != nil {
+			if errors.Is(err, errSubtitlesBusy) {
+				w.Header().Set("Retry-After", "5")
+			}
+			writeError(w, err)
+			return
+		}
 	}
 	h := w.Header()
 	h.Set("Content-Type", "text/vtt; charset=utf-8")
@@ -55,6 +123,48 @@ func (s *Server) subtitle(w http.ResponseWriter, r *http.Request) {
 	h.Set("Cache-Control", "public, max-age=31536000, immutable")
 	h.Set("ETag", `"`+c+`.vtt"`)
 	w.Write(vtt)
+}
+
+// convertSubtitle reads the local file c and converts it, in one of the
+// conversion slots (waiting up to SubtitleWait for one), and keeps the
+// result.
+func (s *Server) convertSubtitle(r *http.Request, c string) ([]byte, error) {
+	st := &s.subtitles
+	wait := time.NewTimer(SubtitleWait)
+	defer wait.Stop()
+	select {
+	case st.slots <- struct{}{}:
+	case <-wait.C:
+		s.log.Warn("subtitle conversions busy: a request waited its turn too long", "cid", c, "waited", SubtitleWait)
+		return nil, errSubtitlesBusy
+	case <-r.Context().Done():
+		return nil, r.Context().Err()
+	}
+	defer func() { <-st.slots }()
+	if vtt, ok := st.get(c); ok { // converted while this one waited
+		return vtt, nil
+	}
+	st.converting.Inc()
+	defer st.converting.Dec()
+	f, err := s.b.File(r.Context(), c)
+	if err != nil {
+		s.logFailure(r, "open subtitle", err, "cid", c)
+		return nil, err
+	}
+	defer f.Content.Close()
+	if f.Size > MaxSubtitle {
+		return nil, fmt.Errorf("%w: %s is %d bytes; subtitles are converted up to %d MiB", ErrUnprocessable, c, f.Size, MaxSubtitle>>20)
+	}
+	src, err := io.ReadAll(io.LimitReader(f.Content, MaxSubtitle))
+	if err != nil {
+		return nil, fmt.Errorf("read subtitle %s: %w", c, err)
+	}
+	vtt, err := ToWebVTT(src)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", ErrUnprocessable, c, err)
+	}
+	st.keep(c, vtt)
+	return vtt, nil
 }
 
 // srtTime is a SubRip or WebVTT time: hours (optional in WebVTT),
