@@ -77,7 +77,11 @@
 //   - A move is recognised when a vanished known path and a new path
 //     settle together and are the same file (device, inode, size, mtime),
 //     or, across file systems, have equal size, mtime and midhash;
-//     otherwise it is a delete and an add. A move onto a known path is an
+//     otherwise it is a delete and an add. A path that vanishes while a
+//     job still holds it (its arrival being hashed and stored) is waited
+//     for by a new path of the same size and mtime, however long the
+//     job runs, so a move during a slow arrival stays a move; no other
+//     path waits for it. A move onto a known path is an
 //     atomic replace (store.Replace). A change seen through one hard link
 //     re-checks the others.
 //   - Empty files are not content and are not ingested.

@@ -3,6 +3,7 @@ package ingest_test
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"maps"
 	"os"
 	"slices"
@@ -375,6 +376,68 @@ func TestMove_WhileArrivalHeld(t *testing.T) {
 	}
 	if !known(s, to) || known(s, from) {
 		t.Errorf("known: %s %v, %s %v", to, known(s, to), from, known(s, from))
+	}
+	mustCheck(t, s)
+}
+
+// Twenty files moved while the jobs storing their arrivals hold them, for
+// longer than any wait of the loop's own (35 s), are twenty moves: how
+// long an arrival takes (a slow disk, ffprobe on a loaded machine) never
+// turns a move into an add and a delete.
+func TestMove_WhileArrivalsHeldLong(t *testing.T) {
+	t.Parallel()
+	s := storetest.New(t)
+	g := newGateStore(t, s)
+	l := newLib(t)
+	cfg := testConfig(l)
+	cfg.Workers = 24 // every arrival held at once
+	var logs storetest.Buffer
+	cfg.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	defer func() {
+		if t.Failed() {
+			t.Logf("ingest's log:\n%s", logs.String())
+		}
+	}()
+	in := watchWith(t, g, cfg)
+	const n = 20
+	var gates []*gate
+	for i := range n {
+		from := l.path(fmt.Sprintf("Films/b%02d.mkv", i))
+		gates = append(gates, g.hold("Ingest", from))
+		l.write(fmt.Sprintf("Films/b%02d.mkv", i), randBytes(t, 5000+i))
+	}
+	for _, gt := range gates {
+		waitHeld(t, gt)
+	}
+	for i := range n {
+		from, to := l.path(fmt.Sprintf("Films/b%02d.mkv", i)), l.path(fmt.Sprintf("Films/c%02d.mkv", i))
+		if err := os.Rename(from, to); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(35 * time.Second) // the jobs run long: the force of this test, not a timing assertion
+	for _, gt := range gates {
+		gt.open()
+	}
+	idle(t, in)
+	evs, err := s.Events(bg, "0", 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := map[string]int{}
+	for _, e := range evs {
+		count[e.Type]++
+		if e.Type == "rename" && strings.Replace(e.OldPath, "/b", "/c", 1) != e.Path {
+			t.Errorf("rename %s → %s pairs the wrong ends", e.OldPath, e.Path)
+		}
+	}
+	if count["add"] != n || count["rename"] != n || count["delete"] != 0 {
+		t.Errorf("events by type %v, want %d add, %d rename, no delete", count, n, n)
+	}
+	for i := range n {
+		if to := l.path(fmt.Sprintf("Films/c%02d.mkv", i)); !known(s, to) {
+			t.Errorf("%s is not stored", to)
+		}
 	}
 	mustCheck(t, s)
 }

@@ -25,13 +25,20 @@ type pend struct {
 	goneSince  time.Time // first look that found the path missing
 	vanished   bool      // a remove or rename named it: maybe the old end of a move
 	readySince time.Time // first flush that found it settled while a vanished path had not
-	heldSince  time.Time // first flush that found it settled while a vanished path was held by a job
+	// heldKey is the size and mtime the path had when a job that held it
+	// started, set when the job let go of it: a vanished path's other end
+	// (a move) has that size and mtime, and waits until this one settles.
+	heldKey *sizeKey
 }
 
 // loopState is owned by the loop goroutine alone.
 type loopState struct {
 	pending  map[string]*pend
 	inflight map[string]bool
+	// held is the size and mtime a file job's path had when the job
+	// started: should the path vanish while the job holds it, a new path
+	// with the same size and mtime may be its other end (a move).
+	held map[string]sizeKey
 	// relinkAfter are paths in flight that get a jobRelink once free.
 	relinkAfter map[string]bool
 	watched     map[string]bool // directories with a watch
@@ -43,7 +50,7 @@ type loopState struct {
 }
 
 func newLoopState() *loopState {
-	return &loopState{pending: map[string]*pend{}, inflight: map[string]bool{}, relinkAfter: map[string]bool{}, watched: map[string]bool{}}
+	return &loopState{pending: map[string]*pend{}, inflight: map[string]bool{}, held: map[string]sizeKey{}, relinkAfter: map[string]bool{}, watched: map[string]bool{}}
 }
 
 // loop owns ls from here on; Start only filled its watch list before.
@@ -225,6 +232,18 @@ func (in *Ingester) dispatch(ls *loopState, j job) {
 	for _, p := range j.paths() {
 		ls.inflight[p] = true
 	}
+	switch j.kind {
+	case jobFile:
+		if exists, size, mtime := statPath(j.path); exists {
+			ls.held[j.path] = sizeKey{size, mtime}
+		}
+	case jobBatch:
+		for _, it := range j.items {
+			if it.stat.Path != "" {
+				ls.held[it.path] = sizeKey{it.stat.Size, it.stat.MtimeNs}
+			}
+		}
+	}
 	if j.kind == jobGone {
 		ls.goneOpen++
 	}
@@ -236,6 +255,12 @@ func (in *Ingester) dispatch(ls *loopState, j job) {
 func (in *Ingester) finish(ls *loopState, r result, now time.Time) {
 	for _, p := range r.job.paths() {
 		delete(ls.inflight, p)
+		if k, ok := ls.held[p]; ok {
+			if pd := ls.pending[p]; pd != nil {
+				pd.heldKey = &k
+			}
+			delete(ls.held, p)
+		}
 	}
 	if r.job.kind == jobGone {
 		ls.goneOpen--
@@ -307,10 +332,6 @@ func (in *Ingester) finish(ls *loopState, r result, now time.Time) {
 	}
 }
 
-// maxPairWait bounds how long a new path waits for a vanished one still
-// held by a job, to pair up as a move.
-const maxPairWait = 30 * time.Second
-
 // flush hands settled paths to the workers. A path is settled when no
 // event touched it for Settle and its size and mtime did not move between
 // two looks at least Settle apart. Vanished paths that may be one end of
@@ -322,21 +343,34 @@ func (in *Ingester) flush(ls *loopState, now time.Time) {
 	// vanishing: a path that may be the old end of a move has not settled
 	// yet (or a removed directory's stored paths are still being listed).
 	vanishing := ls.goneOpen > 0
-	// busyGone: a path gone from disk is still held by a job (its arrival
-	// being stored when it moved on): a new path waits for it, as long as
-	// that job runs (up to maxPairWait), or the move is seen as an add and
-	// a delete.
-	busyGone := false
+	// busyGone: the size and mtime of paths gone from disk while a job
+	// still held them (an arrival being hashed and stored when it moved
+	// on), until they settle as gone. A new path of the same size and
+	// mtime waits for that job, however long it runs, and then for the old
+	// path to settle, so the two pair up as a move in one batch; nothing
+	// else waits for it.
+	busyGone := map[sizeKey]bool{}
+	// goneHeld: the same of such paths that settled as gone now: a new
+	// path of that size and mtime goes with them at once.
+	goneHeld := map[sizeKey]bool{}
+	heldGone := func(pd *pend) {
+		if pd.heldKey != nil {
+			busyGone[*pd.heldKey] = true
+		}
+	}
 	for p, pd := range ls.pending {
 		if ls.inflight[p] {
-			if exists, _, _ := statPath(p); !exists {
-				busyGone = true
+			if k, ok := ls.held[p]; ok {
+				if exists, _, _ := statPath(p); !exists {
+					busyGone[k] = true
+				}
 			}
 			continue
 		}
 		if now.Sub(pd.lastEvent) < in.cfg.Settle {
 			if pd.observed && !pd.exists || !pd.observed && pd.vanished {
 				vanishing = true
+				heldGone(pd)
 			}
 			continue
 		}
@@ -346,6 +380,9 @@ func (in *Ingester) flush(ls *loopState, now time.Time) {
 				arrived = append(arrived, p)
 			} else {
 				gone = append(gone, p)
+				if pd.heldKey != nil {
+					goneHeld[*pd.heldKey] = true
+				}
 			}
 			continue
 		}
@@ -356,12 +393,13 @@ func (in *Ingester) flush(ls *loopState, now time.Time) {
 		pd.lastEvent = now
 		if !exists {
 			vanishing = true
+			heldGone(pd)
 			if pd.goneSince.IsZero() {
 				pd.goneSince = now
 			}
 		}
 	}
-	if (vanishing || busyGone) && len(arrived) > 0 {
+	if (vanishing || len(busyGone) > 0 || len(goneHeld) > 0) && len(arrived) > 0 {
 		// The new end of a move may settle a tick before its old end
 		// (their events came apart): an arrived path waits for vanished
 		// ones to settle too, at most four Settle periods, so the two
@@ -369,15 +407,16 @@ func (in *Ingester) flush(ls *loopState, now time.Time) {
 		kept := arrived[:0]
 		for _, p := range arrived {
 			pd := ls.pending[p]
-			if busyGone {
-				// The four Settle periods start once the job lets go.
-				if pd.heldSince.IsZero() {
-					pd.heldSince = now
-				}
-				if now.Sub(pd.heldSince) < maxPairWait {
-					pd.readySince = time.Time{}
-					continue
-				}
+			if k := (sizeKey{pd.size, pd.mtime}); goneHeld[k] {
+				kept = append(kept, p)
+				continue
+			} else if busyGone[k] {
+				pd.readySince = time.Time{}
+				continue
+			}
+			if !vanishing {
+				kept = append(kept, p)
+				continue
 			}
 			if pd.readySince.IsZero() {
 				pd.readySince = now
