@@ -7,10 +7,12 @@ import (
 )
 
 // controlEscaper writes what the commands print with every control
-// character but newline and tab written as an escape (\x1b, \u009b): a
-// file name or a peer's record cannot move the cursor, change colours,
-// ring the bell or set the terminal's title. JSON output is unchanged
-// (encoding/json escapes them already).
+// character but newline and tab, and every bidirectional formatting
+// character, written as an escape (\x1b, \u009b, \u202e): a file name or
+// a peer's record cannot move the cursor, change colours, ring the bell,
+// set the terminal's title, or show its text (and what follows it on the
+// line) reversed, so that "evil\u202emkv.exe" reads as "evilexe.vkm". JSON
+// output is unchanged (encoding/json escapes the controls already).
 type controlEscaper struct{ w io.Writer }
 
 func (e controlEscaper) Write(b []byte) (int, error) {
@@ -48,13 +50,17 @@ func escapeControls(b []byte) []byte {
 	return out
 }
 
-// isControl reports a C0 control but newline and tab, DEL, or a C1
-// control (U+0080–U+009F), decoded from n bytes.
+// isControl reports a C0 control but newline and tab, DEL, a C1 control
+// (U+0080–U+009F), decoded from n bytes, or a bidirectional formatting
+// character: the embeddings and overrides (U+202A–U+202E), the isolates
+// (U+2066–U+2069) and the marks (U+200E, U+200F, U+061C).
 func isControl(r rune, n int) bool {
 	switch {
 	case r == '\n' || r == '\t':
 		return false
 	case r < 0x20 || r == 0x7f:
+		return true
+	case r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069, r == 0x200e, r == 0x200f, r == 0x061c:
 		return true
 	}
 	return n == 2 && r >= 0x80 && r <= 0x9f

@@ -5,7 +5,8 @@ import (
 	"testing"
 )
 
-// Control characters of names and records are escaped; text, newlines,
+// Control characters and bidirectional formatting characters of names
+// and records are escaped; text (right-to-left scripts too), newlines,
 // tabs and other Unicode pass as they are.
 func TestEscapeControls(t *testing.T) {
 	for _, tt := range []struct{ in, want string }{
@@ -14,6 +15,10 @@ func TestEscapeControls(t *testing.T) {
 		{"a\rb\x00c\x7f", `a\x0db\x00c\x7f`},
 		{"csi \u009b2J", `csi \u009b2J`},
 		{"not UTF-8 \xff", "not UTF-8 \xff"},
+		// Bidirectional formatting: overrides, embeddings, isolates, marks.
+		{"evil\u202emkv.exe\u202c (2001)", `evil\u202emkv.exe\u202c (2001)`},
+		{"\u202a\u202b\u202d \u2066\u2067\u2068\u2069 \u200e\u200f\u061c", `\u202a\u202b\u202d \u2066\u2067\u2068\u2069 \u200e\u200f\u061c`},
+		{"עברית Hebrew and zero-width joiner \u200d kept", "עברית Hebrew and zero-width joiner \u200d kept"},
 	} {
 		var b bytes.Buffer
 		n, err := controlEscaper{w: &b}.Write([]byte(tt.in))

@@ -24,17 +24,20 @@ func main() {
 	err := Run(ctx, os.Args[1:])
 	stop()
 	if err != nil {
+		// An error may quote a file name or a peer's answer: escaped as
+		// what the commands print is.
+		stderr := controlEscaper{w: os.Stderr}
 		var ee *exitError
 		if errors.As(err, &ee) {
 			if ee.err != nil {
-				fmt.Fprintln(os.Stderr, "metamesh:", ee.err)
+				fmt.Fprintln(stderr, "metamesh:", ee.err)
 			}
 			if ee.usage != "" {
-				fmt.Fprintln(os.Stderr, ee.usage)
+				fmt.Fprintln(stderr, ee.usage)
 			}
 			os.Exit(ee.code)
 		}
-		fmt.Fprintln(os.Stderr, "metamesh:", err)
+		fmt.Fprintln(stderr, "metamesh:", err)
 		os.Exit(1)
 	}
 }

@@ -25,6 +25,12 @@ func TestSearch_CLI(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(lib, "Amélie.Poulain.2001.mkv"), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// A title with a right-to-left override, as a peer's record may hold
+	// one: printed raw, it would show the rest of its line reversed.
+	b[0]++
+	if err := os.WriteFile(filepath.Join(lib, "Bidi.Trap\u202evkm.exe\u202c.2003.mkv"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	cmd := exec.Command(binary, "run", "--library", lib, "--data", data, "--api", api, "--listen", "/ip4/127.0.0.1/tcp/0",
 		"--settle", "100ms", "--log-level", "warn")
 	cmd.Stderr = os.Stderr
@@ -65,6 +71,10 @@ func TestSearch_CLI(t *testing.T) {
 	}
 	if o, _, _ := metamesh(t, nil, "search", "--api", api, "nothing-like-it"); !strings.Contains(o, "no match") {
 		t.Errorf("no match: %q", o)
+	}
+	o, _, code = metamesh(t, nil, "search", "--api", api, "bidi")
+	if code != 0 || !strings.Contains(o, `Trap\u202evkm exe\u202c`) || strings.ContainsAny(o, "\u202e\u202c") {
+		t.Errorf("a title with bidi overrides: exit %d, %q; want them escaped", code, o)
 	}
 	_, e, code := metamesh(t, nil, "search", "--api", api, "--limit", "500", "x")
 	if code == 0 || !strings.Contains(e, "limit") {
