@@ -178,7 +178,9 @@
 //
 //   - store.go: Open, Close, options, key names.
 //   - server.go: the supervised redis-server (append-only persistence,
-//     restart on exit, clean shutdown).
+//     restart on exit, clean shutdown; an append-only file it refuses is
+//     an AOFDamagedError naming the redis-check-aof command to run, and
+//     is never moved or deleted).
 //   - lua/*.lua: the Lua scripts, one file each, beginning with its ARGV
 //     and its reply; prelude.lua (the helpers of the write scripts) and
 //     readprelude.lua (of the read-only ones).

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -224,6 +225,9 @@ func (s *Server) launch(ctx context.Context) error {
 		"--logfile", "",
 	)
 	cmd.Stdout, cmd.Stderr = logf, logf
+	// What this start writes to redis.log begins here (a damaged AOF is
+	// said there).
+	logFrom, _ := logf.Seek(0, io.SeekEnd)
 	// The child shares the data-dir lock, so the lock lasts as long as
 	// either process does.
 	cmd.ExtraFiles = []*os.File{s.lock}
@@ -254,6 +258,9 @@ func (s *Server) launch(ctx context.Context) error {
 		}
 		select {
 		case <-exited:
+			if err := s.aofDamage(logFrom); err != nil {
+				return err
+			}
 			return fmt.Errorf("store: redis-server exited at start-up (%s); see %s", cmd.ProcessState, filepath.Join(s.cfg.Dir, "redis.log"))
 		case <-ctx.Done():
 			_ = cmd.Process.Kill()
@@ -369,3 +376,85 @@ func (s *Server) Close() error {
 }
 
 var _ io.Closer = (*Server)(nil)
+
+// AOFDamagedError: redis-server refused to start because the store's
+// append-only file is damaged. The node never deletes or moves it: the
+// household's metadata is there. Its Error is the one line that says
+// what to run (Command), which asks before it cuts the damaged part off.
+type AOFDamagedError struct {
+	// Path is what redis-check-aof takes: the manifest of Redis 7's
+	// appendonlydir, or the one appendonly.aof of older versions.
+	Path string
+	// Said is redis-server's own line about it.
+	Said string
+}
+
+func (e *AOFDamagedError) Error() string {
+	return fmt.Sprintf("the store's append-only file is damaged (redis-server: %s): run %s, then start the node again (it asks before it cuts the damaged part off; a copy of %s kept first loses nothing)",
+		e.Said, e.Command(), filepath.Dir(e.Path))
+}
+
+// Command is the command that repairs the file.
+func (e *AOFDamagedError) Command() string { return "redis-check-aof --fix " + e.Path }
+
+// aofSaid are the starts of what redis-server says when it refuses an
+// append-only file it cannot read (aof.c, rdb.c: a base file in RDB
+// form). A tail cut short is loaded without it (aof-load-truncated).
+var aofSaid = []string{
+	"Bad file format reading the append only file",
+	"Unexpected end of file reading the append only file",
+	"Short read or OOM loading DB",
+	"Invalid AOF manifest file format",
+	"Found a non-monotonic sequence number",
+	"Found duplicate base file information",
+	"Found an unknown file type",
+	"Invalid AOF file name",
+	"The AOF manifest file is invalid",
+	"doesn't exist",
+}
+
+// aofDamage reads what redis-server wrote to redis.log since offset from
+// and returns an *AOFDamagedError when it refused the append-only file.
+func (s *Server) aofDamage(from int64) error {
+	f, err := os.Open(filepath.Join(s.cfg.Dir, "redis.log"))
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err == nil && fi.Size()-from > 64<<10 {
+		from = fi.Size() - 64<<10
+	}
+	b, err := io.ReadAll(io.NewSectionReader(f, from, 64<<10))
+	if err != nil {
+		return nil
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		for _, said := range aofSaid {
+			i := strings.Index(line, said)
+			if i < 0 || (said == "doesn't exist" && !strings.Contains(line, "AOF")) {
+				continue
+			}
+			// "…: make a backup of your AOF file, then use
+			// ./redis-check-aof --fix <filename.manifest>" is said
+			// better by the error.
+			msg, _, _ := strings.Cut(line[i:], ": make a backup")
+			msg, _, _ = strings.Cut(msg, ". You can:")
+			return &AOFDamagedError{Path: s.aofPath(), Said: strings.TrimSpace(msg)}
+		}
+	}
+	return nil
+}
+
+// aofPath is the file redis-check-aof takes: Redis 7's manifest when
+// there is one, else the single file of older versions.
+func (s *Server) aofPath() string {
+	dir, err := filepath.Abs(s.cfg.Dir)
+	if err != nil {
+		dir = s.cfg.Dir
+	}
+	manifest := filepath.Join(dir, "appendonlydir", "appendonly.aof.manifest")
+	if _, err := os.Stat(manifest); err == nil {
+		return manifest
+	}
+	return filepath.Join(dir, "appendonly.aof")
+}
