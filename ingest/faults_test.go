@@ -13,6 +13,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 
+	"github.com/metamesh/node/internal/waiting"
 	"github.com/metamesh/node/store"
 	"github.com/metamesh/node/store/storetest"
 )
@@ -70,22 +71,14 @@ func setup(t *testing.T, watch bool, tweak func(*Ingester)) (*Ingester, *store.S
 
 func waitIdle(t *testing.T, in *Ingester) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := in.WaitIdle(ctx); err != nil {
+	if err := in.WaitIdle(waiting.Context(t)); err != nil {
 		t.Fatal(err)
 	}
 }
 
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waiting.For(t, what, cond)
 }
 
 func write(t *testing.T, p string, n int) {

@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/metamesh/node/ingest"
+	"github.com/metamesh/node/internal/waiting"
 	"github.com/metamesh/node/store"
 	"github.com/metamesh/node/store/storetest"
 )
@@ -97,24 +98,16 @@ func watchWith(tb testing.TB, s ingest.Store, cfg ingest.Config) *ingest.Ingeste
 
 func idle(tb testing.TB, in *ingest.Ingester) {
 	tb.Helper()
-	ctx, cancel := context.WithTimeout(bg, time.Minute)
-	defer cancel()
-	if err := in.WaitIdle(ctx); err != nil {
+	if err := in.WaitIdle(waiting.Context(tb)); err != nil {
 		tb.Fatalf("ingester never went idle: %v", err)
 	}
 }
 
-// waitFor polls cond until it holds (generous deadline: a wait, not a
-// timing assertion).
+// waitFor polls cond until it holds (waiting.For: a wait, not a timing
+// assertion).
 func waitFor(tb testing.TB, what string, cond func() bool) {
 	tb.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for !cond() {
-		if time.Now().After(deadline) {
-			tb.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waiting.For(tb, what, cond)
 }
 
 func mustCheck(tb testing.TB, s *store.Store) {

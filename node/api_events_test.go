@@ -11,10 +11,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/metamesh/node/internal/waiting"
 	"github.com/metamesh/node/node"
 )
 
@@ -72,7 +72,7 @@ func subscribe(t *testing.T, n *node.Node, last string) (int, <-chan sseEvent) {
 // next waits for the next event whose data contains has.
 func next(t *testing.T, ch <-chan sseEvent, has string) sseEvent {
 	t.Helper()
-	deadline := time.After(20 * time.Second)
+	deadline := waiting.After()
 	for {
 		select {
 		case e, ok := <-ch:
@@ -83,7 +83,7 @@ func next(t *testing.T, ch <-chan sseEvent, has string) sseEvent {
 				return e
 			}
 		case <-deadline:
-			t.Fatalf("no event with %q", has)
+			t.Fatalf("no event with %q in %v", has, waiting.Guard)
 		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/metamesh/node/ingest"
+	"github.com/metamesh/node/internal/waiting"
 	"github.com/metamesh/node/node"
 	"github.com/metamesh/node/store/storetest"
 )
@@ -34,9 +35,7 @@ func startNodeWith(t testing.TB, lib string, edit func(*node.Config)) *node.Node
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { n.Close() })
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := n.Ingester().WaitIdle(ctx); err != nil {
+	if err := n.Ingester().WaitIdle(waiting.Context(t)); err != nil {
 		t.Fatal(err)
 	}
 	return n

@@ -1,7 +1,8 @@
 package node_test
 
 import (
-	"context"
+	"github.com/metamesh/node/internal/waiting"
+
 	"encoding/json"
 	"net/url"
 	"path/filepath"
@@ -95,8 +96,7 @@ func TestAPI_SearchErrors(t *testing.T) {
 	// The indexer follows the store on its own: wait until it has the
 	// three alpha files (a page of one then has a next).
 	var next string
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
+	ctx := waiting.Context(t)
 	for next == "" {
 		if code, m := search(t, "q=alpha&limit=1"); code == 200 {
 			next, _ = m["next"].(string)

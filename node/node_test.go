@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/metamesh/node/ingest"
+	"github.com/metamesh/node/internal/waiting"
 	"github.com/metamesh/node/node"
 	"github.com/metamesh/node/store"
 	"github.com/metamesh/node/store/storetest"
@@ -35,9 +36,7 @@ func startNode(t *testing.T, lib string) (*node.Node, *store.Server) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { n.Close() })
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := n.Ingester().WaitIdle(ctx); err != nil {
+	if err := n.Ingester().WaitIdle(waiting.Context(t)); err != nil {
 		t.Fatal(err)
 	}
 	return n, srv

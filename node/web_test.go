@@ -18,6 +18,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/metamesh/node/api"
+	"github.com/metamesh/node/internal/waiting"
 	"github.com/metamesh/node/node"
 	"github.com/metamesh/node/protocol"
 	"github.com/metamesh/node/store/storetest"
@@ -37,10 +38,10 @@ func chromiumPath(t *testing.T) string {
 
 // browser starts headless Chromium for the test and collects the page's
 // console errors, uncaught exceptions and browser log errors; the test's
-// browsing ends after 20 s.
+// browsing ends at the guard of every wait (waiting.Guard).
 func browser(t *testing.T) (context.Context, func() []string) {
 	t.Helper()
-	return browserFor(t, 20*time.Second)
+	return browserFor(t, waiting.Guard)
 }
 
 // browserFor is browser for a test that browses for up to d.
@@ -322,17 +323,13 @@ func getJSON(t testing.TB, n *node.Node, path string, v any) {
 	}
 }
 
-// waitFor polls cond every 50 ms for up to a minute: a guard against a
-// hang, not a timing check. A relayed bootstrap retries with a doubling
+// waitFor polls cond until it holds (waiting.For: a guard against a
+// hang, not a timing check). A relayed bootstrap retries with a doubling
 // backoff (1 s, 2 s, 4 s, …), so on a loaded machine whose first dials
 // fail it may need more than half a minute.
 func waitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	for deadline := time.Now().Add(time.Minute); !cond(); time.Sleep(50 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-	}
+	waiting.For(t, what, cond)
 }
 
 // webPeer is a peer as the page shows it.

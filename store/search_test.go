@@ -8,11 +8,11 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/libp2p/go-libp2p/core/crypto"
 	"github.com/libp2p/go-libp2p/core/peer"
 
+	"github.com/metamesh/node/internal/waiting"
 	"github.com/metamesh/node/node/catalog"
 	"github.com/metamesh/node/store"
 	"github.com/metamesh/node/store/storetest"
@@ -316,7 +316,7 @@ func TestWatchSearchFields_SeesReextraction(t *testing.T) {
 		if g != r {
 			t.Errorf("watched root %s, want %s", g, r)
 		}
-	case <-time.After(5 * time.Second):
+	case <-waiting.After():
 		t.Fatal("no notification of the re-extraction")
 	}
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/libp2p/go-libp2p/core/peer"
 	ma "github.com/multiformats/go-multiaddr"
 
+	"github.com/metamesh/node/internal/waiting"
 	"github.com/metamesh/node/node"
 	"github.com/metamesh/node/node/p2p"
 	"github.com/metamesh/node/store"
@@ -195,11 +196,12 @@ func (c *Cluster) AddFile(i int, name string, data []byte) string {
 }
 
 // WaitFor polls cond until it holds, failing the test after timeout (a
-// guard against a hang, not a timing assertion: never less than a
-// minute, so a loaded machine does not fail a test that would pass).
+// guard against a hang, not a timing assertion: never less than two
+// minutes, the guard of every wait of the suite (internal/waiting), so a
+// loaded machine does not fail a test that would pass).
 func (c *Cluster) WaitFor(what string, timeout time.Duration, cond func() bool) {
 	c.t.Helper()
-	timeout = max(timeout, time.Minute)
+	timeout = max(timeout, waiting.Guard)
 	deadline := time.Now().Add(timeout)
 	for !cond() {
 		if time.Now().After(deadline) {

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/metamesh/node/internal/waiting"
 	"github.com/metamesh/node/store/storetest"
 )
 
@@ -73,7 +74,7 @@ func TestRun_ThreeProcessesInAChain(t *testing.T) {
 				for _, k := range []string{"ipfs", "sha2-256", "midhash256"} {
 					cid := h[k].(string)
 					var doc map[string]any
-					deadline := time.Now().Add(60 * time.Second)
+					deadline := time.Now().Add(waiting.Guard)
 					for {
 						out, _, code := metamesh(t, nil, "lookup", "--json", "--api", p.api, cid)
 						if code == 0 && json.Unmarshal([]byte(out), &doc) == nil {

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
+	"github.com/metamesh/node/internal/waiting"
 	"github.com/metamesh/node/store/storetest"
 )
 
@@ -44,7 +44,7 @@ func TestRun_LastLineSaysStopped(t *testing.T) {
 		if err != nil {
 			t.Errorf("exit after SIGTERM: %v", err)
 		}
-	case <-time.After(60 * time.Second): // a hang detector
+	case <-waiting.After(): // a hang detector
 		cmd.Process.Kill()
 		t.Fatal("the node did not stop after SIGTERM")
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/metamesh/node/internal/waiting"
 	"github.com/metamesh/node/store/storetest"
 )
 
@@ -45,7 +46,7 @@ func TestRun_LoneNode(t *testing.T) {
 		cmd.Process.Signal(syscall.SIGTERM)
 		cmd.Wait()
 	})
-	deadline := time.Now().Add(60 * time.Second) // a hang detector
+	deadline := time.Now().Add(waiting.Guard) // a hang detector
 	for {
 		o, _, code := metamesh(t, nil, "lookup", "--local", "--api", api, cid)
 		if code == 0 {

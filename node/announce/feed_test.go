@@ -13,6 +13,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/metamesh/node/internal/waiting"
 	"github.com/metamesh/node/store"
 	"github.com/metamesh/node/store/storetest"
 )
@@ -100,7 +101,7 @@ func TestFeedFollower(t *testing.T) {
 			if !slices.Equal(got, want) {
 				t.Errorf("batch = %q, want %q", got, want)
 			}
-		case <-time.After(20 * time.Second):
+		case <-waiting.After():
 			t.Fatalf("no batch; want %q; log:\n%s", want, logs.String())
 		}
 	}
@@ -159,7 +160,7 @@ func TestFeedFollower(t *testing.T) {
 	cancel()
 	select {
 	case <-done:
-	case <-time.After(10 * time.Second):
+	case <-waiting.After():
 		t.Fatal("the loop did not end with its context")
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"github.com/metamesh/node/api"
+	"github.com/metamesh/node/internal/waiting"
 	"slices"
 	"testing"
 	"time"
@@ -12,10 +13,10 @@ import (
 )
 
 // waitFor polls cond until it holds, failing after timeout (a guard
-// against a hang, not a timing assertion: never less than a minute).
+// against a hang, not a timing assertion: never less than waiting.Guard).
 func waitFor(t *testing.T, what string, timeout time.Duration, cond func() bool) {
 	t.Helper()
-	timeout = max(timeout, time.Minute)
+	timeout = max(timeout, waiting.Guard)
 	deadline := time.Now().Add(timeout)
 	for !cond() {
 		if time.Now().After(deadline) {
