@@ -61,6 +61,8 @@ bench: deps deps-bench
 	$(GO) test -run '^$$' -bench 'MetaThroughput|FileThroughput|SearchHTTP' -benchtime 1x -timeout 10m ./node
 	METAMESH_KUBO="$$(./scripts/kubo.sh || true)" $(GO) test -run '^$$' -bench 'ShareFile' -benchtime 1x -timeout 20m ./node
 	$(GO) test -run '^$$' -bench 'Catalog' -benchtime 5x -timeout 10m ./node/catalog
+	$(GO) test -run '^$$' -bench 'Cache_Flood' -benchtime 1x -timeout 10m ./node/thumbs
+	$(GO) test -run '^$$' -bench 'Subtitle_Flood' -benchtime 1x -timeout 10m ./api
 	$(GO) test -run '^$$' -bench 'Index' -benchtime 1x -timeout 10m ./dag
 	$(GO) test -run '^$$' -bench 'Federation' -benchtime 1x -timeout 30m ./testnet
 	$(GO) test -run '^$$' -bench 'SimNetwork' -benchtime 1x -timeout 90m ./testnet/sim
