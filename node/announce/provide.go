@@ -61,9 +61,17 @@ func NewSweeper(d *dht.IpfsDHT, dir string, ds datastore.Batching, interval time
 		}
 		ds, s.ds, s.pebble = pds, pds, pds
 	}
+	newKeystore := func() (*keystore.ResettableKeystore, error) {
+		return keystore.NewResettableKeystore(namespace.Wrap(ds, datastore.NewKey("/keystore")),
+			keystore.KeystoreOption(keystore.WithPrefixBits(16)))
+	}
 	var err error
-	s.ks, err = keystore.NewResettableKeystore(namespace.Wrap(ds, datastore.NewKey("/keystore")),
-		keystore.KeystoreOption(keystore.WithPrefixBits(16)))
+	s.ks, err = newKeystore()
+	if s.pebble != nil && derived.Corrupt(err) {
+		// Found damaged reading it: again on the one made anew.
+		s.pebble.Settle()
+		s.ks, err = newKeystore()
+	}
 	if err != nil {
 		s.closeDS()
 		return nil, fmt.Errorf("provider: keystore: %w", err)

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -36,6 +37,7 @@ type Pebble struct {
 	bg         sync.Mutex // orders starting a rebuild with Close
 	closed     bool
 	rebuilding bool
+	gen        int // the database's generation: one more at each rebuild
 	wg         sync.WaitGroup
 
 	// onRebuild is told after a rebuild at run time.
@@ -79,6 +81,9 @@ func (p *Pebble) OnRebuild(f func()) {
 // that every table is there at the size pebble recorded.
 func (p *Pebble) open() (db *pebbleds.Datastore, err error) {
 	defer Recover(&err)
+	p.bg.Lock()
+	gen := p.gen
+	p.bg.Unlock()
 	if err := os.MkdirAll(p.dir, 0o700); err != nil {
 		return nil, err
 	}
@@ -87,7 +92,8 @@ func (p *Pebble) open() (db *pebbleds.Datastore, err error) {
 		// A corrupt block read ends the call that read it with an error
 		// (pebble's default listener ends the process).
 		EventListener: &pebble.EventListener{DataCorruption: func(info pebble.DataCorruptionInfo) {
-			p.rebuildLater(fmt.Errorf("%s", info))
+			msg := strings.ReplaceAll(fmt.Sprintf("on-disk corruption in %s: %v", info.Path, info.Details), "\n", " ")
+			p.rebuildLater(errors.New(msg), gen)
 		}},
 		// Table statistics only tune compactions; their loader ends the
 		// process on a table of the wrong size (checkTables finds it).
@@ -137,8 +143,9 @@ func closeQuietly(db *pebbleds.Datastore) {
 	_ = db.Close()
 }
 
-// corrupt reports whether err says the database is damaged.
-func corrupt(err error) bool {
+// Corrupt reports whether err, from a Pebble's call, says the database
+// is damaged (it is being made anew: Settle waits for it).
+func Corrupt(err error) bool {
 	var pe *PanicError
 	return err != nil && (pebble.IsCorruptionError(err) || errors.As(err, &pe))
 }
@@ -151,23 +158,43 @@ func (p *Pebble) do(f func(db *pebbleds.Datastore) error) (err error) {
 		p.mu.RUnlock()
 		return fmt.Errorf("%s: %w", p.name, ErrClosed)
 	}
+	p.bg.Lock()
+	gen := p.gen
+	p.bg.Unlock()
 	func() {
 		defer Recover(&err)
 		err = f(p.db)
 	}()
 	p.mu.RUnlock()
-	if corrupt(err) {
-		p.rebuildLater(err)
+	if Corrupt(err) {
+		err = oneLine{err}
+		p.rebuildLater(err, gen)
 	}
 	return err
 }
 
-// rebuildLater starts a rebuild, unless one is under way or the database
-// is closed. It never blocks: pebble calls it on its read paths.
-func (p *Pebble) rebuildLater(cause error) {
+// oneLine is an error said on one line (pebble's corruption errors
+// carry their details on the lines after).
+type oneLine struct{ err error }
+
+func (e oneLine) Error() string {
+	first, _, _ := strings.Cut(e.err.Error(), "\n")
+	return first
+}
+
+func (e oneLine) Unwrap() error { return e.err }
+
+// Settle waits for a rebuild under way: a caller that got an error
+// Corrupt says so may try again on the new database after it.
+func (p *Pebble) Settle() { p.wg.Wait() }
+
+// rebuildLater starts a rebuild of the database of generation gen,
+// unless one is under way, it was rebuilt already or it is closed. It
+// never blocks: pebble calls it on its read paths.
+func (p *Pebble) rebuildLater(cause error, gen int) {
 	p.bg.Lock()
 	defer p.bg.Unlock()
-	if p.closed || p.rebuilding {
+	if p.closed || p.rebuilding || gen != p.gen {
 		return
 	}
 	p.rebuilding = true
@@ -184,6 +211,9 @@ func (p *Pebble) rebuild(cause error) {
 	p.mu.Lock()
 	old := p.db
 	p.db = nil
+	p.bg.Lock()
+	p.gen++ // what the old database reports now is of a generation gone
+	p.bg.Unlock()
 	if old != nil {
 		closeQuietly(old)
 	}
