@@ -53,7 +53,7 @@
 // # Goroutines
 //
 // Start runs: the HTTP server; store.Follow (outside writers' fields);
-// the data directory's space watch (space.go: a statfs every 2 s);
+// the data directory's space watch (space.go: a statfs a second);
 // and, in the packages it starts, the host's and the Household's (their
 // doc.go say which). An HTTP request runs on net/http's goroutine.
 //

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -28,8 +29,8 @@ import (
 const MinFree = 64 << 20
 
 // spaceInterval is how often a running node looks at its data
-// directory's free space.
-const spaceInterval = 2 * time.Second
+// directory's free space (a statfs).
+const spaceInterval = time.Second
 
 // ErrDataDirFull: the data directory has less than MinFree bytes free.
 var ErrDataDirFull = errors.New("data directory full")
@@ -76,13 +77,19 @@ func checkSpace(dir string) error {
 }
 
 // spaceWatch looks at the data directory's free space while the node
-// runs. Reads (state) look at the disk each time; the watch's goroutine
-// only says, in the log, when the directory fills and when it has space
-// again, and then has the libraries rescanned once Redis takes writes
-// again, so every file skipped meanwhile is taken in.
+// runs. Every read (state: /ready, /api/status, a scrape, and the watch's
+// own look every spaceInterval) looks at the disk; the first that finds
+// it full says so in the log and marks it, so a fill the watch's looks
+// fall between is not missed when anything else saw it. Once the
+// directory has space again and Redis takes writes, the watch has the
+// libraries rescanned, so every file skipped meanwhile is taken in.
 type spaceWatch struct {
 	dir string
 	log *slog.Logger
+	// full is set by the read that first finds the directory full, and
+	// cleared by the watch once it has space again and Redis takes
+	// writes.
+	full atomic.Bool
 }
 
 // state is the data directory's part of /api/status, as the disk is now.
@@ -94,6 +101,10 @@ func (w *spaceWatch) state() api.DataDir {
 		return d
 	}
 	d.FreeBytes, d.Full = free, free < MinFree
+	if d.Full && w.full.CompareAndSwap(false, true) {
+		w.log.Warn("data directory full: serving what the node has; files added meanwhile are taken in once space is freed",
+			"dir", d.Path, "free", d.FreeBytes, "minFree", d.MinFreeBytes)
+	}
 	return d
 }
 
@@ -109,12 +120,11 @@ func (w *spaceWatch) problem() string {
 
 // run looks every spaceInterval until ctx ends. writable reports whether
 // the store takes writes again (a Redis that failed to append to its AOF
-// refuses them, PING included, until its next try succeeds); recovered is
-// called once it does after the directory was full.
+// refuses them, PING included, until its next try succeeds, a second
+// later); recovered is called once it does after the directory was full.
 func (w *spaceWatch) run(ctx context.Context, writable func(context.Context) error, recovered func()) {
 	t := time.NewTicker(spaceInterval)
 	defer t.Stop()
-	full := false
 	for {
 		select {
 		case <-ctx.Done():
@@ -122,23 +132,17 @@ func (w *spaceWatch) run(ctx context.Context, writable func(context.Context) err
 		case <-t.C:
 		}
 		d := w.state()
-		switch {
-		case d.Error != "":
+		if d.Error != "" || d.Full || !w.full.Load() {
 			continue
-		case d.Full && !full:
-			full = true
-			w.log.Warn("data directory full: serving what the node has; files added meanwhile are taken in once space is freed",
-				"dir", d.Path, "free", d.FreeBytes, "minFree", d.MinFreeBytes)
-		case !d.Full && full:
-			wctx, cancel := context.WithTimeout(ctx, spaceInterval)
-			err := writable(wctx)
-			cancel()
-			if err != nil {
-				continue // Redis retries its AOF every second: look again
-			}
-			full = false
-			w.log.Info("data directory has space again; rescanning the libraries for the files skipped meanwhile", "dir", d.Path, "free", d.FreeBytes)
-			recovered()
 		}
+		wctx, cancel := context.WithTimeout(ctx, spaceInterval)
+		err := writable(wctx)
+		cancel()
+		if err != nil {
+			continue // Redis tries its AOF again every second: look again
+		}
+		w.full.Store(false)
+		w.log.Info("data directory has space again; rescanning the libraries for the files skipped meanwhile", "dir", d.Path, "free", d.FreeBytes)
+		recovered()
 	}
 }
