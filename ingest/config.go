@@ -56,6 +56,14 @@ type Config struct {
 	// StuckAfter is how long a job may run while no byte is hashed
 	// before Stuck reports it. Default 2m.
 	StuckAfter time.Duration
+	// LibraryCheck is how often a watching ingester looks at each
+	// library's root to tell whether it went away or came back
+	// (available.go). Default 2s.
+	LibraryCheck time.Duration
+	// LibraryTimeout bounds a look at a library's root: a root that does
+	// not answer for this long (a hung mount) makes its library
+	// unavailable. Default 10s.
+	LibraryTimeout time.Duration
 	// Extractors; nil means DefaultExtractors.
 	Extractors []Extractor
 	// Logger; default slog.Default().
@@ -80,6 +88,12 @@ func (c *Config) setDefaults() {
 	}
 	if c.StopWait <= 0 {
 		c.StopWait = 10 * time.Second
+	}
+	if c.LibraryCheck <= 0 {
+		c.LibraryCheck = 2 * time.Second
+	}
+	if c.LibraryTimeout <= 0 {
+		c.LibraryTimeout = 10 * time.Second
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()

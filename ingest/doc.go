@@ -2,7 +2,8 @@
 // directories. It scans and watches them, hashes every file into CIDs and
 // applies the file lifecycle (arrive, duplicate, collision, change,
 // rename/move, delete, restart reconciliation) through the store. It
-// never talks to peers and never writes to a library.
+// never talks to peers and never writes to a library but for one marker
+// file in its root (available.go).
 //
 // # Files
 //
@@ -52,6 +53,11 @@
 //     file system (fileSystem: each read's open and each directory
 //     watch), which tests wrap to fail, block or change a file at one
 //     read.
+//   - available.go: whether each library is there (its root looked at
+//     every Config.LibraryCheck, bounded by Config.LibraryTimeout; its
+//     marker file, MarkerName; device and inode), Libraries,
+//     ErrLibraryUnavailable; an unavailable library is neither watched,
+//     walked nor deleted from, and is rescanned when it comes back.
 //   - busy.go: the jobs the workers run now, for Stuck and Close.
 //   - queue.go, progress.go, errset.go, skip.go, config.go, errors.go,
 //     util.go (small number helpers).
@@ -103,6 +109,11 @@
 //     are not descended.
 //   - With Config.ReleaseOutside (a running node), stored paths under no
 //     configured library are released; a one-off scan of some libraries
-//     leaves the others alone. The stored paths of a configured library
-//     that is completely empty at scan time are kept (an unmounted drive).
+//     leaves the others alone.
+//   - Only files that vanish from an available library are deleted. A
+//     library whose root is gone, does not answer, lost its marker or
+//     (with no marker) changed device or inode is unavailable, and so is
+//     one a scan finds completely empty while the store knows files in
+//     it, unless its marker vouches it was emptied on purpose (an
+//     unmounted drive far more often than an emptied library).
 package ingest

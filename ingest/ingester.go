@@ -42,6 +42,9 @@ type Ingester struct {
 	// busy are the jobs the workers run now (for Stuck and Close).
 	busy busyJobs
 
+	// libs are the libraries' availability (available.go).
+	libs *libraries
+
 	watcher *fsnotify.Watcher
 	// fs reads library files and watches directories (libraryFS).
 	fs fileSystem
@@ -105,6 +108,7 @@ func New(st Store, cfg Config) (*Ingester, error) {
 	}
 	in.prog.p.State = StateStarting
 	in.fs = libraryFS{in}
+	in.libs = newLibraries(in)
 	return in, nil
 }
 
@@ -115,6 +119,13 @@ func New(st Store, cfg Config) (*Ingester, error) {
 func (in *Ingester) Start(ctx context.Context) error {
 	ctx, in.cancel = context.WithCancel(ctx)
 	ls := newLoopState()
+	// Each library's root as it is now: an unavailable one is neither
+	// watched nor walked until it comes back.
+	for _, lib := range in.cfg.Libraries {
+		in.libs.check(lib)
+		st, gen := in.libs.state(lib)
+		ls.gen[lib], ls.down[lib] = gen, !st.Available
+	}
 	watching := false
 	if in.cfg.Watch {
 		w, err := fsnotify.NewBufferedWatcher(4096)
@@ -131,6 +142,10 @@ func (in *Ingester) Start(ctx context.Context) error {
 	in.wg.Add(2)
 	go in.loop(ctx, ls, watching)
 	go in.reportProgress(ctx)
+	if in.cfg.Watch {
+		in.wg.Add(1)
+		go in.watchLibraries(ctx.Done())
+	}
 	in.requestRescan()
 	return nil
 }
@@ -141,6 +156,23 @@ func (in *Ingester) Progress() Progress {
 	p := in.prog.get()
 	p.Errors = in.errs.len()
 	return p
+}
+
+// Libraries says which libraries are available, and why the others are
+// not (available.go), as the last looks at their roots found them.
+func (in *Ingester) Libraries() []LibraryState { return in.libs.states() }
+
+// Unavailable is a *LibraryUnavailableError when the library lib was
+// unavailable at its last look, else nil; it does not look again.
+func (in *Ingester) Unavailable(lib string) error { return in.libs.err(lib) }
+
+// CheckLibrary looks at the root of lib now (at most
+// Config.LibraryTimeout) and returns a *LibraryUnavailableError when
+// the library is unavailable: a reader whose open of a library file
+// failed tells a library gone from a file gone.
+func (in *Ingester) CheckLibrary(lib string) error {
+	in.libs.check(lib)
+	return in.libs.err(lib)
 }
 
 // QueueLen is the number of jobs waiting for a worker.

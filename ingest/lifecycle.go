@@ -239,7 +239,14 @@ func (in *Ingester) rename(ctx context.Context, oldPath, newPath string) error {
 	return in.file(ctx, newPath, false)
 }
 
+// remove deletes a path that is gone, unless its library is (a look at
+// its root now says so): only files that vanish from an available
+// library are deleted (available.go).
 func (in *Ingester) remove(ctx context.Context, path string, fromScan bool) error {
+	if lib := in.libraryOf(path); lib != "" && !in.libs.check(lib).Available {
+		in.log.Debug("not deleting: its library is unavailable", "path", path)
+		return nil
+	}
 	o, err := retryGet(ctx, in, "remove", func() (store.Outcome, error) { return in.st.RemovePath(ctx, path) })
 	if err != nil {
 		return err

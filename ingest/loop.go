@@ -42,15 +42,21 @@ type loopState struct {
 	// relinkAfter are paths in flight that get a jobRelink once free.
 	relinkAfter map[string]bool
 	watched     map[string]bool // directories with a watch
-	scanning    bool
-	rescanQ     bool // another rescan was asked for while one ran
-	scanOpen    int  // scan jobs not finished yet
-	goneOpen    int  // removed directories whose stored paths are being listed
-	idleWait    []chan error
+	// down are the libraries the loop treats as unavailable: not
+	// watched, their events ignored (available.go); gen is the
+	// generation of each library's state the loop last watched.
+	down     map[string]bool
+	gen      map[string]int
+	scanning bool
+	rescanQ  bool // another rescan was asked for while one ran
+	scanOpen int  // scan jobs not finished yet
+	goneOpen int  // removed directories whose stored paths are being listed
+	idleWait []chan error
 }
 
 func newLoopState() *loopState {
-	return &loopState{pending: map[string]*pend{}, inflight: map[string]bool{}, held: map[string]sizeKey{}, relinkAfter: map[string]bool{}, watched: map[string]bool{}}
+	return &loopState{pending: map[string]*pend{}, inflight: map[string]bool{}, held: map[string]sizeKey{}, relinkAfter: map[string]bool{}, watched: map[string]bool{},
+		down: map[string]bool{}, gen: map[string]int{}}
 }
 
 // loop owns ls from here on; Start only filled its watch list before.
@@ -117,6 +123,8 @@ func (in *Ingester) loop(ctx context.Context, ls *loopState, watching bool) {
 			}()
 		case <-pollC:
 			in.requestRescan()
+		case <-in.libs.changed:
+			in.onLibraries(ls)
 		case <-scanEnd:
 			// The scan's last marks may still sit in the channel's buffer:
 			// take them first, or the loop could report idle without them.
@@ -477,6 +485,21 @@ func (in *Ingester) onEvent(ls *loopState, ev fsnotify.Event) {
 	if Skipped(p) {
 		return
 	}
+	lib := in.libraryOf(p)
+	if ls.down[lib] {
+		return // an unavailable library's events name nothing that is there
+	}
+	if p == lib && (ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename)) {
+		// The library's root itself went (moved away, deleted): nothing
+		// of it is deleted; it waits, unwatched, for a look at the root
+		// to say whether it is there (available.go).
+		in.libraryDown(ls, lib)
+		select {
+		case in.libs.poke <- struct{}{}:
+		default:
+		}
+		return
+	}
 	now := time.Now()
 	if ev.Has(fsnotify.Create) || ev.Has(fsnotify.Chmod) {
 		if fi, err := os.Lstat(p); err == nil && fi.IsDir() {
@@ -524,6 +547,9 @@ func (in *Ingester) onEvent(ls *loopState, ev fsnotify.Event) {
 func (in *Ingester) watchAll(ls *loopState) bool {
 	ok := true
 	for _, lib := range in.cfg.Libraries {
+		if ls.down[lib] {
+			continue // watched once it is back
+		}
 		ok = in.watchTree(ls, lib) && ok
 	}
 	return ok
@@ -568,6 +594,41 @@ func (in *Ingester) watchTree(ls *loopState, root string) bool {
 			"fallback", "full rescan every "+in.cfg.RescanInterval.String())
 	}
 	return ok
+}
+
+// onLibraries follows the libraries' availability: a library that went
+// is unwatched and its waiting paths dropped; one that came back (or
+// whose empty root changed) is watched anew and everything rescanned.
+func (in *Ingester) onLibraries(ls *loopState) {
+	for _, lib := range in.cfg.Libraries {
+		st, gen := in.libs.state(lib)
+		switch {
+		case !st.Available && !ls.down[lib]:
+			in.libraryDown(ls, lib)
+		case st.Available && (ls.down[lib] || gen != ls.gen[lib]):
+			ls.down[lib], ls.gen[lib] = false, gen
+			if in.watcher != nil {
+				in.unwatchTree(ls, lib)
+				in.watchTree(ls, lib)
+			}
+			in.requestRescan()
+		}
+	}
+}
+
+// libraryDown stops watching lib and drops its paths waiting to settle:
+// whatever they were, the scan after its return looks at them again.
+func (in *Ingester) libraryDown(ls *loopState, lib string) {
+	ls.down[lib] = true
+	in.unwatchTree(ls, lib)
+	for p, pd := range ls.pending {
+		if within(lib, p) {
+			if pd.scan {
+				ls.scanOpen--
+			}
+			delete(ls.pending, p)
+		}
+	}
 }
 
 func (in *Ingester) unwatchTree(ls *loopState, dir string) {

@@ -110,7 +110,8 @@ func setBlocking(f *os.File) error {
 }
 
 // fileSystem is the ingester's way to its libraries: every read of a
-// library file's bytes and every directory watch go through it.
+// library file's bytes, every directory watch and every look at a
+// library's root (available.go) go through it.
 // libraryFS is the real one; a test wraps it to fail, block or change a
 // file at one of the reads, an interleaving real timing gives only under
 // load.
@@ -119,6 +120,10 @@ type fileSystem interface {
 	Open(path string, r read) (*os.File, error)
 	// Watch adds a watch on a library directory.
 	Watch(dir string) error
+	// Root looks at a library's root: its device and inode, its marker,
+	// whether it holds anything. It may block (a hung mount); the caller
+	// bounds its wait.
+	Root(lib string) (rootLook, error)
 }
 
 // read says which of ingest's reads of a file an Open is for.
@@ -140,3 +145,5 @@ func (l libraryFS) Open(path string, _ read) (*os.File, error) {
 }
 
 func (l libraryFS) Watch(dir string) error { return l.in.watcher.Add(dir) }
+
+func (libraryFS) Root(lib string) (rootLook, error) { return lookRoot(lib) }

@@ -12,11 +12,12 @@ import (
 	"github.com/metamesh/node/store"
 )
 
-// scan walks every library and hands each file to the loop, then marks
-// every stored path of a library that the walk did not find (it will be
-// deleted), and, with Config.ReleaseOutside, every stored path under no
-// configured library. The worker decides per file: an unchanged path, size and
-// mtime whose full pass is done is not hashed again.
+// scan walks every available library and hands each file to the loop,
+// then marks every stored path of an available library that the walk
+// did not find (it will be deleted), and, with Config.ReleaseOutside,
+// every stored path under no configured library. The worker decides per
+// file: an unchanged path, size and mtime whose full pass is done is not
+// hashed again.
 //
 // The stored paths are listed before the walk, so that a walked path is
 // known to be new or not: on a store that knew files of the libraries,
@@ -45,6 +46,7 @@ func (in *Ingester) scan(ctx context.Context) {
 	pairing := len(stored) > 0
 	in.firstIngest.Store(!pairing)
 	found := map[string]int{} // files seen per library
+	walked := map[string]bool{}
 	var batch, fresh []mark
 	send := func(force bool) bool {
 		if len(batch) == 0 || (!force && len(batch) < 256) {
@@ -60,6 +62,10 @@ func (in *Ingester) scan(ctx context.Context) {
 	}
 	settleBefore := time.Now().Add(-in.cfg.Settle)
 	for _, lib := range in.cfg.Libraries {
+		if !in.libs.check(lib).Available {
+			continue // its stored paths are kept (below)
+		}
+		walked[lib] = true
 		err := filepath.WalkDir(lib, func(p string, d fs.DirEntry, err error) error {
 			if err != nil {
 				in.log.Warn("cannot read", "path", p, "err", err)
@@ -107,13 +113,23 @@ func (in *Ingester) scan(ctx context.Context) {
 	in.prog.update(func(p *Progress) { p.State = StateHashing })
 
 	// Stored paths the walk did not find are gone, except under a library
-	// that came up completely empty: that is an unmounted drive far more
-	// often than a deliberately emptied library, and deleting would throw
-	// away every root of it.
+	// that was unavailable when the walk came to it or is now (looked at
+	// again: it may have gone during the walk), or that came up
+	// completely empty with no marker to vouch for it: that is an unmounted drive far more often than a
+	// deliberately emptied library, and deleting would throw away every
+	// root of it (available.go).
 	var gone []string
 	kept := map[string]int{}
+	up := map[string]bool{}
+	for _, lib := range in.cfg.Libraries {
+		up[lib] = walked[lib] && in.libs.check(lib).Available
+	}
 	for p := range stored {
-		if lib := in.libraryOf(p); found[lib] == 0 {
+		lib := in.libraryOf(p)
+		if !up[lib] {
+			continue
+		}
+		if found[lib] == 0 && !in.libs.vouched(lib) {
 			kept[lib]++
 			continue
 		}
@@ -152,8 +168,7 @@ func (in *Ingester) scan(ctx context.Context) {
 		in.log.Info("stored paths outside the libraries of this scan are left alone", "count", outside.left)
 	}
 	for lib, n := range kept {
-		in.log.Warn("library is empty but the store knows files in it; not deleting them (is the drive mounted?)",
-			"library", lib, "storedFiles", n)
+		in.libs.keptEmpty(lib, n)
 	}
 }
 
