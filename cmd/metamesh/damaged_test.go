@@ -10,8 +10,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
+	"github.com/metamesh/node/internal/waiting"
 	"github.com/metamesh/node/store/storetest"
 )
 
@@ -45,7 +45,7 @@ func (n *damagedNode) stop(t *testing.T) {
 		if err != nil {
 			t.Errorf("exit after SIGTERM: %v\n%s", err, n.logs)
 		}
-	case <-time.After(2 * time.Minute): // a hang detector
+	case <-waiting.After(): // a hang detector
 		t.Fatalf("the node did not stop after SIGTERM\n%s", n.logs)
 	}
 	lines := nonEmptyLines(n.logs.String())
@@ -54,19 +54,18 @@ func (n *damagedNode) stop(t *testing.T) {
 	}
 }
 
-// poll waits until cond holds (a guard of two minutes, for hangs).
+// poll waits until cond holds (waiting.For), failing at once should the
+// node exit meanwhile.
 func poll(t *testing.T, n *damagedNode, what string, cond func() bool) {
 	t.Helper()
-	for deadline := time.Now().Add(2 * time.Minute); !cond(); time.Sleep(50 * time.Millisecond) {
+	waiting.For(t, what, func() bool {
 		select {
 		case err := <-n.done:
 			t.Fatalf("the node exited (%v) while waiting for %s\n%s", err, what, n.logs)
 		default:
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("waited 2 min for %s\n%s", what, n.logs)
-		}
-	}
+		return cond()
+	})
 }
 
 // ready reports whether the node answers /ready with 200.

@@ -16,6 +16,7 @@ import (
 	"github.com/ipfs/go-datastore"
 	"github.com/ipfs/go-datastore/query"
 
+	"github.com/metamesh/node/internal/waiting"
 	"github.com/metamesh/node/node/derived"
 )
 
@@ -119,14 +120,10 @@ func readAll(p *derived.Pebble, n int) error {
 	return err
 }
 
-// waitFor polls cond until it holds (a guard of two minutes, for hangs).
+// waitFor polls cond until it holds (waiting.For: a guard for hangs).
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	for deadline := time.Now().Add(2 * time.Minute); !cond(); time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("waited 2 min for %s", what)
-		}
-	}
+	waiting.For(t, what, cond)
 }
 
 func TestPebble_Damaged(t *testing.T) {
