@@ -16,7 +16,9 @@ var (
 	ErrNotFound = errors.New("not found")
 	// ErrBadRequest: malformed input (400).
 	ErrBadRequest = errors.New("bad request")
-	// ErrUnavailable: a dependency (Redis) cannot be reached (503).
+	// ErrUnavailable: a dependency (Redis) cannot be reached, or the
+	// library of a file that went away (ingest.LibraryUnavailableError,
+	// "library unavailable: /media/films", unwraps to it) (503).
 	ErrUnavailable = errors.New("unavailable")
 	// ErrConflict: the file is known but cannot be served under its
 	// identity now: its sha2-256 is not confirmed yet, or it changed on

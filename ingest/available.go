@@ -14,6 +14,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/metamesh/node/api"
 )
 
 // A library is a place that can go away: a drive is unmounted, a NAS
@@ -66,8 +68,11 @@ type LibraryUnavailableError struct {
 
 func (e *LibraryUnavailableError) Error() string { return "library unavailable: " + e.Dir }
 
-// Unwrap makes errors.Is(err, ErrLibraryUnavailable) hold.
-func (e *LibraryUnavailableError) Unwrap() error { return ErrLibraryUnavailable }
+// Unwrap makes errors.Is(err, ErrLibraryUnavailable) hold, and
+// errors.Is(err, api.ErrUnavailable): the API answers it 503.
+func (e *LibraryUnavailableError) Unwrap() []error {
+	return []error{ErrLibraryUnavailable, api.ErrUnavailable}
+}
 
 // LibraryState is whether one library is available (Ingester.Libraries).
 type LibraryState struct {

@@ -179,11 +179,20 @@ func (b *backend) Ready(ctx context.Context) error {
 
 // problems are what keeps the node from serving fully, each in words a
 // household can act on (Status.Problems, and GET /ready's reason): a
-// full data directory (space.go). Never nil.
+// full data directory (space.go), each unavailable library ("library
+// unavailable: /media/films: its directory is gone (moved, deleted or
+// unmounted)"). Never nil.
 func (n *Node) problems() []string {
 	out := []string{}
 	if p := n.space.problem(); p != "" {
 		out = append(out, p)
+	}
+	if n.ing != nil {
+		for _, l := range n.ing.Libraries() {
+			if !l.Available {
+				out = append(out, (&ingest.LibraryUnavailableError{Dir: l.Dir}).Error()+": "+l.Reason)
+			}
+		}
 	}
 	return out
 }
@@ -211,7 +220,8 @@ func (b *backend) Thumbnail(ctx context.Context, c string, width int) (string, e
 // the library that holds its path (a symlink out, ".." or a path outside
 // every library is not found), and only while its size and mtime are
 // still those that were hashed; otherwise a conflict, and the ingester is
-// asked to look at the path again.
+// asked to look at the path again. A file of an unavailable library is
+// an ingest.ErrLibraryUnavailable (503).
 func (b *backend) File(ctx context.Context, c string) (*api.File, error) {
 	ctx, cancel := context.WithTimeout(ctx, federation.RequestTimeout)
 	defer cancel()
@@ -266,8 +276,16 @@ func (n *Node) openLocal(ctx context.Context, c string) (*localFile, error) {
 	if !ok {
 		return nil, fmt.Errorf("%w: no file with CID %s inside the libraries", api.ErrNotFound, c)
 	}
+	// A library that went away (unmounted, moved, not answering) is no
+	// file gone: its bytes are unavailable (503), its record stays.
+	if err := n.ing.Unavailable(lib); err != nil {
+		return nil, err
+	}
 	f, fi, err := ingest.OpenInLibrary(lib, p)
 	if err != nil {
+		if err := n.ing.CheckLibrary(lib); err != nil {
+			return nil, err
+		}
 		return nil, fmt.Errorf("%w: %s: the file is not readable inside its library: %v", api.ErrNotFound, c, err)
 	}
 	if fi.Size() != ps.Size || fi.ModTime().UnixNano() != ps.MtimeNs {

@@ -159,6 +159,18 @@ func newMetrics(n *Node) *nodeMetrics {
 			return 0
 		}))
 	}
+	for _, lib := range n.cfg.Libraries {
+		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name:        "metamesh_library_available",
+			Help:        "1 while the library is available, 0 while it is unavailable (gone, unmounted or not answering: nothing of it is deleted, its files' bytes are not served).",
+			ConstLabels: prometheus.Labels{"library": lib},
+		}, func() float64 {
+			if n.ing.Unavailable(lib) != nil {
+				return 0
+			}
+			return 1
+		}))
+	}
 	return m
 }
 
