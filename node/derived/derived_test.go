@@ -220,3 +220,60 @@ func TestMoveAside(t *testing.T) {
 		t.Errorf("MoveAside of nothing = %q, %v; want \"\", nil", to, err)
 	}
 }
+
+// A database whose directory is removed while the node runs (rm -r
+// DATA/blocks) is built anew at the next call, and closing it after the
+// removal ends the node cleanly: pebble writes a new log file on close,
+// and its logger would end the process where that directory is gone.
+func TestPebble_DirRemoved(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		use  bool // a call meets the removal before Close
+	}{
+		{"a call after the removal", true},
+		{"closed after the removal", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "part")
+			fill(t, dir, 100)
+			log, logs := newLog()
+			p, err := derived.OpenPebble(dir, "test store", log)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.RemoveAll(dir); err != nil {
+				t.Fatal(err)
+			}
+			k := datastore.NewKey("/after")
+			if tc.use {
+				if err := p.Put(context.Background(), k, []byte("x")); err == nil || !strings.Contains(err.Error(), "was removed while the node ran") {
+					t.Errorf("Put after the removal: %v, want the removal said", err)
+				}
+				p.Settle()
+				if err := p.Put(context.Background(), k, []byte("x")); err != nil {
+					t.Errorf("Put on the database built anew: %v", err)
+				}
+				if v, err := p.Get(context.Background(), k); err != nil || string(v) != "x" {
+					t.Errorf("Get = %q, %v; want x", v, err)
+				}
+			}
+			if err := p.Close(); err != nil {
+				t.Errorf("Close: %v", err)
+			}
+			want := "built anew"
+			if !tc.use {
+				want = "its directory " + dir + " was removed while the node ran; it is built anew at the next start"
+			}
+			if !strings.Contains(logs.String(), want) {
+				t.Errorf("log lacks %q:\n%s", want, logs)
+			}
+			again, err := derived.OpenPebble(dir, "test store", log)
+			if err != nil {
+				t.Fatalf("open after: %v", err)
+			}
+			if err := again.Close(); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+}

@@ -110,6 +110,28 @@ func (p *Pebble) open() (db *pebbleds.Datastore, err error) {
 	return db, nil
 }
 
+// gone says that the directory the database was opened in was removed,
+// nil while it is there. A call finds it before pebble does, whose next
+// new file there (a write's log, or Close's) ends the process.
+func (p *Pebble) gone() error {
+	if _, err := os.Stat(p.dir); errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("its directory %s was removed while the node ran", p.dir)
+	}
+	return nil
+}
+
+// closeRemoved closes db, whose directory was removed: in a directory
+// made again for it to write its last files in, removed after (pebble
+// holds its directory's lock until it is closed, and the new database
+// opens there).
+func (p *Pebble) closeRemoved(db *pebbleds.Datastore) {
+	if err := os.MkdirAll(p.dir, 0o700); err != nil {
+		return // left open: the process ends before it is opened again
+	}
+	closeQuietly(db)
+	_ = os.RemoveAll(p.dir)
+}
+
 // checkTables compares every local table's file with the size pebble
 // recorded for it (a truncated or missing table).
 func checkTables(db *pebble.DB, dir string) error {
@@ -161,6 +183,11 @@ func (p *Pebble) do(f func(db *pebbleds.Datastore) error) (err error) {
 	p.bg.Lock()
 	gen := p.gen
 	p.bg.Unlock()
+	if gone := p.gone(); gone != nil {
+		p.mu.RUnlock()
+		p.rebuildLater(gone, gen)
+		return fmt.Errorf("%s: %w", p.name, gone)
+	}
 	func() {
 		defer Recover(&err)
 		err = f(p.db)
@@ -214,7 +241,11 @@ func (p *Pebble) rebuild(cause error) {
 	p.bg.Lock()
 	p.gen++ // what the old database reports now is of a generation gone
 	p.bg.Unlock()
-	if old != nil {
+	removed := p.gone()
+	switch {
+	case old != nil && removed != nil:
+		p.closeRemoved(old)
+	case old != nil:
 		closeQuietly(old)
 	}
 	moved, err := MoveAside(p.dir)
@@ -231,7 +262,11 @@ func (p *Pebble) rebuild(cause error) {
 			"err", cause, "dir", p.dir, "movedTo", moved, "openErr", err)
 		return
 	}
-	p.log.Warn(p.name+": on-disk corruption; moved aside, built anew", "err", cause, "dir", p.dir, "movedTo", moved)
+	if removed != nil {
+		p.log.Warn(p.name+": "+removed.Error()+"; built anew", "dir", p.dir)
+	} else {
+		p.log.Warn(p.name+": on-disk corruption; moved aside, built anew", "err", cause, "dir", p.dir, "movedTo", moved)
+	}
 	if f != nil {
 		f()
 	}
@@ -250,6 +285,11 @@ func (p *Pebble) Close() error {
 	p.db = nil
 	p.mu.Unlock()
 	if db == nil {
+		return nil
+	}
+	if gone := p.gone(); gone != nil {
+		p.closeRemoved(db)
+		p.log.Warn(p.name+": "+gone.Error()+"; it is built anew at the next start", "dir", p.dir)
 		return nil
 	}
 	var err error
