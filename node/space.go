@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/metamesh/node/api"
 )
 
@@ -67,13 +69,29 @@ func freeSpace(dir string) (uint64, error) {
 }
 
 // checkSpace refuses a data directory with less than MinFree bytes free
-// (a *DataDirFullError); a file system that cannot say passes.
+// (a *DataDirFullError); a file system that cannot say passes, and so
+// does a read-only one, which claimDataDir says is read-only (the fix a
+// household needs there is not space).
 func checkSpace(dir string) error {
 	free, err := freeSpace(dir)
-	if err != nil || free >= MinFree {
+	if err != nil || free >= MinFree || readOnlyFS(dir) {
 		return nil
 	}
 	return &DataDirFullError{Dir: dir, Free: free}
+}
+
+// readOnlyFS reports whether the file system of dir, or of its nearest
+// existing parent, is mounted read-only.
+func readOnlyFS(dir string) bool {
+	for d := dir; ; d = filepath.Dir(d) {
+		var fs unix.Statfs_t
+		if err := unix.Statfs(d, &fs); err == nil {
+			return fs.Flags&unix.ST_RDONLY != 0
+		}
+		if filepath.Dir(d) == d {
+			return false
+		}
+	}
 }
 
 // spaceWatch looks at the data directory's free space while the node
