@@ -197,12 +197,17 @@ func writeBody(w http.ResponseWriter, code int, body []byte) {
 // logFailure logs what a request's backend call failed with: nothing for
 // an answer to the client (a 4xx), Error for a failure of the node's (a
 // 5xx), and Debug when the client went away first: the request's context
-// ended (a federated lookup abandoned half way), nothing failed.
+// ended (a federated lookup abandoned half way), nothing failed. A 503
+// is a state the node said once when it began (Redis away, a library
+// unavailable, a full data directory): each request it refuses is told
+// at Debug, so a page of 50 thumbnails does not log 50 errors.
 func (s *Server) logFailure(r *http.Request, what string, err error, args ...any) {
 	args = append(args, "err", err)
 	switch {
 	case r.Context().Err() != nil:
 		s.log.Debug(what+" abandoned: the client went away", args...)
+	case status(err) == http.StatusServiceUnavailable:
+		s.log.Debug(what+": unavailable", args...)
 	case status(err) >= 500:
 		s.log.Error(what, args...)
 	}
