@@ -71,9 +71,12 @@ bench: deps deps-bench
 # processes, their libraries churning for SOAK while they look each
 # other up, one SIGKILLed and restarted every two minutes, a Redis
 # killed once; then everything is checked (docs/development.md).
+# SOAK_FAULTS (a comma list of disk, library) adds faults: a data
+# directory that fills, a library unmounted and mounted again.
 SOAK ?= 10m
+SOAK_FAULTS ?=
 soak: deps-test
-	METAMESH_SOAK=$(SOAK) $(GO) test -run '^TestSoak$$' -count=1 -v -timeout 60m ./cmd/metamesh
+	METAMESH_SOAK=$(SOAK) METAMESH_SOAK_FAULTS=$(SOAK_FAULTS) $(GO) test -run '^TestSoak$$' -count=1 -v -timeout 60m ./cmd/metamesh
 
 # A short run of every fuzz target.
 fuzz:

@@ -36,8 +36,10 @@ import (
 // household's Redis is killed. At the end: fsck is clean everywhere;
 // every file on disk resolves by each of its CIDs locally and from every
 // other household; content deleted from a library no longer resolves
-// locally there; each node's resident memory and goroutines are within
-// 10% of their level a minute after its last start.
+// locally there; no node is gone or logged a panic; each node's
+// resident memory and goroutines are within 10% of their level a minute
+// after its last start. METAMESH_SOAK_FAULTS adds faults: a data
+// directory that fills, a library unmounted (soak_faults_test.go).
 func TestSoak(t *testing.T) {
 	d := os.Getenv("METAMESH_SOAK")
 	if d == "" {
@@ -47,14 +49,34 @@ func TestSoak(t *testing.T) {
 	if err != nil {
 		t.Fatalf("METAMESH_SOAK=%q: %v", d, err)
 	}
+	faultNames, err := parseSoakFaults(os.Getenv(soakFaultsEnv))
+	if err != nil {
+		t.Fatal(err)
+	}
 	hs := make([]*household, 3)
 	for i := range hs {
 		h := &household{name: string(rune('A' + i)), data: storetest.Dir(t), api: freeAddr(t),
 			p2p: fmt.Sprintf("/ip4/127.0.0.1/tcp/%d", freePort(t)), files: map[string]ingest.FileHashes{}}
 		h.lib, _ = filepath.EvalSymlinks(t.TempDir())
 		h.log = filepath.Join(t.TempDir(), "node.log")
-		h.id = nodeID(t, h.data)
 		hs[i] = h
+	}
+	// The faults: the data directory of C fills, the library of B goes
+	// away, each for a quarter of the churn (soak_faults_test.go).
+	var faults []soakFault
+	if faultNames["disk"] && mountDataTmpfs(t, hs[2]) {
+		faults = append(faults, &diskFault{h: hs[2], fullAfter: churnFor / 4, freeAfter: churnFor / 2})
+	}
+	if faultNames["library"] {
+		if src, ok := mountLibrary(t, hs[1]); ok {
+			faults = append(faults, &libraryFault{h: hs[1], src: src, awayAfter: churnFor * 55 / 100, backAfter: churnFor * 80 / 100})
+		}
+	}
+	faultOn := func(h *household) bool {
+		return slices.ContainsFunc(faults, func(f soakFault) bool { return f.on(h) })
+	}
+	for _, h := range hs {
+		h.id = nodeID(t, h.data)
 	}
 	for i, h := range hs {
 		if i > 0 {
@@ -69,6 +91,9 @@ func TestSoak(t *testing.T) {
 	})
 
 	start := time.Now()
+	for _, f := range faults {
+		f.begin(start)
+	}
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	var ops, lookups, answered, searches atomic.Int64
@@ -113,8 +138,11 @@ func TestSoak(t *testing.T) {
 	}
 
 	// Kills, one household every two minutes; a Redis once, midway. The
-	// baseline of a node's memory is taken a minute after its last start.
+	// baseline of a node's memory is taken a minute after its last start,
+	// or after the end of its fault (a node whose data directory is full
+	// holds less of its library).
 	restarts, redisKills := 0, 0
+	wasOn := map[*household]bool{}
 	for _, h := range hs {
 		h.baselineAt = start.Add(time.Minute)
 	}
@@ -125,12 +153,25 @@ func TestSoak(t *testing.T) {
 	end := start.Add(churnFor)
 	for now := time.Now(); now.Before(end); now = <-sampleTick.C {
 		for _, h := range hs {
-			if h.baseline.rss == 0 && !now.Before(h.baselineAt) {
+			if h.baseline.rss == 0 && !now.Before(h.baselineAt) && !faultOn(h) {
 				h.baseline = h.sample(t)
 			}
 		}
+		for _, f := range faults {
+			f.step(t, now)
+		}
+		for _, h := range hs {
+			on := faultOn(h)
+			if wasOn[h] && !on {
+				h.baseline, h.baselineAt = usage{}, time.Now().Add(time.Minute)
+			}
+			wasOn[h] = on
+		}
 		if !now.Before(nextKill) && end.Sub(now) > time.Minute+10*time.Second {
 			h := hs[restarts%len(hs)]
+			for k := 1; faultOn(h) && k < len(hs); k++ {
+				h = hs[(restarts+k)%len(hs)] // not one whose fault is on
+			}
 			t.Logf("%s: SIGKILL at %s", h.name, now.Sub(start).Round(time.Second))
 			h.kill()
 			h.start(t)
@@ -199,12 +240,26 @@ func TestSoak(t *testing.T) {
 		if out, errOut, code := metamesh(t, nil, "fsck", "--data", h.data); code != 0 {
 			t.Errorf("%s: fsck: %d\n%s%s", h.name, code, out, errOut)
 		}
+		if err := h.alive(); err != nil {
+			t.Errorf("%s: %v", h.name, err)
+		}
+		if ps := panics(h.log); len(ps) > 0 {
+			t.Errorf("%s: its log (%s) says:\n%s", h.name, h.log, strings.Join(ps, "\n"))
+		}
+	}
+	for _, f := range faults {
+		t.Logf("fault %s", f.report())
 	}
 
 	// Memory and goroutines back to their level a minute after the start.
 	for i, h := range hs {
 		now := final[i]
-		t.Logf("%s: resident %.1f MiB (%.1f a minute after its start), goroutines %d (%d)",
+		if h.baseline.rss == 0 {
+			t.Logf("%s: resident %.1f MiB, goroutines %d (not compared: its fault ended less than a minute before the end)",
+				h.name, float64(now.rss)/(1<<20), now.goroutines)
+			continue
+		}
+		t.Logf("%s: resident %.1f MiB (%.1f a minute after its start or fault), goroutines %d (%d)",
 			h.name, float64(now.rss)/(1<<20), float64(h.baseline.rss)/(1<<20), now.goroutines, h.baseline.goroutines)
 		if h.baseline.rss > 0 && float64(now.rss) > 1.10*float64(h.baseline.rss) {
 			t.Errorf("%s: resident memory %d, more than 10%% above %d", h.name, now.rss, h.baseline.rss)
@@ -227,9 +282,16 @@ type household struct {
 	name, lib, data, api, p2p, id, bootstrap, log string
 	cmd                                           *exec.Cmd
 
+	// churnMu is held by each change of the churn, and by a fault that
+	// wants the library to stay as it is.
+	churnMu sync.Mutex
+
 	mu      sync.Mutex
 	files   map[string]ingest.FileHashes // the churn's videos and sidecars as written
 	deleted []string                     // sha2-256 CIDs of content removed
+	// recording: the paths written are kept in written (a fault's).
+	recording bool
+	written   []string
 
 	baselineAt time.Time
 	baseline   usage
@@ -284,55 +346,62 @@ func (h *household) churn(t *testing.T, stop <-chan struct{}, ops *atomic.Int64)
 			return
 		case <-tick.C:
 		}
-		// The library grows to soakVideos within the first minute and
-		// stays about that size: adds and deletes balance.
-		videos := h.videos()
-		op := rng.IntN(10)
-		switch {
-		case len(videos) == 0:
-			op = 0
-		case len(videos) < soakVideos:
-			op = min(op, 3+rng.IntN(2)) // mostly adds
-		case op <= 3 && rng.IntN(2) == 0:
-			op = 7 // as many deletes as adds
-		}
-		var err error
-		switch {
-		case op <= 3: // a new video, often with a subtitle and a poster
-			n++
-			dir := filepath.Join(h.lib, folders[rng.IntN(len(folders))])
-			p := filepath.Join(dir, fmt.Sprintf("%s Lantern %s %d (%d).mkv", h.name, words[rng.IntN(len(words))], n, 1990+rng.IntN(30)))
-			err = h.write(p, 20<<10+rng.IntN(180<<10), rng)
-			if err == nil && rng.IntN(2) == 0 {
-				err = h.write(strings.TrimSuffix(p, ".mkv")+".en.srt", 200+rng.IntN(2000), rng)
-			}
-			if err == nil && rng.IntN(4) == 0 {
-				err = h.write(filepath.Join(dir, "poster.jpg"), 5<<10+rng.IntN(20<<10), rng)
-			}
-		case op == 4: // new bytes
-			err = h.write(videos[rng.IntN(len(videos))], 20<<10+rng.IntN(180<<10), rng)
-		case op == 5: // renamed in place, with its subtitle
-			p := videos[rng.IntN(len(videos))]
-			err = h.move(p, filepath.Join(filepath.Dir(p), "Renamed "+filepath.Base(p)))
-		case op == 6: // moved to another folder
-			p := videos[rng.IntN(len(videos))]
-			err = h.move(p, filepath.Join(h.lib, folders[rng.IntN(len(folders))], filepath.Base(p)))
-		case op <= 8: // deleted, with its sidecars
-			p := videos[rng.IntN(len(videos))]
-			err = h.remove(p)
-			if err == nil {
-				err = h.remove(strings.TrimSuffix(p, ".mkv") + ".en.srt")
-			}
-		default: // a subtitle added or replaced
-			p := videos[rng.IntN(len(videos))]
-			err = h.write(strings.TrimSuffix(p, ".mkv")+".en.srt", 200+rng.IntN(2000), rng)
-		}
-		if err != nil {
+		if err := h.change(rng, folders, &n); err != nil {
 			t.Errorf("%s: churn: %v", h.name, err)
 			return
 		}
 		ops.Add(1)
 	}
+}
+
+// change makes one change to the library.
+func (h *household) change(rng *rand.Rand, folders []string, n *int) error {
+	h.churnMu.Lock()
+	defer h.churnMu.Unlock()
+	// The library grows to soakVideos within the first minute and
+	// stays about that size: adds and deletes balance.
+	videos := h.videos()
+	op := rng.IntN(10)
+	switch {
+	case len(videos) == 0:
+		op = 0
+	case len(videos) < soakVideos:
+		op = min(op, 3+rng.IntN(2)) // mostly adds
+	case op <= 3 && rng.IntN(2) == 0:
+		op = 7 // as many deletes as adds
+	}
+	var err error
+	switch {
+	case op <= 3: // a new video, often with a subtitle and a poster
+		*n++
+		dir := filepath.Join(h.lib, folders[rng.IntN(len(folders))])
+		p := filepath.Join(dir, fmt.Sprintf("%s Lantern %s %d (%d).mkv", h.name, words[rng.IntN(len(words))], *n, 1990+rng.IntN(30)))
+		err = h.write(p, 20<<10+rng.IntN(180<<10), rng)
+		if err == nil && rng.IntN(2) == 0 {
+			err = h.write(strings.TrimSuffix(p, ".mkv")+".en.srt", 200+rng.IntN(2000), rng)
+		}
+		if err == nil && rng.IntN(4) == 0 {
+			err = h.write(filepath.Join(dir, "poster.jpg"), 5<<10+rng.IntN(20<<10), rng)
+		}
+	case op == 4: // new bytes
+		err = h.write(videos[rng.IntN(len(videos))], 20<<10+rng.IntN(180<<10), rng)
+	case op == 5: // renamed in place, with its subtitle
+		p := videos[rng.IntN(len(videos))]
+		err = h.move(p, filepath.Join(filepath.Dir(p), "Renamed "+filepath.Base(p)))
+	case op == 6: // moved to another folder
+		p := videos[rng.IntN(len(videos))]
+		err = h.move(p, filepath.Join(h.lib, folders[rng.IntN(len(folders))], filepath.Base(p)))
+	case op <= 8: // deleted, with its sidecars
+		p := videos[rng.IntN(len(videos))]
+		err = h.remove(p)
+		if err == nil {
+			err = h.remove(strings.TrimSuffix(p, ".mkv") + ".en.srt")
+		}
+	default: // a subtitle added or replaced
+		p := videos[rng.IntN(len(videos))]
+		err = h.write(strings.TrimSuffix(p, ".mkv")+".en.srt", 200+rng.IntN(2000), rng)
+	}
+	return err
 }
 
 // soakVideos is the size the soak's libraries keep, in videos.
@@ -366,6 +435,9 @@ func (h *household) write(p string, size int, rng *rand.Rand) error {
 	}
 	h.mu.Lock()
 	h.files[p] = fh
+	if h.recording {
+		h.written = append(h.written, p)
+	}
 	h.mu.Unlock()
 	return nil
 }
