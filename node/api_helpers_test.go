@@ -3,6 +3,7 @@ package node_test
 import (
 	"context"
 	"io"
+	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -19,10 +20,19 @@ import (
 // for its initial scan.
 func startNodeWith(t testing.TB, lib string, edit func(*node.Config)) *node.Node {
 	t.Helper()
-	srv := storetest.Server(t)
+	n, _ := startNodeLogged(t, lib, edit)
+	return n
+}
+
+// startNodeLogged is startNodeWith with the node's log kept (at Info),
+// to read and to show when the test fails.
+func startNodeLogged(t testing.TB, lib string, edit func(*node.Config)) (*node.Node, *storetest.Buffer) {
+	t.Helper()
+	logs := &storetest.Buffer{}
 	cfg := node.Config{
-		Libraries: []string{lib}, RedisURL: srv.URL(), APIAddr: "127.0.0.1:0", DataDir: storetest.Dir(t),
-		Listen: []string{"/ip4/127.0.0.1/tcp/0"}, Settle: 30 * time.Millisecond, Logger: storetest.Logger(t),
+		Libraries: []string{lib}, RedisURL: storetest.Server(t).URL(), APIAddr: "127.0.0.1:0", DataDir: storetest.Dir(t),
+		Listen: []string{"/ip4/127.0.0.1/tcp/0"}, Settle: 30 * time.Millisecond,
+		Logger: slog.New(slog.NewTextHandler(logs, nil)),
 	}
 	if edit != nil {
 		edit(&cfg)
@@ -34,11 +44,16 @@ func startNodeWith(t testing.TB, lib string, edit func(*node.Config)) *node.Node
 	if err := n.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { n.Close() })
+	t.Cleanup(func() {
+		n.Close()
+		if t.Failed() {
+			t.Logf("the node's log:\n%s", logs.String())
+		}
+	})
 	if err := n.Ingester().WaitIdle(waiting.Context(t)); err != nil {
 		t.Fatal(err)
 	}
-	return n
+	return n, logs
 }
 
 // writeOld writes a file with an mtime an hour ago, so the initial scan

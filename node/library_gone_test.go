@@ -1,9 +1,7 @@
 package node_test
 
 import (
-	"context"
 	"crypto/rand"
-	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -11,13 +9,11 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/metamesh/node/api"
 	"github.com/metamesh/node/ingest"
 	"github.com/metamesh/node/internal/waiting"
 	"github.com/metamesh/node/node"
-	"github.com/metamesh/node/store/storetest"
 )
 
 // bindMount mounts src on dir (mount --bind); the test skips when it
@@ -63,27 +59,7 @@ func TestNode_LibraryUnmounted(t *testing.T) {
 	bindMount(t, drive, lib)
 	t.Cleanup(func() { _ = syscall.Unmount(lib, syscall.MNT_DETACH) })
 
-	var logs storetest.Buffer
-	n, err := node.New(node.Config{
-		Libraries: []string{lib}, DataDir: storetest.Dir(t), RedisURL: storetest.Server(t).URL(), APIAddr: "127.0.0.1:0",
-		Listen: []string{"/ip4/127.0.0.1/tcp/0"}, Settle: 30 * time.Millisecond,
-		Logger: slog.New(slog.NewTextHandler(&logs, nil)),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := n.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		n.Close()
-		if t.Failed() {
-			t.Logf("the node's log:\n%s", logs.String())
-		}
-	})
-	if err := n.Ingester().WaitIdle(waiting.Context(t)); err != nil {
-		t.Fatal(err)
-	}
+	n, logs := startNodeLogged(t, lib, nil)
 	old := canonicalOf(t, filepath.Join(lib, "Before.mkv"))
 	if resp, _ := do(t, n, "GET", "/api/file/"+old, nil); resp.StatusCode != http.StatusOK {
 		t.Fatalf("GET /api/file before the unmount: %d", resp.StatusCode)

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -15,14 +14,12 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
 
 	"github.com/metamesh/node/api"
 	"github.com/metamesh/node/internal/waiting"
 	"github.com/metamesh/node/node"
-	"github.com/metamesh/node/store/storetest"
 )
 
 // mountTmpfs mounts a tmpfs of size (mount's size=, e.g. "160m") on a
@@ -102,27 +99,8 @@ func TestNode_DataDirFull(t *testing.T) {
 	buf := make([]byte, 200<<10)
 	rand.Read(buf)
 	writeOld(t, old, buf)
-	var logs storetest.Buffer
-	n, err := node.New(node.Config{
-		Libraries: []string{lib}, DataDir: data, APIAddr: "127.0.0.1:0",
-		Listen: []string{"/ip4/127.0.0.1/tcp/0"}, Settle: 30 * time.Millisecond,
-		Logger: slog.New(slog.NewTextHandler(&logs, nil)),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := n.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		n.Close()
-		if t.Failed() {
-			t.Logf("the node's log:\n%s", logs.String())
-		}
-	})
-	if err := n.Ingester().WaitIdle(waiting.Context(t)); err != nil {
-		t.Fatal(err)
-	}
+	// The node's own managed Redis, on the full disk with the rest.
+	n, logs := startNodeLogged(t, lib, func(c *node.Config) { c.RedisURL, c.DataDir = "", data })
 	if code, why := readyAnswer(t, n); code != http.StatusOK {
 		t.Fatalf("ready before the disk filled: %d %q", code, why)
 	}

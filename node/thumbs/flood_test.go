@@ -6,60 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"runtime"
-	"runtime/debug"
-	"runtime/metrics"
-	"strconv"
-	"strings"
 	"sync"
 	"testing"
-	"time"
+
+	"github.com/metamesh/node/internal/peakmem"
 )
-
-// peaks runs f and returns the most heap its objects took meanwhile
-// (sampled every millisecond) and the process's peak resident set
-// (VmHWM, reset first where Linux allows), in bytes.
-func peaks(f func()) (heap, rss uint64) {
-	runtime.GC()
-	debug.FreeOSMemory()
-	os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) // resets VmHWM
-	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		t := time.NewTicker(time.Millisecond)
-		defer t.Stop()
-		for {
-			metrics.Read(sample)
-			heap = max(heap, sample[0].Value.Uint64())
-			select {
-			case <-done:
-				return
-			case <-t.C:
-			}
-		}
-	}()
-	f()
-	close(done)
-	wg.Wait()
-	return heap, vmHWM()
-}
-
-// vmHWM is the process's peak resident set in bytes, 0 where /proc has
-// none.
-func vmHWM() uint64 {
-	b, _ := os.ReadFile("/proc/self/status")
-	for l := range strings.Lines(string(b)) {
-		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
-			kb, _ := strconv.ParseUint(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-			return kb << 10
-		}
-	}
-	return 0
-}
 
 // flood asks c for the thumbnails of n images at once, each of its own
 // CID and the bytes src, and returns the first error other than want.
@@ -92,15 +43,15 @@ func BenchmarkCache_Flood(b *testing.B) {
 	for b.Loop() {
 		var one, many, bombs [2]uint64
 		var err error
-		one[0], one[1] = peaks(func() { err = flood(mustOpen(b), 1, big, nil) })
+		one[0], one[1] = peakmem.Measure(func() { err = flood(mustOpen(b), 1, big, nil) })
 		if err != nil {
 			b.Fatal(err)
 		}
-		many[0], many[1] = peaks(func() { err = flood(mustOpen(b), n, big, nil) })
+		many[0], many[1] = peakmem.Measure(func() { err = flood(mustOpen(b), n, big, nil) })
 		if err != nil {
 			b.Fatal(err)
 		}
-		bombs[0], bombs[1] = peaks(func() { err = flood(mustOpen(b), n, bomb, ErrTooLarge) })
+		bombs[0], bombs[1] = peakmem.Measure(func() { err = flood(mustOpen(b), n, bomb, ErrTooLarge) })
 		if err != nil {
 			b.Fatal(err)
 		}
