@@ -174,6 +174,10 @@ type Options struct {
 	// Stall cuts a client that reads nothing of a file (/api/file) for
 	// this long; a slow but steady download goes on. Default 30s.
 	Stall time.Duration
+	// SubtitleWait is how long a subtitle request waits for one of the
+	// MaxSubtitleConversions slots before it is answered 503. Default
+	// DefaultSubtitleWait.
+	SubtitleWait time.Duration
 }
 
 // statusClientClosed counts, in metamesh_http_requests_total, a request
@@ -207,6 +211,9 @@ func New(b Backend, log *slog.Logger, opts Options) *Server {
 	}
 	if opts.Heartbeat <= 0 {
 		opts.Heartbeat = 15 * time.Second
+	}
+	if opts.SubtitleWait <= 0 {
+		opts.SubtitleWait = DefaultSubtitleWait
 	}
 	if opts.Stall <= 0 {
 		opts.Stall = 30 * time.Second

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/metamesh/node/api"
+	"github.com/metamesh/node/internal/waiting"
 )
 
 // stallBackend serves one file of data whose Close is told on closed:
@@ -68,7 +69,7 @@ func waitClosed(t *testing.T, b *stallBackend, n int) {
 	for range n {
 		select {
 		case <-b.closed:
-		case <-time.After(time.Minute):
+		case <-waiting.After():
 			t.Fatal("a handler still writes to a client that reads nothing")
 		}
 	}
@@ -88,9 +89,11 @@ func TestServer_FileStalledReaderIsCut(t *testing.T) {
 }
 
 // A slow client that keeps reading gets the whole file, however long it
-// takes beyond Stall.
+// takes beyond Stall: 128 reads 50 ms apart, 6.4 s in all, against a
+// Stall of 5 s (a hundred times a pause between two reads, so a loaded
+// machine that stretches a pause does not cut the client).
 func TestServer_FileSlowReaderIsServed(t *testing.T) {
-	b, addr := newStallServer(t, 4<<20, time.Second)
+	b, addr := newStallServer(t, 16<<20, 5*time.Second)
 	c, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
@@ -98,7 +101,7 @@ func TestServer_FileSlowReaderIsServed(t *testing.T) {
 	defer c.Close()
 	fmt.Fprintf(c, "GET /api/file/%s HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n", held, addr)
 	var got int64
-	buf := make([]byte, 64<<10)
+	buf := make([]byte, 128<<10)
 	for {
 		n, err := io.ReadFull(c, buf)
 		got += int64(n)

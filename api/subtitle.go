@@ -23,12 +23,12 @@ const MaxSubtitle = 4 << 20
 
 // Subtitle conversions are bounded: at most MaxSubtitleConversions run at
 // once (a 4 MiB file takes some 30 MB while it is converted), a request
-// beyond them waits up to SubtitleWait for its turn, then is answered
+// beyond them waits up to Options.SubtitleWait for its turn, then is answered
 // 503 with Retry-After; the last SubtitleCache bytes of WebVTT made are
 // kept by CID, so a file converted once is served without a read.
 const (
 	MaxSubtitleConversions = 2
-	SubtitleWait           = 30 * time.Second
+	DefaultSubtitleWait    = 30 * time.Second
 	SubtitleCache          = 16 << 20
 )
 
@@ -126,16 +126,16 @@ func (s *Server) subtitle(w http.ResponseWriter, r *http.Request) {
 }
 
 // convertSubtitle reads the local file c and converts it, in one of the
-// conversion slots (waiting up to SubtitleWait for one), and keeps the
+// conversion slots (waiting up to Options.SubtitleWait for one), and keeps the
 // result.
 func (s *Server) convertSubtitle(r *http.Request, c string) ([]byte, error) {
 	st := &s.subtitles
-	wait := time.NewTimer(SubtitleWait)
+	wait := time.NewTimer(s.opts.SubtitleWait)
 	defer wait.Stop()
 	select {
 	case st.slots <- struct{}{}:
 	case <-wait.C:
-		s.log.Warn("subtitle conversions busy: a request waited its turn too long", "cid", c, "waited", SubtitleWait)
+		s.log.Warn("subtitle conversions busy: a request waited its turn too long", "cid", c, "waited", s.opts.SubtitleWait)
 		return nil, errSubtitlesBusy
 	case <-r.Context().Done():
 		return nil, r.Context().Err()
