@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -54,15 +53,24 @@ func (e *DataDirFullError) Unwrap() error { return ErrDataDirFull }
 // file system of dir (statfs' available blocks, as df says), or of its
 // nearest existing parent when dir does not exist yet (a first start).
 func freeSpace(dir string) (uint64, error) {
+	fs, err := statfsNearest(dir)
+	if err != nil {
+		return 0, err
+	}
+	return fs.Bavail * uint64(fs.Bsize), nil
+}
+
+// statfsNearest is statfs of dir, or of its nearest existing parent.
+func statfsNearest(dir string) (unix.Statfs_t, error) {
 	for d := dir; ; {
-		var fs syscall.Statfs_t
-		err := syscall.Statfs(d, &fs)
+		var fs unix.Statfs_t
+		err := unix.Statfs(d, &fs)
 		if err == nil {
-			return fs.Bavail * uint64(fs.Bsize), nil
+			return fs, nil
 		}
 		parent := filepath.Dir(d)
 		if !errors.Is(err, os.ErrNotExist) || parent == d {
-			return 0, fmt.Errorf("free space of %s: %w", dir, err)
+			return fs, fmt.Errorf("free space of %s: %w", dir, err)
 		}
 		d = parent
 	}
@@ -83,15 +91,8 @@ func checkSpace(dir string) error {
 // readOnlyFS reports whether the file system of dir, or of its nearest
 // existing parent, is mounted read-only.
 func readOnlyFS(dir string) bool {
-	for d := dir; ; d = filepath.Dir(d) {
-		var fs unix.Statfs_t
-		if err := unix.Statfs(d, &fs); err == nil {
-			return fs.Flags&unix.ST_RDONLY != 0
-		}
-		if filepath.Dir(d) == d {
-			return false
-		}
-	}
+	fs, err := statfsNearest(dir)
+	return err == nil && fs.Flags&unix.ST_RDONLY != 0
 }
 
 // spaceWatch looks at the data directory's free space while the node
