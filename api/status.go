@@ -69,6 +69,15 @@ type ProvideStats struct {
 	Announced    int    `json:"announced"`
 	FeedResyncs  int64  `json:"feedResyncs"`
 	LastProvided string `json:"lastProvided,omitempty"`
+	// Held are the provider records the household's DHT holds (its own
+	// and its peers'); HandedOver the records it handed to peers that
+	// became the closest to their keys as the federation changed, in
+	// HandoffMessages messages; TakenOver the records peers handed to it
+	// (docs/federation.md, "a federation that grows").
+	Held            int   `json:"held"`
+	HandedOver      int64 `json:"handedOver"`
+	HandoffMessages int64 `json:"handoffMessages"`
+	TakenOver       int64 `json:"takenOver"`
 }
 
 // ProvidersAnswer is GET /api/providers/<cid>'s answer: the peers the DHT

@@ -4,8 +4,11 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/ipfs/go-cid"
+
+	"github.com/metamesh/node/node/p2p"
 )
 
 // FindProviders asks the DHT, and nothing else, for providers of c: no
@@ -35,4 +38,42 @@ func (n *Node) FindProviders(ctx context.Context, c string, count int) ([]string
 	}
 	sort.Strings(out)
 	return out, nil
+}
+
+// DHTView is what a node's DHT holds, for diagnostics: its mode, the
+// peers of its routing table, the peers it is connected to, and which of
+// keys (CIDs) its provider store holds records of, with their providers.
+type DHTView struct {
+	Mode      string
+	Table     []string
+	Connected int
+	Held      map[string][]string
+}
+
+// ViewDHT returns the node's DHTView for keys. Call it after Start.
+func (n *Node) ViewDHT(ctx context.Context, keys ...string) DHTView {
+	d := n.p2p.DHT()
+	v := DHTView{Mode: "client", Held: map[string][]string{}, Connected: len(n.p2p.Host().Network().Peers())}
+	// The mode the DHT runs in now (Mode is the one configured): a
+	// server handles the DHT protocol.
+	for _, id := range n.p2p.Host().Mux().Protocols() {
+		if strings.HasPrefix(string(id), p2p.DHTPrefix+"/kad/") {
+			v.Mode = "server"
+		}
+	}
+	for _, p := range d.RoutingTable().ListPeers() {
+		v.Table = append(v.Table, p.String())
+	}
+	sort.Strings(v.Table)
+	for _, k := range keys {
+		id, err := cid.Decode(k)
+		if err != nil {
+			continue
+		}
+		ais, _ := d.ProviderStore().GetProviders(ctx, id.Hash())
+		for _, ai := range ais {
+			v.Held[k] = append(v.Held[k], ai.ID.String())
+		}
+	}
+	return v
 }

@@ -24,6 +24,9 @@
 //   - tokens.go: Tokens, the normalization of search text into tokens
 //     (what a search matches, and what the DHT's token keys name);
 //     searchkey.go: SearchTokenKey and Keyed, the keyword index's DHT keys.
+//   - handoff.go: the handoff protocol: HandoffRecord, WriteHandoff,
+//     ReadHandoff and ParseHandoff (the provider records a household
+//     hands to a peer that became one of the closest to their keys).
 //   - errors.go: the package's sentinel errors.
 //   - testdata/record-vector.txt: one request and one response, byte for
 //     byte, signed with a fixed key, for other implementations to test
@@ -212,4 +215,28 @@
 // version in the prefix changes with any change of the rules above.
 // testdata/search-token-keys.tsv lists texts, their tokens and each
 // token's key, or "-" for a token that carries none.
+//
+// # The handoff protocol, /metamesh/handoff/1.0.0
+//
+// A household that holds provider records (kad-dht's, for its own keys and
+// its peers') hands them to a peer that has become one of the 20 closest
+// to their keys, on a new stream with protocol ID
+// "/metamesh/handoff/1.0.0". The sender writes 1 to MaxHandoffMessages
+// (64) messages and closes its side; the receiver answers nothing. A
+// message is framed as the record protocol's (an unsigned varint length,
+// at most MaxHandoffMessage, 1 MiB, then the body); its body is JSON,
+// exactly:
+//
+//	{"records":[{"key":"<multihash, base58btc>",
+//	  "providers":[{"id":"<peer ID>","addrs":["<multiaddr>",…],"ttl":<seconds>}]}]}
+//
+// with 1 to MaxHandoffRecords (4096) records, 1 to MaxHandoffProviders
+// (20) providers a record, at most MaxHandoffAddrs (8) addresses a
+// provider (each at most 256 bytes in binary form), and a ttl of 1 to
+// MaxHandoffTTL (172800) seconds: how long the provider's record stays
+// valid, counted from its provide, not from the handoff. Unknown fields,
+// trailing data or any record that breaks a cap make the whole message
+// refused (ErrBadHandoff). A provider record is the provider's own claim,
+// as an ADD_PROVIDER is, and carries no signature; a receiver keeps only
+// records of keys it is among the closest to.
 package protocol

@@ -71,3 +71,8 @@ var (
 	// with a year from 1 to 9999, or is the zero time.
 	ErrBadTime = errors.New(`record's "time" is not an RFC 3339 time`)
 )
+
+// ErrBadHandoff is returned for a handoff message (handoff.go) that is not
+// exactly the protocol's JSON, or one of whose records breaks a cap or
+// does not parse; the whole message is refused.
+var ErrBadHandoff = errors.New("malformed handoff message")

@@ -102,6 +102,38 @@ func New(t testing.TB, n int, opts ...Options) *Cluster {
 	return c
 }
 
+// Join starts one more node, bootstrapped from the members named (by
+// index), and returns it: a federation that grows one household at a
+// time. Files written into its library first (AddFile with its index,
+// len(c.Nodes) before the call) are there at its start.
+func (c *Cluster) Join(bootstrap ...int) *Member {
+	c.t.Helper()
+	m := c.Prepare()
+	var boot []string
+	for _, j := range bootstrap {
+		boot = append(boot, c.Nodes[j].Addr)
+	}
+	m.start(boot)
+	return m
+}
+
+// Prepare adds a member that is not started yet (its library and data
+// directory exist, for AddFile), unless the last one added is still
+// waiting for its start; Join starts it.
+func (c *Cluster) Prepare() *Member {
+	c.t.Helper()
+	if n := len(c.Nodes); n > 0 && c.Nodes[n-1].Node == nil && c.Nodes[n-1].PeerID == "" {
+		return c.Nodes[n-1]
+	}
+	lib, err := filepath.EvalSymlinks(c.t.TempDir())
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	m := &Member{Index: len(c.Nodes), Library: lib, Data: storetest.Dir(c.t), c: c, listen: "/ip4/127.0.0.1/tcp/0"}
+	c.Nodes = append(c.Nodes, m)
+	return m
+}
+
 // Chain starts nothing: it connects node i to node i+1 only, so a lookup
 // from one end must travel through the DHT.
 func (c *Cluster) Chain() {

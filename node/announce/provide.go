@@ -18,6 +18,7 @@ import (
 	mh "github.com/multiformats/go-multihash"
 
 	"github.com/metamesh/node/node/derived"
+	"github.com/metamesh/node/node/handoff"
 )
 
 // Sweeper provides the node's announced CIDs through kad-dht's sweeping
@@ -52,7 +53,11 @@ func MaxReprovideDelay(interval time.Duration) time.Duration {
 // moved aside and made anew when it does not open), or uses ds when it
 // is not nil, and starts the sweeping provider on d. It provides nothing
 // until the announcer gives it keys.
-func NewSweeper(d *dht.IpfsDHT, dir string, ds datastore.Batching, interval time.Duration, log *slog.Logger) (*Sweeper, error) {
+//
+// held, when not nil, is told of every record the provider adds to the
+// DHT's own provider store (its own keys), so the household hands them
+// over as the federation changes (node/handoff).
+func NewSweeper(d *dht.IpfsDHT, held *handoff.Held, dir string, ds datastore.Batching, interval time.Duration, log *slog.Logger) (*Sweeper, error) {
 	s := &Sweeper{ds: ds}
 	if ds == nil {
 		pds, err := derived.OpenPebble(dir, "provider store", log.With("component", "announce"))
@@ -85,6 +90,9 @@ func NewSweeper(d *dht.IpfsDHT, dir string, ds datastore.Batching, interval time
 		provider.WithAddLocalRecord(func(ctx context.Context, k mh.Multihash) error {
 			// The node's own provider store names it too, as a
 			// per-CID Provide does.
+			if held != nil {
+				held.Provided(k, h.ID())
+			}
 			return d.ProviderStore().AddProvider(ctx, k, peer.AddrInfo{ID: h.ID()})
 		}),
 		provider.WithKeystore(s.ks),

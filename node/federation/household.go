@@ -17,6 +17,7 @@ import (
 	"github.com/metamesh/node/api"
 	"github.com/metamesh/node/node/announce"
 	"github.com/metamesh/node/node/catalog"
+	"github.com/metamesh/node/node/handoff"
 	"github.com/metamesh/node/node/p2p"
 	"github.com/metamesh/node/store"
 )
@@ -76,6 +77,7 @@ type Household struct {
 	ss     *searchService
 	res    *resolver
 	ann    *announce.Announcer
+	ho     *handoff.Service
 	text   *catalog.TextIndex
 
 	cancel context.CancelFunc
@@ -112,11 +114,12 @@ func StartHousehold(ctx context.Context, cfg HouseholdConfig) (*Household, error
 	}
 	p, own := cfg.Net, false
 	if p == nil {
-		d, err := dht.New(cfg.Host, p2p.DHTOptions(p2p.Config{ProviderRecordTTL: cfg.ProviderRecordTTL}, dht.ModeServer, cfg.Bootstrap)...)
+		held := handoff.NewHeld(p2p.ProviderValidity(cfg.ProviderRecordTTL))
+		d, err := dht.New(handoff.Observe(cfg.Host, held), p2p.DHTOptions(p2p.Config{ProviderRecordTTL: cfg.ProviderRecordTTL}, dht.ModeServer, cfg.Bootstrap)...)
 		if err != nil {
 			return nil, fmt.Errorf("household: start DHT: %w", err)
 		}
-		p, own = p2p.Wrap(cfg.Host, d, log.With("component", "p2p")), true
+		p, own = p2p.Wrap(cfg.Host, d, held, log.With("component", "p2p")), true
 	}
 	text, err := catalog.OpenTextIndex(cfg.SearchDir)
 	if err != nil {
@@ -125,7 +128,7 @@ func StartHousehold(ctx context.Context, cfg HouseholdConfig) (*Household, error
 		}
 		return nil, fmt.Errorf("household: %w", err)
 	}
-	sw, err := announce.NewSweeper(p.DHT(), cfg.ProviderDir, cfg.ProviderStore, cfg.ReprovideInterval, log)
+	sw, err := announce.NewSweeper(p.DHT(), p.Held(), cfg.ProviderDir, cfg.ProviderStore, cfg.ReprovideInterval, log)
 	if err != nil {
 		text.Close()
 		if own {
@@ -139,6 +142,7 @@ func StartHousehold(ctx context.Context, cfg HouseholdConfig) (*Household, error
 	hh.res = newResolver(cfg.Store, p, hh.rs, cfg.LookupTimeout, log)
 	hh.res.refreshAfter = cfg.PeerRecordTTL
 	hh.ann = announce.New(cfg.Store, sw, !cfg.NoSearchIndex, log)
+	hh.ho = handoff.Start(p.Host(), p.DHT(), p.Held(), handoff.Options{Logger: log})
 	bg, cancel := context.WithCancel(context.Background())
 	hh.cancel = cancel
 	for _, run := range []func(context.Context){
@@ -223,8 +227,14 @@ func (hh *Household) SearchPage(ctx context.Context, q string, limit int, cursor
 	return hh.ss.search(ctx, q, limit, cursor, federated, from)
 }
 
-// ProvideStats are the sweeping provider's statistics.
-func (hh *Household) ProvideStats() announce.Stats { return hh.ann.Stats() }
+// ProvideStats are the sweeping provider's statistics, and the handoff's.
+func (hh *Household) ProvideStats() announce.Stats {
+	st := hh.ann.Stats()
+	ho := hh.ho.Stats()
+	st.Held = hh.p.Held().Len()
+	st.HandedOver, st.HandoffMessages, st.TakenOver = ho.HandedOver.Load(), ho.Messages.Load(), ho.TakenOver.Load()
+	return st
+}
 
 // Close stops everything StartHousehold started, and the DHT when it made
 // it; the host and the store stay open.
@@ -233,6 +243,7 @@ func (hh *Household) Close() error {
 	hh.wg.Wait()
 	hh.rs.close()
 	hh.ss.close()
+	hh.ho.Close()
 	errs := []error{hh.ann.Close(), hh.text.Close()}
 	if hh.ownDHT {
 		errs = append(errs, hh.p.DHT().Close())

@@ -14,6 +14,7 @@ import (
 
 	"github.com/libp2p/go-libp2p"
 	dht "github.com/libp2p/go-libp2p-kad-dht"
+	"github.com/libp2p/go-libp2p-kad-dht/amino"
 	"github.com/libp2p/go-libp2p-kad-dht/records"
 	"github.com/libp2p/go-libp2p/core/connmgr"
 	"github.com/libp2p/go-libp2p/core/control"
@@ -39,6 +40,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/fx"
 
+	"github.com/metamesh/node/node/handoff"
 	"github.com/metamesh/node/protocol"
 )
 
@@ -49,8 +51,10 @@ const DHTPrefix = "/metamesh"
 // p2p is the node's libp2p side: the host, the DHT and the bootstrap
 // loop.
 type Net struct {
-	host  host.Host
-	dht   *dht.IpfsDHT
+	host host.Host
+	dht  *dht.IpfsDHT
+	// held indexes the provider records the DHT holds (node/handoff).
+	held  *handoff.Held
 	cm    *bconnmgr.BasicConnMgr
 	log   *slog.Logger
 	boot  []peer.AddrInfo
@@ -74,6 +78,12 @@ type Net struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 }
+
+// ConnHeadroom is how many connections the resource manager allows above
+// the connection manager's high watermark, at least: a DHT walk's peers
+// (20–40), a region's provide (its ~20 closest), and a federated search
+// (up to 96 households) at once.
+const ConnHeadroom = 256
 
 // dhtOptions are the DHT's options: the /metamesh prefix, mode, the
 // bootstrap peers and the provider records' validity.
@@ -134,9 +144,16 @@ func Start(ctx context.Context, cfg Config, key crypto.PrivKey, log *slog.Logger
 	libp2p.SetDefaultServiceLimits(&limits)
 	scaled := limits.AutoScale()
 	base := scaled.ToPartialLimitConfig()
-	// Connections and streams sit above the connection manager's high
-	// watermark, so trimming, not the resource manager, keeps the count.
-	conns := rcmgr.LimitVal(cfg.ConnHigh * 2)
+	// Connections sit well above the connection manager's high
+	// watermark, so trimming, not the resource manager, keeps the count:
+	// a household that keeps few connections (--conn-high 6) still opens
+	// the short-lived ones a DHT walk, a provide to a region's closest
+	// peers and a federated search's fan-out need at once, and answers
+	// the peers whose walks pass through it. A cap of twice the
+	// watermark refused those dials; the DHT then dropped the refused
+	// peers from its routing tables and the federation split into
+	// neighbourhoods of recent joiners (docs/federation.md).
+	conns := rcmgr.LimitVal(max(cfg.ConnHigh*2, cfg.ConnHigh+ConnHeadroom))
 	base.System.Conns, base.System.ConnsInbound, base.System.ConnsOutbound = conns, conns, conns
 	protocolStreamLimits(&base, scaled)
 	rm, err := rcmgr.NewResourceManager(rcmgr.NewFixedLimiter(base.Build(scaled)))
@@ -296,7 +313,8 @@ func Start(ctx context.Context, cfg Config, key crypto.PrivKey, log *slog.Logger
 		mode = dht.ModeAutoServer
 		dh = dhtHost{Host: h, bus: splitBus{Bus: h.EventBus(), own: r.dhtBus}}
 	}
-	d, err := dht.New(dh, DHTOptions(cfg, mode, boot)...)
+	p.held = handoff.NewHeld(ProviderValidity(cfg.ProviderRecordTTL))
+	d, err := dht.New(handoff.Observe(dh, p.held), DHTOptions(cfg, mode, boot)...)
 	if err != nil {
 		p.closeHost()
 		return nil, fmt.Errorf("p2p: start DHT: %w", err)
@@ -358,7 +376,7 @@ const (
 )
 
 // appProtocols are the node's own request/answer protocols.
-var appProtocols = []libp2pproto.ID{protocol.RecordProtocolID, protocol.SearchProtocolID}
+var appProtocols = []libp2pproto.ID{protocol.RecordProtocolID, protocol.SearchProtocolID, protocol.HandoffProtocolID}
 
 // protocolStreamLimits gives each of appProtocols its own inbound stream
 // limits, in base, below the system's total and above one peer's share.
@@ -462,10 +480,24 @@ func (p *Net) redial(ctx context.Context, ai peer.AddrInfo) error {
 }
 
 // Wrap is a Net of a host and DHT its caller made and closes (a simulated
-// household's): no reachability, relays or bootstrap loop.
-func Wrap(h host.Host, d *dht.IpfsDHT, log *slog.Logger) *Net {
-	return &Net{host: h, dht: d, log: log}
+// household's; the DHT made on handoff.Observe(h, held)): no
+// reachability, relays or bootstrap loop.
+func Wrap(h host.Host, d *dht.IpfsDHT, held *handoff.Held, log *slog.Logger) *Net {
+	return &Net{host: h, dht: d, held: held, log: log}
 }
+
+// ProviderValidity is how long the DHT keeps a provider record: ttl, or
+// kad-dht's default (48 h) when ttl is zero.
+func ProviderValidity(ttl time.Duration) time.Duration {
+	if ttl > 0 {
+		return ttl
+	}
+	return amino.DefaultProvideValidity
+}
+
+// Held is the index of the provider records the DHT holds, which the
+// household hands over as the federation changes (node/handoff).
+func (p *Net) Held() *handoff.Held { return p.held }
 
 // Host is the libp2p host.
 func (p *Net) Host() host.Host { return p.host }

@@ -1,0 +1,341 @@
+package handoff
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	dht "github.com/libp2p/go-libp2p-kad-dht"
+	kb "github.com/libp2p/go-libp2p-kbucket"
+	"github.com/libp2p/go-libp2p/core/host"
+	"github.com/libp2p/go-libp2p/core/network"
+	"github.com/libp2p/go-libp2p/core/peer"
+	libp2pproto "github.com/libp2p/go-libp2p/core/protocol"
+	ma "github.com/multiformats/go-multiaddr"
+
+	"github.com/metamesh/node/protocol"
+)
+
+// Closest is how many peers hold a key's provider records: kad-dht's
+// bucket size and the sweeping provider's replication factor.
+const Closest = 20
+
+// Senders: a household hands a record over when it is among this many of
+// the closest peers to its key it knew before the change (or it is the
+// record's provider), so a newcomer gets a key's records from a few of
+// the peers that hold them, not from all twenty.
+const Senders = 3
+
+// Options tune a Service; zero values take the defaults.
+type Options struct {
+	// Every is how often the routing table is compared with the last
+	// one (default 2 s).
+	Every time.Duration
+	// Logger; default discards.
+	Logger *slog.Logger
+}
+
+// Service hands the provider records the household holds to the peers
+// that become the closest to their keys as the federation changes, and
+// takes the records peers hand to it (protocol.HandoffProtocolID).
+type Service struct {
+	h     host.Host
+	d     *dht.IpfsDHT
+	held  *Held
+	every time.Duration
+	log   *slog.Logger
+
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	st Stats
+}
+
+// Stats are the service's counters since start.
+type Stats struct {
+	// Changes are the routing-table changes the service handed records
+	// over for (peers added or removed).
+	Changes atomic.Int64
+	// HandedOver are the records (key and provider) sent to peers,
+	// Messages the handoff messages sent, Failed the peers a handoff
+	// could not reach.
+	HandedOver atomic.Int64
+	Messages   atomic.Int64
+	Failed     atomic.Int64
+	// TakenOver are records peers handed to the household that it
+	// stored; Refused those it did not (keys it is not among the
+	// closest to, or its own records).
+	TakenOver atomic.Int64
+	Refused   atomic.Int64
+}
+
+// Start runs the service on h (the host) and d (the DHT made on
+// Observe(h, held)) until Close.
+func Start(h host.Host, d *dht.IpfsDHT, held *Held, o Options) *Service {
+	if o.Every <= 0 {
+		o.Every = 2 * time.Second
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &Service{h: h, d: d, held: held, every: o.Every, log: o.Logger.With("component", "handoff"), cancel: cancel}
+	h.SetStreamHandler(libp2pproto.ID(protocol.HandoffProtocolID), s.take)
+	s.wg.Add(1)
+	go s.watch(ctx)
+	return s
+}
+
+// Stats returns the service's counters.
+func (s *Service) Stats() *Stats { return &s.st }
+
+// Close stops the service.
+func (s *Service) Close() {
+	s.h.RemoveStreamHandler(libp2pproto.ID(protocol.HandoffProtocolID))
+	s.cancel()
+	s.wg.Wait()
+}
+
+// watch compares the routing table every s.every with the one before and
+// hands records over for what changed.
+func (s *Service) watch(ctx context.Context) {
+	defer s.wg.Done()
+	tick := time.NewTicker(s.every)
+	defer tick.Stop()
+	prev := map[peer.ID]bool{}
+	for _, p := range s.d.RoutingTable().ListPeers() {
+		prev[p] = true
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		cur := s.d.RoutingTable().ListPeers()
+		now := make(map[peer.ID]bool, len(cur))
+		var added, removed []peer.ID
+		for _, p := range cur {
+			now[p] = true
+			if !prev[p] {
+				added = append(added, p)
+			}
+		}
+		for p := range prev {
+			if !now[p] {
+				removed = append(removed, p)
+			}
+		}
+		prev = now
+		if len(added)+len(removed) == 0 {
+			continue
+		}
+		s.st.Changes.Add(int64(len(added) + len(removed)))
+		s.send(ctx, s.plan(added, removed, time.Now()))
+	}
+}
+
+// plan decides, for every record held, which peers it goes to: the peers
+// that are among the Closest to its key now (in the routing table) and
+// were not before the change (added peers, and peers that moved up
+// because removed ones left), when the household is among the Senders
+// closest it knew before, or is the provider.
+func (s *Service) plan(added, removed []peer.ID, now time.Time) map[peer.ID][]protocol.HandoffRecord {
+	self := s.h.ID()
+	rt := s.d.RoutingTable()
+	isAdded := make(map[peer.ID]bool, len(added))
+	for _, p := range added {
+		isAdded[p] = true
+	}
+	out := map[peer.ID][]protocol.HandoffRecord{}
+	for _, e := range s.held.snapshot(now) {
+		target := kb.ConvertKey(string(e.key))
+		after := rt.NearestPeers(target, Closest)
+		// The closest before the change: the table then was this one
+		// without the added peers and with the removed ones.
+		var before []peer.ID
+		for _, p := range rt.NearestPeers(target, Closest+len(added)) {
+			if !isAdded[p] {
+				before = append(before, p)
+			}
+		}
+		before = append(before, removed...)
+		before = kb.SortClosestPeers(before, target)
+		before = before[:min(len(before), Closest)]
+		var entering []peer.ID
+		for _, p := range after {
+			if p != self && !slices.Contains(before, p) {
+				entering = append(entering, p)
+			}
+		}
+		if len(entering) == 0 {
+			continue
+		}
+		own := slices.ContainsFunc(e.provs, func(p provider) bool { return p.id == self })
+		rank := kb.SortClosestPeers(append(slices.Clone(before), self), target)
+		if !own && slices.Index(rank, self) >= Senders {
+			continue
+		}
+		for _, to := range entering {
+			rec := protocol.HandoffRecord{Key: e.key}
+			for _, p := range e.provs {
+				if p.id == to || len(rec.Providers) == protocol.MaxHandoffProviders {
+					continue
+				}
+				ttl := int64(p.exp.Sub(now) / time.Second)
+				if ttl < 1 {
+					continue
+				}
+				rec.Providers = append(rec.Providers, protocol.HandoffProvider{
+					ID: p.id, Addrs: s.addrs(p.id), TTL: min(ttl, protocol.MaxHandoffTTL)})
+			}
+			if len(rec.Providers) > 0 {
+				out[to] = append(out[to], rec)
+			}
+		}
+	}
+	return out
+}
+
+// addrs are the addresses to hand over with p's record: its own when p
+// is the household, else the ones the peerstore keeps for it.
+func (s *Service) addrs(p peer.ID) []ma.Multiaddr {
+	var as []ma.Multiaddr
+	if p == s.h.ID() {
+		as = s.h.Addrs()
+	} else {
+		as = s.h.Peerstore().Addrs(p)
+	}
+	out := make([]ma.Multiaddr, 0, min(len(as), protocol.MaxHandoffAddrs))
+	for _, a := range as {
+		if len(out) < protocol.MaxHandoffAddrs && len(a.Bytes()) <= protocol.MaxHandoffAddrLen {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// sendTimeout bounds one handoff to one peer.
+const sendTimeout = 30 * time.Second
+
+// send hands the planned records to their peers, four peers at a time.
+func (s *Service) send(ctx context.Context, plan map[peer.ID][]protocol.HandoffRecord) {
+	sem := make(chan struct{}, 4)
+	var wg sync.WaitGroup
+	for to, recs := range plan {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			if err := s.sendTo(ctx, to, recs); err != nil {
+				s.st.Failed.Add(1)
+				s.log.Debug("handoff: cannot hand records over", "peer", to, "records", len(recs), "err", err)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// perMessage keeps a message under the protocol's caps: at most
+// MaxHandoffRecords keys, and about 1 KiB a key at the most (20
+// providers of 8 addresses would be more; such keys are rare and the
+// writer refuses a message over the cap, which is then sent in halves).
+const perMessage = 512
+
+func (s *Service) sendTo(ctx context.Context, to peer.ID, recs []protocol.HandoffRecord) error {
+	ctx, cancel := context.WithTimeout(ctx, sendTimeout)
+	defer cancel()
+	st, err := s.h.NewStream(ctx, to, libp2pproto.ID(protocol.HandoffProtocolID))
+	if err != nil {
+		return err
+	}
+	_ = st.SetDeadline(time.Now().Add(sendTimeout))
+	sent := 0
+	for len(recs) > 0 && sent < protocol.MaxHandoffMessages {
+		n := min(len(recs), perMessage)
+		for {
+			err = protocol.WriteHandoff(st, recs[:n])
+			if errors.Is(err, protocol.ErrTooLarge) && n > 1 {
+				n /= 2
+				continue
+			}
+			break
+		}
+		if err != nil {
+			st.Reset()
+			return err
+		}
+		sent++
+		s.st.Messages.Add(1)
+		for _, r := range recs[:n] {
+			s.st.HandedOver.Add(int64(len(r.Providers)))
+		}
+		recs = recs[n:]
+	}
+	return st.Close()
+}
+
+// takeTimeout bounds one inbound handoff stream.
+const takeTimeout = time.Minute
+
+// take stores the records a peer hands over for the keys the household
+// is among the Closest to (in its own routing table's view), each with
+// the expiry it came with, at most the DHT's validity away.
+func (s *Service) take(st network.Stream) {
+	_ = st.SetDeadline(time.Now().Add(takeTimeout))
+	from := st.Conn().RemotePeer()
+	self := s.h.ID()
+	ctx, cancel := context.WithTimeout(context.Background(), takeTimeout)
+	defer cancel()
+	for range protocol.MaxHandoffMessages {
+		recs, err := protocol.ReadHandoff(st)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			s.log.Debug("handoff: dropped a peer's stream", "peer", from, "err", err)
+			st.Reset()
+			return
+		}
+		now := time.Now()
+		for _, r := range recs {
+			if !s.closest(r.Key) {
+				s.st.Refused.Add(int64(len(r.Providers)))
+				continue
+			}
+			for _, p := range r.Providers {
+				if p.ID == self {
+					s.st.Refused.Add(1)
+					continue
+				}
+				exp := now.Add(min(time.Duration(p.TTL)*time.Second, s.held.validity))
+				if !s.held.Add(r.Key, p.ID, exp) {
+					continue
+				}
+				if err := s.d.ProviderStore().AddProvider(ctx, r.Key, peer.AddrInfo{ID: p.ID, Addrs: p.Addrs}); err != nil {
+					s.log.Debug("handoff: cannot store a record", "err", err)
+					continue
+				}
+				s.st.TakenOver.Add(1)
+			}
+		}
+	}
+	_ = st.Close()
+}
+
+// closest tells whether the household is among the Closest peers to key
+// it knows of (itself included).
+func (s *Service) closest(key []byte) bool {
+	target := kb.ConvertKey(string(key))
+	near := s.d.RoutingTable().NearestPeers(target, Closest)
+	if len(near) < Closest {
+		return true
+	}
+	ranked := kb.SortClosestPeers(append(near, s.h.ID()), target)
+	return slices.Index(ranked, s.h.ID()) < Closest
+}
