@@ -78,6 +78,60 @@ type ProvideStats struct {
 	HandedOver      int64 `json:"handedOver"`
 	HandoffMessages int64 `json:"handoffMessages"`
 	TakenOver       int64 `json:"takenOver"`
+	// RegionsProvided are the keystore's keys grouped by keyspace region
+	// (their first avgPrefixLength bits, rounded down), each with when it
+	// was last provided and the latest findability check of a key of it;
+	// Findable sums those checks (docs/federation.md, "a federation that
+	// grows").
+	RegionsProvided []ProvidedRegion `json:"regionsProvided"`
+	Findable        Findable         `json:"findable"`
+}
+
+// ProvidedRegion is one keyspace region of the household's keys: the keys
+// whose keyspace key (SHA-256 of the multihash) starts with Prefix.
+type ProvidedRegion struct {
+	// Prefix is the region's bits, "0110"; "" is the whole keyspace.
+	Prefix string `json:"prefix"`
+	Keys   int    `json:"keys"`
+	// LastProvidedAt is the oldest of its keys' last provides (an
+	// ADD_PROVIDER a peer accepted), since the node started: when the
+	// whole region was last covered; zero while a key of it was not
+	// provided yet. NewestProvidedAt is the most recent.
+	LastProvidedAt   time.Time `json:"lastProvidedAt,omitzero"`
+	NewestProvidedAt time.Time `json:"newestProvidedAt,omitzero"`
+	// The latest findability check of a key of the region: CheckedKey
+	// (base58 multihash) was looked up at CheckedAt, Closest peers were
+	// the closest to it then, and Holding of them returned this household
+	// among its providers.
+	CheckedKey string    `json:"checkedKey,omitempty"`
+	CheckedAt  time.Time `json:"checkedAt,omitzero"`
+	Closest    int       `json:"closest"`
+	Holding    int       `json:"holding"`
+}
+
+// Findable is whether the federation can find the household: the latest
+// check of every region summed. CheckedAt is the last check; Checks count
+// them since start, CheckMessages their GET_PROVIDERS requests (not in
+// ProvideStats.Messages).
+type Findable struct {
+	CheckedAt     time.Time `json:"checkedAt,omitzero"`
+	Regions       int       `json:"regions"` // regions with a check
+	Closest       int       `json:"closest"`
+	Holding       int       `json:"holding"`
+	Checks        int64     `json:"checks"`
+	CheckMessages int64     `json:"checkMessages"`
+}
+
+// OldestRegionProvided is when the region provided longest ago was last
+// provided; ok is false when there is no region, zero when a region was
+// not provided yet since the node started.
+func (p ProvideStats) OldestRegionProvided() (at time.Time, ok bool) {
+	for i, r := range p.RegionsProvided {
+		if i == 0 || r.LastProvidedAt.Before(at) {
+			at = r.LastProvidedAt
+		}
+	}
+	return at, len(p.RegionsProvided) > 0
 }
 
 // ProvidersAnswer is GET /api/providers/<cid>'s answer: the peers the DHT

@@ -252,6 +252,9 @@ func TestAPI_Metrics(t *testing.T) {
 		`metamesh_scan_state{state="watching"} 1`, "metamesh_provides_done_total", "metamesh_provides_failed_total",
 		"metamesh_provides_queued", "metamesh_peers 0", "go_goroutines", "process_",
 		"metamesh_meta_cache_documents", "metamesh_meta_cache_hits_total", "metamesh_meta_cache_misses_total",
+		// Alone: nothing checked, its one region not provided.
+		"metamesh_provide_findable_closest 0", "metamesh_provide_findable_holding 0", "metamesh_provide_checks_total 0",
+		"metamesh_provide_check_messages_total 0", "metamesh_provide_oldest_region_provided_timestamp_seconds 0",
 	} {
 		if !strings.Contains(string(body), want) {
 			t.Errorf("/metrics lacks %q", want)

@@ -134,6 +134,28 @@ func newMetrics(n *Node) *nodeMetrics {
 			func() float64 { return float64(n.hh.ProvideStats().Regions) }),
 		gauge("metamesh_provide_last_cycle_seconds", "How long the regions reprovided in the last cycle took in all.",
 			func() float64 { return n.hh.ProvideStats().LastCycle.Seconds() }),
+		gauge("metamesh_provide_oldest_region_provided_timestamp_seconds", "When the keyspace region provided longest ago was last provided (Unix time); 0 while a region was not provided since the start, or there is none.",
+			func() float64 {
+				if at, ok := n.hh.ProvideStats().OldestRegionProvided(); ok && !at.IsZero() {
+					return float64(at.UnixNano()) / 1e9
+				}
+				return 0
+			}),
+		gauge("metamesh_provide_findable_closest", "Peers closest to the key of each region's latest findability check, summed.",
+			func() float64 { return float64(n.hh.ProvideStats().Findable.Closest) }),
+		gauge("metamesh_provide_findable_holding", "Of them, the peers that returned this household among the key's providers.",
+			func() float64 { return float64(n.hh.ProvideStats().Findable.Holding) }),
+		gauge("metamesh_provide_findable_checked_timestamp_seconds", "When the last findability check ran (Unix time); 0 before the first.",
+			func() float64 {
+				if at := n.hh.ProvideStats().Findable.CheckedAt; !at.IsZero() {
+					return float64(at.UnixNano()) / 1e9
+				}
+				return 0
+			}),
+		counter("metamesh_provide_checks_total", "Findability checks run.",
+			func() float64 { return float64(n.hh.ProvideStats().Findable.Checks) }),
+		counter("metamesh_provide_check_messages_total", "DHT messages the findability checks sent (GET_PROVIDERS; not in metamesh_provide_messages_total).",
+			func() float64 { return float64(n.hh.ProvideStats().Findable.CheckMessages) }),
 		gauge("metamesh_peers", "Connected peers.",
 			func() float64 { return float64(len(n.p2p.Host().Network().Peers())) }),
 		gauge("metamesh_data_free_bytes", "Bytes still available on the data directory's file system.",

@@ -301,7 +301,7 @@ func TestClient_StatusOutput(t *testing.T) {
 			st := st
 			st.Provide = &pr
 			got := statusOf(st)
-			if want := "network       " + tt.want + "\nredis"; !strings.Contains(got, want) {
+			if want := "network       " + tt.want + "\nfindable "; !strings.Contains(got, want) {
 				t.Errorf("status lacks %q:\n%s", want, got)
 			}
 			for _, jargon := range []string{"keys", "regions", "prefix", "walks", "reprovide"} {

@@ -23,11 +23,13 @@ its reservation (until when, the node's /p2p-circuit addresses through it)
 or the last error; whether the node runs the relay service for others;
 whether peers may fetch the household's files (--share-files);
 then the libraries, files, peers, scan (after it, the library's files as
-they are), what the node announces to the network, Redis, the data
+they are), what the node announces to the network and whether the
+households closest to what it announces hold its records (a check of
+one sample every 10 minutes), Redis, the data
 directory with its free space, and each problem that keeps the node from
 being ready ("data directory full: …"). --json prints
-the node's JSON as it is, the provider's figures (keys, regions, DHT walks)
-included.`,
+the node's JSON as it is, the provider's figures (keys, regions, DHT walks, each
+region's last provide and check) included.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			st, raw, err := apiGetJSON[api.Status](cmd, "/api/status", 10*time.Second)
@@ -88,6 +90,9 @@ func printStatus(out io.Writer, st api.Status, now time.Time) error {
 	fmt.Fprintf(w, "peers\t%d\n", st.Peers)
 	fmt.Fprintf(w, "scan\t%s\n", scanLine(st))
 	fmt.Fprintf(w, "network\t%s\n", announceLine(st, now))
+	if st.Provide != nil {
+		fmt.Fprintf(w, "findable\t%s\n", findableLine(*st.Provide, now))
+	}
 	fmt.Fprintf(w, "redis\tok=%t %s\n", st.Redis.OK, orDash(st.Redis.Addr))
 	if d := st.DataDir; d.Path != "" {
 		fmt.Fprintf(w, "data\t%s\n", dataDirLine(d))
@@ -166,6 +171,95 @@ func announceLine(st api.Status, now time.Time) string {
 		line += fmt.Sprintf("; %d failed since the start", pr.Failed)
 	}
 	return line
+}
+
+// findableLine says in a household's words whether the federation can
+// find it: of the households closest to a sampled file (or search word)
+// in each part of the network, how many hold its record, as the latest
+// checks found; and how long ago everything was last announced. The
+// figures per region are --json's.
+func findableLine(pr api.ProvideStats, now time.Time) string {
+	if len(pr.RegionsProvided) == 0 {
+		return "nothing announced to check"
+	}
+	what := "file"
+	if pr.TokenKeys > 0 {
+		what = "file or search word"
+	}
+	f := pr.Findable
+	var line string
+	switch {
+	case f.Regions == 0:
+		line = "not checked yet: the first check comes a minute after the node is online"
+	case f.Closest == 0:
+		line = fmt.Sprintf("the last check found no household close to a sampled %s (%s)", what, ago(now.Sub(f.CheckedAt)))
+	default:
+		who := "the households"
+		if n := f.Closest / f.Regions; n*f.Regions == f.Closest && sameClosest(pr.RegionsProvided) {
+			who = "the " + plural(n, "household")
+		}
+		where := ""
+		if f.Regions > 1 {
+			where = fmt.Sprintf(" in each of %d parts of the network", f.Regions)
+		}
+		verb := "hold"
+		if who == "the 1 household" && f.Regions == 1 {
+			verb = "holds"
+		}
+		line = fmt.Sprintf("%s closest to a sampled %s%s %s %d of %s (last check %s)",
+			who, what, where, verb, f.Holding, plural(f.Closest, "record"), ago(now.Sub(f.CheckedAt)))
+	}
+	switch at, _ := pr.OldestRegionProvided(); {
+	case at.IsZero():
+		line += "; some not announced yet since the start"
+	default:
+		line += "; all announced " + within(now.Sub(at))
+	}
+	return line
+}
+
+// sameClosest says whether every region checked found as many closest
+// households.
+func sameClosest(rs []api.ProvidedRegion) bool {
+	n := -1
+	for _, r := range rs {
+		if r.CheckedAt.IsZero() {
+			continue
+		}
+		if n >= 0 && r.Closest != n {
+			return false
+		}
+		n = r.Closest
+	}
+	return true
+}
+
+// ago says how long ago something was, d before now: "under a minute
+// ago", "4 min ago", "2 h ago", "3 days ago".
+func ago(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return "under a minute ago"
+	case d < time.Hour:
+		return fmt.Sprintf("%d min ago", int(d/time.Minute))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%d h ago", int(d/time.Hour))
+	}
+	return fmt.Sprintf("%d days ago", int(d/(24*time.Hour)))
+}
+
+// within says the span that ends now and began d ago: "in the last
+// minute", "in the last 4 min", "in the last 2 h", "in the last 3 days".
+func within(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return "in the last minute"
+	case d < time.Hour:
+		return fmt.Sprintf("in the last %d min", int(d/time.Minute)+1)
+	case d < 48*time.Hour:
+		return fmt.Sprintf("in the last %d h", int(d/time.Hour)+1)
+	}
+	return fmt.Sprintf("in the last %d days", int(d/(24*time.Hour))+1)
 }
 
 // inTime says when something happens d from now: "in 21 h", "in 12

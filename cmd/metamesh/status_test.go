@@ -56,3 +56,68 @@ func TestStatus_DataDir(t *testing.T) {
 		})
 	}
 }
+
+// TestStatus_Findable: metamesh status says in a household's words
+// whether the federation can find it: how many of the households closest
+// to a sampled file in each part of the network hold its record, when
+// that was checked, and how long ago everything was last announced.
+func TestStatus_Findable(t *testing.T) {
+	now := time.Date(2026, 5, 1, 11, 30, 0, 0, time.UTC)
+	checked := func(prefix string, closest, holding int, at, provided time.Duration) api.ProvidedRegion {
+		r := api.ProvidedRegion{Prefix: prefix, Keys: 7, Closest: closest, Holding: holding}
+		if at > 0 {
+			r.CheckedKey, r.CheckedAt = "QmKey"+prefix, now.Add(-at)
+		}
+		if provided > 0 {
+			r.LastProvidedAt, r.NewestProvidedAt = now.Add(-provided), now.Add(-provided)
+		}
+		return r
+	}
+	for _, tt := range []struct {
+		name    string
+		tokens  int
+		regions []api.ProvidedRegion
+		want    string
+	}{
+		{"three parts, two records lost", 25, []api.ProvidedRegion{
+			checked("00", 20, 20, 4*time.Minute, 2*time.Hour+10*time.Minute),
+			checked("01", 20, 18, 14*time.Minute, time.Hour),
+			checked("10", 20, 20, 24*time.Minute, 20*time.Minute),
+		}, "the 20 households closest to a sampled file or search word in each of 3 parts of the network hold 58 of 60 records (last check 4 min ago); all announced in the last 3 h"},
+		{"one household, one part", 0, []api.ProvidedRegion{checked("", 1, 1, 30*time.Second, 50*time.Second)},
+			"the 1 household closest to a sampled file holds 1 of 1 record (last check under a minute ago); all announced in the last minute"},
+		{"parts of different sizes", 0, []api.ProvidedRegion{checked("0", 20, 20, time.Hour, time.Hour), checked("1", 17, 9, 3*time.Hour, time.Hour)},
+			"the households closest to a sampled file in each of 2 parts of the network hold 29 of 37 records (last check 1 h ago); all announced in the last 2 h"},
+		{"not checked yet", 0, []api.ProvidedRegion{checked("", 0, 0, 0, 0)},
+			"not checked yet: the first check comes a minute after the node is online; some not announced yet since the start"},
+		{"a part not checked, nobody found", 0, []api.ProvidedRegion{checked("0", 0, 0, 3*24*time.Hour, 3*24*time.Hour), checked("1", 0, 0, 0, time.Minute)},
+			"the last check found no household close to a sampled file (3 days ago); all announced in the last 4 days"},
+		{"nothing announced", 0, []api.ProvidedRegion{}, "nothing announced to check"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			pr := api.ProvideStats{Connectivity: "online", Announced: 10, TokenKeys: tt.tokens, RegionsProvided: tt.regions}
+			for _, r := range tt.regions {
+				if !r.CheckedAt.IsZero() {
+					pr.Findable.Regions++
+					pr.Findable.Closest += r.Closest
+					pr.Findable.Holding += r.Holding
+					if r.CheckedAt.After(pr.Findable.CheckedAt) {
+						pr.Findable.CheckedAt = r.CheckedAt
+					}
+				}
+			}
+			var b bytes.Buffer
+			if err := printStatus(&b, api.Status{Version: "dev", Provide: &pr}, now); err != nil {
+				t.Fatal(err)
+			}
+			if want := "\nfindable      " + tt.want + "\nredis"; !strings.Contains(b.String(), want) {
+				t.Errorf("status:\n%s\nwant the line %q", b.String(), want)
+			}
+			for _, jargon := range []string{"keys", "region", "prefix", "provide", "reprovide"} {
+				if strings.Contains(b.String(), jargon) {
+					t.Errorf("status says %q:\n%s", jargon, b.String())
+				}
+			}
+		})
+	}
+}

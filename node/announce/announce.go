@@ -110,6 +110,10 @@ func (a *Announcer) Stats() Stats {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	st, err := a.sw.sp.Stats(ctx)
+	// Regions by the provider's mean prefix length: the whole keyspace
+	// while it has none.
+	s.RegionsProvided, s.Findable = a.sw.ledger.report(st.Schedule.AvgPrefixLength)
+	s.Findable.CheckMessages = a.sw.checkMessages.Load()
 	if err != nil {
 		return s
 	}
@@ -126,8 +130,12 @@ func (a *Announcer) Stats() Stats {
 // Run follows the feed and hands keys to the provider until ctx ends:
 // first a full sweep (after reading the feed's head, so nothing that
 // happens meanwhile is missed), then every key-set entry; a trim counts
-// a resync and sweeps again.
+// a resync and sweeps again. Beside it, it runs the findability check
+// every CheckEvery while the provider is online (findable.go).
 func (a *Announcer) Run(ctx context.Context) {
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	wg.Go(func() { a.sw.runChecks(ctx, a.log) })
 	(&FeedFollower{
 		Store: a.st, Log: a.log, Name: "the announcer",
 		Resync: a.sweep, ResyncWhat: "sweep the store",

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -33,6 +34,7 @@ import (
 // the damage is found while the node runs).
 type Sweeper struct {
 	sp      *provider.SweepingProvider
+	d       *dht.IpfsDHT
 	ks      *keystore.ResettableKeystore
 	ds      datastore.Batching
 	pebble  *derived.Pebble // ds, when the sweeper opened it (nil: not its to close)
@@ -40,6 +42,15 @@ type Sweeper struct {
 
 	walks    atomic.Int64 // GetClosestPeers walks the provider ran
 	messages atomic.Int64 // DHT messages it sent
+
+	// ledger: each key's last provide and each region's latest
+	// findability check (regions.go); asker sends the checks'
+	// GET_PROVIDERS, counted in checkMessages; checking runs one check at
+	// a time (findable.go).
+	ledger        *ledger
+	asker         *pb.ProtocolMessenger
+	checkMessages atomic.Int64
+	checking      sync.Mutex
 }
 
 // MaxReprovideDelay bounds how late a region's reprovide may come (kad-dht:
@@ -58,7 +69,7 @@ func MaxReprovideDelay(interval time.Duration) time.Duration {
 // DHT's own provider store (its own keys), so the household hands them
 // over as the federation changes (node/handoff).
 func NewSweeper(d *dht.IpfsDHT, held *handoff.Held, dir string, ds datastore.Batching, interval time.Duration, log *slog.Logger) (*Sweeper, error) {
-	s := &Sweeper{ds: ds}
+	s := &Sweeper{d: d, ds: ds, ledger: newLedger()}
 	if ds == nil {
 		pds, err := derived.OpenPebble(dir, "provider store", log.With("component", "announce"))
 		if err != nil {
@@ -81,11 +92,22 @@ func NewSweeper(d *dht.IpfsDHT, held *handoff.Held, dir string, ds datastore.Bat
 		s.closeDS()
 		return nil, fmt.Errorf("provider: keystore: %w", err)
 	}
+	// Before the provider starts, so a resumed cycle's first provides are
+	// noted; failing that, the announcer's start-up sweep fills it.
+	if err := s.syncLedger(context.Background()); err != nil {
+		log.Warn("provider: cannot read the keystore's keys", "err", err)
+	}
+	s.asker, err = pb.NewProtocolMessenger(CountingSender(d.MessageSender(), &s.checkMessages))
+	if err != nil {
+		s.ks.Close()
+		s.closeDS()
+		return nil, fmt.Errorf("provider: %w", err)
+	}
 	h := d.Host()
 	s.sp, err = provider.New(
 		provider.WithHost(h),
 		provider.WithRouter(walkCounter{d, &s.walks}),
-		provider.WithMessageSender(CountingSender(d.MessageSender(), &s.messages)),
+		provider.WithMessageSender(provideRecorder{CountingSender(d.MessageSender(), &s.messages), s.ledger}),
 		provider.WithSelfAddrs(d.FilteredAddrs),
 		provider.WithAddLocalRecord(func(ctx context.Context, k mh.Multihash) error {
 			// The node's own provider store names it too, as a
@@ -160,12 +182,15 @@ func (s *Sweeper) reset(ctx context.Context, want []cid.Cid) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	all := make([]mh.Multihash, len(want))
 	var fresh []mh.Multihash
-	for _, c := range want {
+	for i, c := range want {
+		all[i] = c.Hash()
 		if !had[string(c.Hash())] {
 			fresh = append(fresh, c.Hash())
 		}
 	}
+	s.ledger.set(all)
 	if len(fresh) > 0 {
 		if err := s.sp.StartProviding(true, fresh...); err != nil {
 			return err
@@ -184,21 +209,33 @@ func (s *Sweeper) add(cs []cid.Cid) error {
 	for i, c := range cs {
 		hs[i] = c.Hash()
 	}
+	s.ledger.add(hs...)
 	return s.sp.StartProviding(false, hs...)
 }
 
 // start provides c and keeps reproviding it.
-func (s *Sweeper) start(c cid.Cid) error { return s.sp.StartProviding(false, c.Hash()) }
+func (s *Sweeper) start(c cid.Cid) error {
+	s.ledger.add(c.Hash())
+	return s.sp.StartProviding(false, c.Hash())
+}
 
 // stop stops reproviding c; its records expire by themselves.
-func (s *Sweeper) stop(c cid.Cid) error { return s.sp.StopProviding(c.Hash()) }
+func (s *Sweeper) stop(c cid.Cid) error {
+	err := s.sp.StopProviding(c.Hash())
+	s.ledger.drop(c.Hash())
+	return err
+}
 
 // again provides every key at once (a new relay address to tell, say),
 // region by region.
 func (s *Sweeper) again(ctx context.Context) error {
 	ks, err := s.ks.Get(ctx, "")
-	if err != nil || len(ks) == 0 {
+	if err != nil {
 		return err
+	}
+	s.ledger.set(ks)
+	if len(ks) == 0 {
+		return nil
 	}
 	return s.sp.StartProviding(true, ks...)
 }
