@@ -186,15 +186,32 @@ func TestGrowth_EarlyHoldersStayFindable(t *testing.T) {
 		return r.lookupsOK*100 >= r.lookups*95 && r.searchFound*100 >= r.searched*95 && r.epFound == r.episodeAskers
 	})
 	t.Logf("reach: %v", r)
-	var handed, taken int64
+	var handed, taken, msgs int64
 	for _, m := range g.c.Nodes {
 		st := m.Node.ProvideStats()
-		handed, taken = handed+st.HandedOver, taken+st.TakenOver
+		handed, taken, msgs = handed+st.HandedOver, taken+st.TakenOver, msgs+st.HandoffMessages
 	}
-	t.Logf("records handed over to peers that became the closest: %d sent, %d kept", handed, taken)
+	t.Logf("records handed over to peers that became the closest: %d sent in %d messages (%.1f a household), %d kept",
+		handed, msgs, float64(msgs)/float64(len(g.c.Nodes)), taken)
 	if n == 24 {
 		g.explain(t)
+		return
 	}
+	// What the federation costs once it stops changing: the handoff's
+	// messages and the provider's, over two quiet minutes.
+	sum := func() (ho, prov int64) {
+		for _, m := range g.c.Nodes {
+			st := m.Node.ProvideStats()
+			ho, prov = ho+st.HandoffMessages, prov+st.Messages
+		}
+		return ho, prov
+	}
+	ho0, prov0 := sum()
+	const quiet = 2 * time.Minute
+	time.Sleep(quiet)
+	ho1, prov1 := sum()
+	perHour := func(d int64) float64 { return float64(d) / float64(n) * float64(time.Hour) / float64(quiet) }
+	t.Logf("steady state: %.0f handoff messages and %.0f provider messages a household an hour", perHour(ho1-ho0), perHour(prov1-prov0))
 }
 
 // explain logs, for every holder, which households' provider stores hold
@@ -249,4 +266,48 @@ func (g *growth) closest(key string, n int) []int {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// A household that comes back after its records expired everywhere (a
+// week away, with the node's 22 h reprovide and 48 h records; here 20 s
+// and 45 s) provides again as soon as it is online: every region it did
+// not reprovide within the interval is late, and is reprovided at once.
+// Its files are found again within the suite's guard of coming back.
+func TestGrowth_BackAfterRecordsExpired(t *testing.T) {
+	t.Parallel()
+	const ttl = 45 * time.Second
+	c := New(t, 0, Options{ProviderRecordTTL: ttl, Configure: func(_ *Cluster, _ int, cfg *node.Config) {
+		cfg.ReprovideInterval = 20 * time.Second
+	}})
+	for i := range 5 {
+		c.Prepare()
+		var boot []int
+		if i > 0 {
+			boot = []int{i - 1}
+		}
+		c.Join(boot...)
+	}
+	h := file(t, c, 1, "Away.For.A.Week.2020.mkv", 40<<10)
+	providedBy := func(from, holder int) bool {
+		_, m := c.Nodes[from].Get("/api/providers/" + h.Canonical)
+		return slices.Contains(strs(m["providers"]), c.Nodes[holder].PeerID)
+	}
+	c.WaitFor("node 4 to find node 1's record", time.Minute, func() bool { return providedBy(4, 1) })
+	c.Kill(1)
+	c.WaitFor("node 1's records to expire on every household", 2*ttl, func() bool {
+		for _, i := range []int{0, 2, 3, 4} {
+			if providedBy(i, 1) {
+				return false
+			}
+		}
+		return true
+	})
+	c.Restart(1, 0)
+	if st := c.Nodes[1].Node.ProvideStats(); !st.Resumed {
+		t.Errorf("node 1 did not resume its persisted cycle: %+v", st)
+	}
+	c.WaitFor("node 1's file found from node 4 again", 2*time.Minute, func() bool {
+		code, m := c.Nodes[4].Get("/api/meta/" + h.Canonical)
+		return code == 200 && m["source"] == c.Nodes[1].PeerID
+	})
 }

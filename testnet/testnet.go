@@ -131,6 +131,8 @@ func (c *Cluster) Prepare() *Member {
 	}
 	m := &Member{Index: len(c.Nodes), Library: lib, Data: storetest.Dir(c.t), c: c, listen: "/ip4/127.0.0.1/tcp/0"}
 	c.Nodes = append(c.Nodes, m)
+	// Stopped before its directories go (cleanups run last first).
+	c.t.Cleanup(func() { c.Kill(m.Index) })
 	return m
 }
 

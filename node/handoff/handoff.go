@@ -26,9 +26,10 @@ import (
 const Closest = 20
 
 // Senders: a household hands a record over when it is among this many of
-// the closest peers to its key it knew before the change (or it is the
-// record's provider), so a newcomer gets a key's records from a few of
-// the peers that hold them, not from all twenty.
+// the closest peers to its key it knew before the change (its own
+// records too: it holds them as a provider store does), so a newcomer
+// gets a key's records from a few of the peers that hold them, not from
+// all twenty.
 const Senders = 3
 
 // Options tune a Service; zero values take the defaults.
@@ -53,8 +54,19 @@ type Service struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
+	// sent remembers, for each peer, key and provider handed over, the
+	// expiry sent, so a peer that leaves and re-enters the closest (a
+	// routing table's churn) is not sent the same record again; a peer
+	// that left the routing table is forgotten (it may come back with
+	// an empty store). Only the watcher's goroutine uses it.
+	sent  map[peer.ID]map[string]time.Time
+	nsent int
+
 	st Stats
 }
+
+// maxSent bounds the sent memory; past it, it starts afresh.
+const maxSent = 1 << 20
 
 // Stats are the service's counters since start.
 type Stats struct {
@@ -84,7 +96,8 @@ func Start(h host.Host, d *dht.IpfsDHT, held *Held, o Options) *Service {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Service{h: h, d: d, held: held, every: o.Every, log: o.Logger.With("component", "handoff"), cancel: cancel}
+	s := &Service{h: h, d: d, held: held, every: o.Every, log: o.Logger.With("component", "handoff"), cancel: cancel,
+		sent: map[peer.ID]map[string]time.Time{}}
 	h.SetStreamHandler(libp2pproto.ID(protocol.HandoffProtocolID), s.take)
 	s.wg.Add(1)
 	go s.watch(ctx)
@@ -144,7 +157,7 @@ func (s *Service) watch(ctx context.Context) {
 // that are among the Closest to its key now (in the routing table) and
 // were not before the change (added peers, and peers that moved up
 // because removed ones left), when the household is among the Senders
-// closest it knew before, or is the provider.
+// closest it knew before.
 func (s *Service) plan(added, removed []peer.ID, now time.Time) map[peer.ID][]protocol.HandoffRecord {
 	self := s.h.ID()
 	rt := s.d.RoutingTable()
@@ -153,6 +166,24 @@ func (s *Service) plan(added, removed []peer.ID, now time.Time) map[peer.ID][]pr
 		isAdded[p] = true
 	}
 	out := map[peer.ID][]protocol.HandoffRecord{}
+	for _, p := range removed {
+		s.nsent -= len(s.sent[p])
+		delete(s.sent, p)
+	}
+	for to, m := range s.sent {
+		for k, exp := range m {
+			if !exp.After(now) {
+				delete(m, k)
+				s.nsent--
+			}
+		}
+		if len(m) == 0 {
+			delete(s.sent, to)
+		}
+	}
+	if s.nsent > maxSent {
+		s.sent, s.nsent = map[peer.ID]map[string]time.Time{}, 0
+	}
 	for _, e := range s.held.snapshot(now) {
 		target := kb.ConvertKey(string(e.key))
 		after := rt.NearestPeers(target, Closest)
@@ -176,9 +207,12 @@ func (s *Service) plan(added, removed []peer.ID, now time.Time) map[peer.ID][]pr
 		if len(entering) == 0 {
 			continue
 		}
-		own := slices.ContainsFunc(e.provs, func(p provider) bool { return p.id == self })
+		// Only the households nearest the key send: they know its
+		// neighbourhood. A provider far from its key (most are) would
+		// see peers "enter" a sparse corner of its table that are not
+		// among the closest at all.
 		rank := kb.SortClosestPeers(append(slices.Clone(before), self), target)
-		if !own && slices.Index(rank, self) >= Senders {
+		if slices.Index(rank, self) >= Senders {
 			continue
 		}
 		for _, to := range entering {
@@ -187,6 +221,18 @@ func (s *Service) plan(added, removed []peer.ID, now time.Time) map[peer.ID][]pr
 				if p.id == to || len(rec.Providers) == protocol.MaxHandoffProviders {
 					continue
 				}
+				memo := string(e.key) + "\x00" + string(p.id)
+				was, had := s.sent[to][memo]
+				if had && !was.Before(p.exp) {
+					continue // sent before, with this expiry
+				}
+				if s.sent[to] == nil {
+					s.sent[to] = map[string]time.Time{}
+				}
+				if !had {
+					s.nsent++
+				}
+				s.sent[to][memo] = p.exp
 				ttl := int64(p.exp.Sub(now) / time.Second)
 				if ttl < 1 {
 					continue
