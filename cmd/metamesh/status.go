@@ -25,7 +25,7 @@ whether peers may fetch the household's files (--share-files);
 then the libraries, files, peers, scan (after it, the library's files as
 they are), what the node announces to the network and whether the
 households closest to what it announces hold its records (a check of
-one sample every 10 minutes), Redis, the data
+one sample every 30 minutes), Redis, the data
 directory with its free space, and each problem that keeps the node from
 being ready ("data directory full: …"). --json prints
 the node's JSON as it is, the provider's figures (keys, regions, DHT walks, each

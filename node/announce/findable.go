@@ -15,7 +15,7 @@ import (
 const (
 	// CheckEvery is how often the household checks that the federation can
 	// find it: one region in rotation, one random key of it.
-	CheckEvery = 10 * time.Minute
+	CheckEvery = 30 * time.Minute
 	// firstCheckAfter is how long the provider is online before the first
 	// check: its first provides are out by then.
 	firstCheckAfter = time.Minute
