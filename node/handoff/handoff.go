@@ -122,18 +122,21 @@ func (s *Service) Close() {
 // hands records over for what changed.
 func (s *Service) watch(ctx context.Context) {
 	defer s.wg.Done()
-	tick := time.NewTicker(s.every)
-	defer tick.Stop()
+	t := time.NewTimer(s.every)
+	defer t.Stop()
 	prev := map[peer.ID]bool{}
 	for _, p := range s.d.RoutingTable().ListPeers() {
 		prev[p] = true
 	}
+	wait := s.every
 	for {
+		t.Reset(wait)
 		select {
 		case <-ctx.Done():
 			return
-		case <-tick.C:
+		case <-t.C:
 		}
+		wait = s.every
 		cur := s.d.RoutingTable().ListPeers()
 		now := make(map[peer.ID]bool, len(cur))
 		var added, removed []peer.ID
@@ -153,7 +156,13 @@ func (s *Service) watch(ctx context.Context) {
 			continue
 		}
 		s.st.Changes.Add(int64(len(added) + len(removed)))
-		s.send(ctx, s.plan(added, removed, time.Now()))
+		start := time.Now()
+		plan := s.plan(added, removed, start)
+		// Planning goes over every record held: a household that holds
+		// many and sees its table change often spends at most a tenth of
+		// a core on it (changes meanwhile are taken together next time).
+		wait = max(s.every, 9*time.Since(start))
+		s.send(ctx, plan)
 	}
 }
 
@@ -191,6 +200,9 @@ func (s *Service) plan(added, removed []peer.ID, now time.Time) map[peer.ID][]pr
 	for _, e := range s.held.snapshot(now) {
 		target := kb.ConvertKey(string(e.key))
 		after := rt.NearestPeers(target, Closest)
+		if !touches(after, isAdded, removed, string(e.key)) {
+			continue // the change is farther from the key than its closest
+		}
 		// The closest before the change: the table then was this one
 		// without the added peers and with the removed ones.
 		var before []peer.ID
@@ -388,4 +400,27 @@ func (s *Service) closest(key []byte) bool {
 	}
 	ranked := kb.SortClosestPeers(append(near, s.h.ID()), target)
 	return slices.Index(ranked, s.h.ID()) < Closest
+}
+
+// touches tells whether a change can have moved the closest to key:
+// a peer added is among them now (after), or a peer removed was closer
+// than the farthest of them (so it was among them before).
+func touches(after []peer.ID, added map[peer.ID]bool, removed []peer.ID, key string) bool {
+	for _, p := range after {
+		if added[p] {
+			return true
+		}
+	}
+	if len(removed) == 0 {
+		return false
+	}
+	if len(after) < Closest {
+		return true
+	}
+	for _, r := range removed {
+		if kb.Closer(r, after[len(after)-1], key) {
+			return true
+		}
+	}
+	return false
 }
