@@ -236,7 +236,11 @@
 // MaxHandoffTTL (172800) seconds: how long the provider's record stays
 // valid, counted from its provide, not from the handoff. Unknown fields,
 // trailing data or any record that breaks a cap make the whole message
-// refused (ErrBadHandoff). A provider record is the provider's own claim,
+// refused (ErrBadHandoff). A household may also ask a peer for the
+// records it should hold, on "/metamesh/handoff-ask/1.0.0"
+// (HandoffAskProtocolID): it writes nothing and closes its side; the
+// peer answers with handoff messages as above and closes (or resets the
+// stream, when the same household asked less than 30 s before). A provider record is the provider's own claim,
 // as an ADD_PROVIDER is, and carries no signature; a receiver keeps only
 // records of keys it is among the closest to.
 package protocol

@@ -16,6 +16,12 @@ import (
 // to their keys (docs/federation.md, "a federation that grows").
 const HandoffProtocolID = "/metamesh/handoff/1.0.0"
 
+// HandoffAskProtocolID is the protocol on which a household asks a peer
+// that entered its own closest for the records it should hold: the asker
+// writes nothing and closes its side; the peer answers with handoff
+// messages, as on HandoffProtocolID, and closes.
+const HandoffAskProtocolID = "/metamesh/handoff-ask/1.0.0"
+
 // Caps of the handoff protocol.
 const (
 	// MaxHandoffMessage is the largest message body, in bytes.

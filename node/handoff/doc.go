@@ -19,7 +19,12 @@
 //     is among the Senders (all 20) closest it knew before;
 //     and it takes what peers send on /metamesh/handoff/1.0.0
 //     (protocol.WriteHandoff, ReadHandoff), for the keys it is among the
-//     closest to.
+//     closest to. It also asks each peer that enters its own 20 closest
+//     (by its peer ID) for the records it should hold
+//     (/metamesh/handoff-ask/1.0.0), and answers such asks (a peer at
+//     most every 30 s): a holder whose table is full where a newcomer
+//     is may never meet it, but the newcomer meets its nearest peers at
+//     once.
 //   - handoff_test.go: real hosts on loopback: a newcomer closer to a key
 //     is handed its record and a lookup through it finds the provider; a
 //     hostile sender's broken streams and self-naming records are

@@ -65,6 +65,13 @@ type Service struct {
 	// an empty store). Only the watcher's goroutine uses it.
 	sent  map[peer.ID]map[string]time.Time
 	nsent int
+	// mu orders the watcher's plans with the answers to peers' asks
+	// (both read and write sent); answered is when each peer was last
+	// answered, asked the peers the household asked (until they leave
+	// its routing table; the watcher's only).
+	mu       sync.Mutex
+	answered map[peer.ID]time.Time
+	asked    map[peer.ID]bool
 
 	st Stats
 }
@@ -88,6 +95,9 @@ type Stats struct {
 	// closest to, or its own records).
 	TakenOver atomic.Int64
 	Refused   atomic.Int64
+	// Asks are the peers asked for records (the ones that entered the
+	// household's own closest).
+	Asks atomic.Int64
 }
 
 // Start runs the service on h (the host) and d (the DHT made on
@@ -101,8 +111,9 @@ func Start(h host.Host, d *dht.IpfsDHT, held *Held, o Options) *Service {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Service{h: h, d: d, held: held, every: o.Every, log: o.Logger.With("component", "handoff"), cancel: cancel,
-		sent: map[peer.ID]map[string]time.Time{}}
+		sent: map[peer.ID]map[string]time.Time{}, answered: map[peer.ID]time.Time{}, asked: map[peer.ID]bool{}}
 	h.SetStreamHandler(libp2pproto.ID(protocol.HandoffProtocolID), s.take)
+	h.SetStreamHandler(libp2pproto.ID(protocol.HandoffAskProtocolID), s.answer)
 	s.wg.Add(1)
 	go s.watch(ctx)
 	return s
@@ -114,6 +125,7 @@ func (s *Service) Stats() *Stats { return &s.st }
 // Close stops the service.
 func (s *Service) Close() {
 	s.h.RemoveStreamHandler(libp2pproto.ID(protocol.HandoffProtocolID))
+	s.h.RemoveStreamHandler(libp2pproto.ID(protocol.HandoffAskProtocolID))
 	s.cancel()
 	s.wg.Wait()
 }
@@ -156,8 +168,11 @@ func (s *Service) watch(ctx context.Context) {
 			continue
 		}
 		s.st.Changes.Add(int64(len(added) + len(removed)))
+		s.askNearest(ctx, added, removed)
 		start := time.Now()
+		s.mu.Lock()
 		plan := s.plan(added, removed, start)
+		s.mu.Unlock()
 		// Planning goes over every record held: a household that holds
 		// many and sees its table change often spends at most a tenth of
 		// a core on it (changes meanwhile are taken together next time).
@@ -232,31 +247,7 @@ func (s *Service) plan(added, removed []peer.ID, now time.Time) map[peer.ID][]pr
 			continue
 		}
 		for _, to := range entering {
-			rec := protocol.HandoffRecord{Key: e.key}
-			for _, p := range e.provs {
-				if p.id == to || len(rec.Providers) == protocol.MaxHandoffProviders {
-					continue
-				}
-				memo := string(e.key) + "\x00" + string(p.id)
-				was, had := s.sent[to][memo]
-				if had && !was.Before(p.exp) {
-					continue // sent before, with this expiry
-				}
-				if s.sent[to] == nil {
-					s.sent[to] = map[string]time.Time{}
-				}
-				if !had {
-					s.nsent++
-				}
-				s.sent[to][memo] = p.exp
-				ttl := int64(p.exp.Sub(now) / time.Second)
-				if ttl < 1 {
-					continue
-				}
-				rec.Providers = append(rec.Providers, protocol.HandoffProvider{
-					ID: p.id, Addrs: s.addrs(p.id), TTL: min(ttl, protocol.MaxHandoffTTL)})
-			}
-			if len(rec.Providers) > 0 {
+			if rec, ok := s.record(e, to, now); ok {
 				out[to] = append(out[to], rec)
 			}
 		}
@@ -317,7 +308,19 @@ func (s *Service) sendTo(ctx context.Context, to peer.ID, recs []protocol.Handof
 		return err
 	}
 	_ = st.SetDeadline(time.Now().Add(sendTimeout))
+	if err := s.write(st, recs); err != nil {
+		st.Reset()
+		return err
+	}
+	return st.Close()
+}
+
+// write writes recs on st in messages under the protocol's caps (at most
+// MaxHandoffMessages of them; what does not fit waits for a next
+// change).
+func (s *Service) write(st network.Stream, recs []protocol.HandoffRecord) error {
 	sent := 0
+	var err error
 	for len(recs) > 0 && sent < protocol.MaxHandoffMessages {
 		n := min(len(recs), perMessage)
 		for {
@@ -329,7 +332,6 @@ func (s *Service) sendTo(ctx context.Context, to peer.ID, recs []protocol.Handof
 			break
 		}
 		if err != nil {
-			st.Reset()
 			return err
 		}
 		sent++
@@ -339,7 +341,7 @@ func (s *Service) sendTo(ctx context.Context, to peer.ID, recs []protocol.Handof
 		}
 		recs = recs[n:]
 	}
-	return st.Close()
+	return nil
 }
 
 // takeTimeout bounds one inbound handoff stream.
@@ -350,6 +352,15 @@ const takeTimeout = time.Minute
 // the expiry it came with, at most the DHT's validity away.
 func (s *Service) take(st network.Stream) {
 	_ = st.SetDeadline(time.Now().Add(takeTimeout))
+	if s.receive(st) {
+		_ = st.Close()
+	}
+}
+
+// receive reads handoff messages from st until it ends and stores their
+// records (take's rules). A stream that breaks the protocol is reset and
+// receive returns false.
+func (s *Service) receive(st network.Stream) bool {
 	from := st.Conn().RemotePeer()
 	self := s.h.ID()
 	ctx, cancel := context.WithTimeout(context.Background(), takeTimeout)
@@ -362,7 +373,7 @@ func (s *Service) take(st network.Stream) {
 		if err != nil {
 			s.log.Debug("handoff: dropped a peer's stream", "peer", from, "err", err)
 			st.Reset()
-			return
+			return false
 		}
 		now := time.Now()
 		for _, r := range recs {
@@ -387,7 +398,7 @@ func (s *Service) take(st network.Stream) {
 			}
 		}
 	}
-	_ = st.Close()
+	return true
 }
 
 // closest tells whether the household is among the Closest peers to key
@@ -423,4 +434,146 @@ func touches(after []peer.ID, added map[peer.ID]bool, removed []peer.ID, key str
 		}
 	}
 	return false
+}
+
+// askNearest asks the peers that entered the household's own Closest
+// (by its peer ID) for the records it should hold, once each until they
+// leave its routing table. The keys a household should hold are near
+// it, and so are their holders: a holder whose table is full where the
+// household is may never meet it, but the household meets its nearest
+// peers at once (its DHT's first walk is for itself).
+func (s *Service) askNearest(ctx context.Context, added, removed []peer.ID) {
+	for _, p := range removed {
+		delete(s.asked, p)
+	}
+	if len(added) == 0 {
+		return
+	}
+	self := s.h.ID()
+	near := s.d.RoutingTable().NearestPeers(kb.ConvertPeerID(self), Closest)
+	for _, p := range added {
+		if s.asked[p] || !slices.Contains(near, p) {
+			continue
+		}
+		s.asked[p] = true
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			if err := s.ask(ctx, p); err != nil {
+				s.log.Debug("handoff: cannot ask a peer for records", "peer", p, "err", err)
+			}
+		}()
+	}
+}
+
+// ask asks p for the records the household should hold, and stores what
+// it answers (take's rules).
+func (s *Service) ask(ctx context.Context, p peer.ID) error {
+	ctx, cancel := context.WithTimeout(ctx, takeTimeout)
+	defer cancel()
+	st, err := s.h.NewStream(ctx, p, libp2pproto.ID(protocol.HandoffAskProtocolID))
+	if err != nil {
+		return err
+	}
+	_ = st.SetDeadline(time.Now().Add(takeTimeout))
+	s.st.Asks.Add(1)
+	if err := st.CloseWrite(); err != nil {
+		st.Reset()
+		return err
+	}
+	if s.receive(st) {
+		return st.Close()
+	}
+	return errors.New("the answer broke the protocol")
+}
+
+// answerEvery: a peer's asks are answered at most this often.
+const answerEvery = 30 * time.Second
+
+// answer hands the asker the records it should hold: those it would be
+// among the Closest to (this household's routing table, with the asker
+// in it), when this household is among the Closest it knows without the
+// asker. The asker writes nothing.
+func (s *Service) answer(st network.Stream) {
+	from := st.Conn().RemotePeer()
+	now := time.Now()
+	s.mu.Lock()
+	if last, ok := s.answered[from]; ok && now.Sub(last) < answerEvery {
+		s.mu.Unlock()
+		st.Reset()
+		return
+	}
+	if len(s.answered) > maxSent/64 {
+		clear(s.answered)
+	}
+	s.answered[from] = now
+	recs := s.planFor(from, now)
+	s.mu.Unlock()
+	_ = st.SetDeadline(time.Now().Add(sendTimeout))
+	if err := s.write(st, recs); err != nil {
+		s.log.Debug("handoff: cannot answer a peer's ask", "peer", from, "err", err)
+		st.Reset()
+		return
+	}
+	_ = st.Close()
+}
+
+// planFor is plan for one peer that asked: the records it would be among
+// the Closest to if this household's table held it. s.mu is held.
+func (s *Service) planFor(to peer.ID, now time.Time) []protocol.HandoffRecord {
+	self := s.h.ID()
+	rt := s.d.RoutingTable()
+	var out []protocol.HandoffRecord
+	for _, e := range s.held.snapshot(now) {
+		target := kb.ConvertKey(string(e.key))
+		var known []peer.ID
+		for _, p := range rt.NearestPeers(target, Closest+1) {
+			if p != to {
+				known = append(known, p)
+			}
+		}
+		known = known[:min(len(known), Closest)]
+		with := kb.SortClosestPeers(append(slices.Clone(known), to), target)
+		if slices.Index(with, to) >= Closest {
+			continue // the asker would not be among the closest
+		}
+		if slices.Index(kb.SortClosestPeers(append(known, self), target), self) >= Senders {
+			continue
+		}
+		if rec, ok := s.record(e, to, now); ok {
+			out = append(out, rec)
+		}
+	}
+	return out
+}
+
+// record is e as handed to peer to: its providers but to itself, each
+// not sent to it before with this expiry (noted as sent now). s.mu is
+// held.
+func (s *Service) record(e entry, to peer.ID, now time.Time) (protocol.HandoffRecord, bool) {
+	rec := protocol.HandoffRecord{Key: e.key}
+	for _, p := range e.provs {
+		if p.id == to || len(rec.Providers) == protocol.MaxHandoffProviders {
+			continue
+		}
+		ttl := int64(p.exp.Sub(now) / time.Second)
+		if ttl < 1 {
+			continue
+		}
+		memo := string(e.key) + "\x00" + string(p.id)
+		was, had := s.sent[to][memo]
+		if had && !was.Before(p.exp) {
+			continue // sent before, with this expiry
+		}
+		if s.sent[to] == nil {
+			s.sent[to] = map[string]time.Time{}
+		}
+		if !had {
+			s.nsent++
+		}
+		s.sent[to][memo] = p.exp
+		rec.Providers = append(rec.Providers, protocol.HandoffProvider{
+			ID: p.id, Addrs: s.addrs(p.id), TTL: min(ttl, protocol.MaxHandoffTTL)})
+	}
+	return rec, len(rec.Providers) > 0
 }

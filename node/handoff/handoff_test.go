@@ -32,7 +32,11 @@ type member struct {
 	svc  *handoff.Service
 }
 
-func start(t *testing.T) *member {
+func start(t *testing.T) *member { return startEvery(t, 100*time.Millisecond) }
+
+// startEvery starts a member whose service compares its routing table
+// every every.
+func startEvery(t *testing.T, every time.Duration) *member {
 	t.Helper()
 	h, err := libp2p.New(libp2p.ListenAddrStrings("/ip4/127.0.0.1/tcp/0"), libp2p.DisableRelay())
 	if err != nil {
@@ -43,7 +47,7 @@ func start(t *testing.T) *member {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m.svc = handoff.Start(h, m.d, m.held, handoff.Options{Every: 100 * time.Millisecond})
+	m.svc = handoff.Start(h, m.d, m.held, handoff.Options{Every: every})
 	t.Cleanup(func() {
 		m.svc.Close()
 		m.d.Close()
@@ -192,3 +196,31 @@ func frame(body string) []byte {
 }
 
 func cidOf(k multihash.Multihash) cid.Cid { return cid.NewCidV1(cid.Raw, k) }
+
+// A newcomer asks the peers that enter its own closest for the records
+// it should hold: here the storer never looks at its own table during
+// the test (it would push on its next look), so only the ask brings the
+// record over.
+func TestHandoff_NewcomerAsksItsNearest(t *testing.T) {
+	t.Parallel()
+	provider, storer := start(t), startEvery(t, time.Hour)
+	connect(t, provider, storer)
+	newcomer := start(t)
+	k := keyCloserTo(t, newcomer.h.ID(), provider.h.ID(), storer.h.ID())
+	if err := provider.d.Provide(t.Context(), cidOf(k), true); err != nil {
+		t.Fatal(err)
+	}
+	waiting.For(t, "the storer to hold the record", func() bool {
+		return slices.Contains(providers(t, storer, k), provider.h.ID())
+	})
+	connect(t, newcomer, storer)
+	waiting.For(t, "the newcomer to ask and be answered", func() bool {
+		return slices.Contains(providers(t, newcomer, k), provider.h.ID())
+	})
+	if n := newcomer.svc.Stats().Asks.Load(); n < 1 {
+		t.Errorf("newcomer asked %d peers, want at least the storer", n)
+	}
+	if n := storer.svc.Stats().HandedOver.Load(); n < 1 {
+		t.Errorf("storer handed over %d records, want the one it holds", n)
+	}
+}

@@ -376,7 +376,7 @@ const (
 )
 
 // appProtocols are the node's own request/answer protocols.
-var appProtocols = []libp2pproto.ID{protocol.RecordProtocolID, protocol.SearchProtocolID, protocol.HandoffProtocolID}
+var appProtocols = []libp2pproto.ID{protocol.RecordProtocolID, protocol.SearchProtocolID, protocol.HandoffProtocolID, protocol.HandoffAskProtocolID}
 
 // protocolStreamLimits gives each of appProtocols its own inbound stream
 // limits, in base, below the system's total and above one peer's share.
