@@ -506,11 +506,11 @@ func tokenCost(b *testing.B, n *Network, interval time.Duration, report func(str
 	report("token keys: %d files of real names (ingest/testdata/names, every title a different film or show) give %d keyed tokens, %d distinct (%.2f a file): at most ~%.0f token keys for a 20,000-file library of titles that never repeat a word; Heaps' law fitted on them (exponent %.2f) gives ~%.0f",
 		len(titles), total, d, float64(d)/float64(len(titles)), float64(d)/float64(len(titles))*20000, beta, at20k)
 
-	with, err := n.JoinWith(ctx, false)
+	with, err := n.JoinWith(ctx, JoinOptions{})
 	if err != nil {
 		b.Fatal(err)
 	}
-	without, err := n.JoinWith(ctx, true)
+	without, err := n.JoinWith(ctx, JoinOptions{NoSearchIndex: true})
 	if err != nil {
 		b.Fatal(err)
 	}

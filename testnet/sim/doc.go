@@ -11,19 +11,32 @@
 //
 // A household holds synthetic files: documents written straight into its
 // store (IngestBatch) with digests of random bytes, as ingest would write
-// them for files of that name. Households can be killed and added
-// (churn).
+// them for files of that name. Households can be killed, added and
+// brought back on their identity, database and provider datastore
+// (churn), and a federation can grow one household at a time with few
+// connections each (JoinOptions.Connect). Each household's host counts
+// the DHT messages it sends.
 //
 // # Files
 //
-//   - sim.go: Network (New, Kill, KillAll, Add, Live), its Members and
-//     Options; the mocknet links, one logical Redis database per
-//     household, the synthetic files.
+//   - sim.go: Network (New, Join, JoinWith, Rejoin, Kill, KillAll, Live),
+//     its Members, Options and JoinOptions; the mocknet links, one
+//     logical Redis database per household, the synthetic files.
+//   - count.go: the household's host that counts the DHT messages it
+//     sends (Member.DHTMessages) and the streams of other protocols it
+//     opens (Member.Streams).
+//   - bench_test.go: BenchmarkSimNetwork, a federation whose households
+//     all exist before anyone provides.
+//   - growth_test.go, growth_bench_test.go: a federation that grows one
+//     household at a time (degree 2) with early holders, and the reach
+//     of their files measured as it grows and churns (TestGrowth_Reach,
+//     BenchmarkSimGrowth), with the DHT messages it costs.
 //
 // # Goroutines and concurrency
 //
 // Each household runs what node.Household runs (its DHT, announcer and
 // protocols, with their goroutines). A Network's methods may be called
 // from several goroutines: its member list is guarded by one mutex, and
-// KillAll stops households concurrently.
+// KillAll stops households concurrently. Rejoin gives a Member a new
+// Host, Store and HH: nothing may use the old ones meanwhile.
 package sim

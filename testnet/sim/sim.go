@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -70,7 +71,8 @@ type Network struct {
 	drawn   []time.Duration // every link's latency
 }
 
-// Member is one household.
+// Member is one household. Rejoin gives a killed one a new Host, Store
+// and HH on its identity, database and provider datastore.
 type Member struct {
 	Index int
 	ID    peer.ID
@@ -82,6 +84,45 @@ type Member struct {
 	// titles (same order).
 	CIDs   []string
 	Titles []string
+
+	key       crypto.PrivKey
+	db        int
+	providers datastore.Batching // the sweeping provider's keystore and schedule
+	opts      JoinOptions        // as it first joined
+	sent      counts             // what it sent, over all its runs
+}
+
+// DHTMessages counts the DHT messages the household has sent since it
+// first joined (every run of it): each request or ADD_PROVIDER written on
+// a DHT stream it opened, whatever sent it (the provider, lookups,
+// searches, the routing table's refresh). Its answers to other
+// households' requests are not counted.
+func (m *Member) DHTMessages() int64 { return m.sent.dht.Load() }
+
+// Streams counts the streams of other protocols than the DHT the
+// household has opened since it first joined, by protocol ID.
+func (m *Member) Streams() map[string]int64 {
+	out := map[string]int64{}
+	for p, k := range m.sent.opened() {
+		out[string(p)] = k
+	}
+	return out
+}
+
+// JoinOptions are one household's own settings; zero values take the
+// network's Options.
+type JoinOptions struct {
+	// Connect are the households it is connected to before its DHT
+	// bootstraps; none: Degree random live ones.
+	Connect []*Member
+	// Degree is how many random live households it is connected to when
+	// Connect is empty; 0: Options.Degree.
+	Degree int
+	// ReprovideInterval of this household; 0: Options.ReprovideInterval.
+	ReprovideInterval time.Duration
+	// NoSearchIndex: the household provides no search token keys
+	// (--search-index=false).
+	NoSearchIndex bool
 }
 
 // maxHouseholds bounds the households of one network (databases of its
@@ -139,77 +180,168 @@ func (n *Network) Latencies() []time.Duration {
 // Join adds a household: a mocknet host linked to every household (with
 // its own latency to each), connected to up to Degree random live ones,
 // its own database, and the node's federation side on them.
-func (n *Network) Join(ctx context.Context) (*Member, error) { return n.JoinWith(ctx, false) }
+func (n *Network) Join(ctx context.Context) (*Member, error) { return n.JoinWith(ctx, JoinOptions{}) }
 
-// JoinWith is Join; noSearchIndex: the household provides no search token
-// keys (--search-index=false).
-func (n *Network) JoinWith(ctx context.Context, noSearchIndex bool) (*Member, error) {
+// JoinWith is Join with the household's own options.
+func (n *Network) JoinWith(ctx context.Context, jo JoinOptions) (*Member, error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.nextDB >= n.maxDB {
 		return nil, fmt.Errorf("sim: at most %d households in one network", n.maxDB)
 	}
-	db := n.nextDB
-	n.nextDB++
 	key, _, err := crypto.GenerateEd25519Key(rand.Reader)
 	if err != nil {
 		return nil, err
 	}
-	addr, err := ma.NewMultiaddr(fmt.Sprintf("/ip4/100.%d.%d.%d/tcp/4681", 64+db/65536, db/256%256, db%256))
+	m := &Member{Index: len(n.Members), key: key, db: n.nextDB, opts: jo,
+		providers: dssync.MutexWrap(datastore.NewMapDatastore())}
+	n.nextDB++
+	h, err := n.addHost(m)
 	if err != nil {
 		return nil, err
 	}
-	h, err := n.mn.AddPeer(key, addr)
-	if err != nil {
-		return nil, fmt.Errorf("sim: add peer: %w", err)
-	}
-	var live []*Member
-	for _, m := range n.Members {
-		l, err := n.mn.LinkPeers(h.ID(), m.ID)
-		if err != nil {
-			return nil, fmt.Errorf("sim: link: %w", err)
-		}
-		l.SetOptions(mocknet.LinkOptions{Latency: n.latency()})
-		if m.Alive {
-			live = append(live, m)
-		}
-	}
-	st, err := store.Open(ctx, store.Options{URL: "unix://" + n.sock + "?db=" + url.QueryEscape(fmt.Sprint(db)), Logger: n.opts.Logger})
-	if err != nil {
-		return nil, err
-	}
-	n.rng.Shuffle(len(live), func(i, j int) { live[i], live[j] = live[j], live[i] })
-	var boot []peer.AddrInfo
-	for _, m := range live[:min(len(live), n.opts.Degree)] {
-		boot = append(boot, peer.AddrInfo{ID: m.ID, Addrs: m.Host.Addrs()})
-	}
-	hh, err := federation.StartHousehold(ctx, federation.HouseholdConfig{
-		Host: h, Key: key, Store: st,
-		ProviderStore:     dssync.MutexWrap(datastore.NewMapDatastore()),
-		ReprovideInterval: n.opts.ReprovideInterval, ProviderRecordTTL: n.opts.ProviderRecordTTL,
-		LookupTimeout: n.opts.LookupTimeout, Bootstrap: boot, Logger: n.opts.Logger, NoSearchIndex: noSearchIndex,
-	})
-	if err != nil {
-		st.Close()
-		return nil, err
-	}
-	for _, b := range boot {
-		if err := h.Connect(ctx, b); err != nil {
-			return nil, fmt.Errorf("sim: connect: %w", err)
-		}
-	}
-	if len(boot) > 0 {
-		if err := hh.DHT().Bootstrap(ctx); err != nil {
+	for _, o := range n.Members {
+		if err := n.link(h.ID(), o.ID, n.latency()); err != nil {
 			return nil, err
 		}
 	}
-	m := &Member{Index: len(n.Members), ID: h.ID(), Host: h, Store: st, HH: hh, Alive: true}
+	if err := n.start(ctx, m, h, jo); err != nil {
+		return nil, err
+	}
 	n.Members = append(n.Members, m)
 	return m, nil
 }
 
+// Rejoin starts killed household i again on its identity, its address,
+// its database and its provider datastore (a node restarted on its data
+// directory: the provider resumes its persisted schedule; the DHT's
+// routing table and the records it held for others start empty, as a
+// node's do), linked to every household with the latencies it had.
+// jo.Connect or jo.Degree say whom it is connected to; its other
+// settings are the ones it first joined with. The Member is the same,
+// with a new Host, Store and HH.
+func (n *Network) Rejoin(ctx context.Context, i int, jo JoinOptions) (*Member, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	m := n.Members[i]
+	if m.Alive {
+		return nil, fmt.Errorf("sim: household %d is running", i)
+	}
+	// The old host's links lead to its closed network: each is made again
+	// to the new one, with its latency.
+	lat := map[peer.ID]time.Duration{}
+	for _, o := range n.Members {
+		if o == m {
+			continue
+		}
+		for _, l := range n.mn.LinksBetweenPeers(m.ID, o.ID) {
+			lat[o.ID] = l.Options().Latency
+		}
+		if _, ok := lat[o.ID]; ok {
+			if err := n.mn.UnlinkPeers(m.ID, o.ID); err != nil {
+				return nil, fmt.Errorf("sim: unlink: %w", err)
+			}
+		}
+	}
+	h, err := n.addHost(m)
+	if err != nil {
+		return nil, err
+	}
+	for _, o := range n.Members {
+		if o == m {
+			continue
+		}
+		l, ok := lat[o.ID]
+		if !ok {
+			l = n.latency()
+		}
+		if err := n.link(h.ID(), o.ID, l); err != nil {
+			return nil, err
+		}
+	}
+	jo.ReprovideInterval, jo.NoSearchIndex = m.opts.ReprovideInterval, m.opts.NoSearchIndex
+	if err := n.start(ctx, m, h, jo); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// addHost adds m's mocknet host, on its key and the address of its
+// database's number, with a host that counts the DHT messages it sends.
+func (n *Network) addHost(m *Member) (host.Host, error) {
+	addr, err := ma.NewMultiaddr(fmt.Sprintf("/ip4/100.%d.%d.%d/tcp/4681", 64+m.db/65536, m.db/256%256, m.db%256))
+	if err != nil {
+		return nil, err
+	}
+	h, err := n.mn.AddPeer(m.key, addr)
+	if err != nil {
+		return nil, fmt.Errorf("sim: add peer: %w", err)
+	}
+	return countingHost{Host: h, c: &m.sent}, nil
+}
+
+// link links two households' hosts with a one-way latency.
+func (n *Network) link(a, b peer.ID, latency time.Duration) error {
+	l, err := n.mn.LinkPeers(a, b)
+	if err != nil {
+		return fmt.Errorf("sim: link: %w", err)
+	}
+	l.SetOptions(mocknet.LinkOptions{Latency: latency})
+	return nil
+}
+
+// start opens m's store and starts its federation side on h, connected
+// to jo.Connect (or up to Degree random live households), and
+// bootstraps its DHT. n.mu is held.
+func (n *Network) start(ctx context.Context, m *Member, h host.Host, jo JoinOptions) error {
+	st, err := store.Open(ctx, store.Options{URL: "unix://" + n.sock + "?db=" + url.QueryEscape(fmt.Sprint(m.db)), Logger: n.opts.Logger})
+	if err != nil {
+		h.Close()
+		return err
+	}
+	peers := jo.Connect
+	if len(peers) == 0 {
+		var live []*Member
+		for _, o := range n.Members {
+			if o.Alive && o != m {
+				live = append(live, o)
+			}
+		}
+		n.rng.Shuffle(len(live), func(i, j int) { live[i], live[j] = live[j], live[i] })
+		degree := cmp.Or(jo.Degree, n.opts.Degree)
+		peers = live[:min(len(live), degree)]
+	}
+	var boot []peer.AddrInfo
+	for _, o := range peers {
+		boot = append(boot, peer.AddrInfo{ID: o.ID, Addrs: o.Host.Addrs()})
+	}
+	hh, err := federation.StartHousehold(ctx, federation.HouseholdConfig{
+		Host: h, Key: m.key, Store: st, ProviderStore: m.providers,
+		ReprovideInterval: cmp.Or(jo.ReprovideInterval, n.opts.ReprovideInterval), ProviderRecordTTL: n.opts.ProviderRecordTTL,
+		LookupTimeout: n.opts.LookupTimeout, Bootstrap: boot, Logger: n.opts.Logger, NoSearchIndex: jo.NoSearchIndex,
+	})
+	if err != nil {
+		st.Close()
+		h.Close()
+		return err
+	}
+	m.ID, m.Host, m.Store, m.HH, m.Alive = h.ID(), h, st, hh, true
+	for _, b := range boot {
+		if err := h.Connect(ctx, b); err != nil {
+			return fmt.Errorf("sim: connect: %w", err)
+		}
+	}
+	if len(boot) > 0 {
+		if err := hh.DHT().Bootstrap(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Kill stops household i: its federation side goes, its host is closed
-// (every connection drops) and its store is closed. Its database is left.
+// (every connection drops) and its store is closed. Its database and its
+// provider datastore are left, for Rejoin.
 func (n *Network) Kill(i int) error {
 	n.mu.Lock()
 	m := n.Members[i]
