@@ -66,6 +66,7 @@ bench: deps deps-bench
 	$(GO) test -run '^$$' -bench 'Index' -benchtime 1x -timeout 10m ./dag
 	$(GO) test -run '^$$' -bench 'Federation' -benchtime 1x -timeout 30m ./testnet
 	$(GO) test -run '^$$' -bench 'SimNetwork' -benchtime 1x -timeout 90m ./testnet/sim
+	$(GO) test -run '^$$' -bench 'SimGrowth' -benchtime 1x -timeout 90m ./testnet/sim
 
 # The soak (not part of make test): three households as metamesh
 # processes, their libraries churning for SOAK while they look each
