@@ -28,12 +28,11 @@ const Closest = 20
 // Senders: a household hands a record over when it is among this many of
 // the closest peers to its key it knew before the change (its own
 // records too: it holds them as a provider store does). Every holder
-// that knows of a newcomer sends: with fewer (the 3 nearest the key),
-// a newcomer that the nearest had not met yet, or a nearest that had
-// never been handed the record, broke the chain, and in a simulated
-// federation growing to 100 households the records of the first
-// holders fell out of reach. The receiver keeps one copy; the cost is
-// one message from each neighbour that holds something for it.
+// that knows of a newcomer sends: with only the few nearest the key
+// sending, a newcomer those had not met yet, or a nearest that had never
+// been handed the record, would break the chain from one holder to the
+// next. The receiver keeps one copy; the cost is one message from each
+// neighbour that holds something for it.
 const Senders = Closest
 
 // Options tune a Service; zero values take the defaults.
