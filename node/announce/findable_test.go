@@ -12,10 +12,10 @@ import (
 	dht "github.com/libp2p/go-libp2p-kad-dht"
 	"github.com/libp2p/go-libp2p/core/crypto"
 	"github.com/libp2p/go-libp2p/core/host"
-	"github.com/libp2p/go-libp2p/core/peer"
 	mh "github.com/multiformats/go-multihash"
 
 	"github.com/metamesh/node/api"
+	"github.com/metamesh/node/internal/dhttest"
 	"github.com/metamesh/node/internal/waiting"
 	"github.com/metamesh/node/node/handoff"
 	"github.com/metamesh/node/node/p2p"
@@ -63,12 +63,7 @@ func (m *member) stop() {
 
 func connect(t *testing.T, a, b *member) {
 	t.Helper()
-	if err := a.h.Connect(t.Context(), peer.AddrInfo{ID: b.h.ID(), Addrs: b.h.Addrs()}); err != nil {
-		t.Fatal(err)
-	}
-	waiting.For(t, "each in the other's routing table", func() bool {
-		return a.d.RoutingTable().Find(b.h.ID()) != "" && b.d.RoutingTable().Find(a.h.ID()) != ""
-	})
+	dhttest.Connect(t, a.h, a.d, b.h, b.d)
 }
 
 // federation is a household with a Sweeper and the other members, all

@@ -17,6 +17,7 @@ import (
 	libp2pproto "github.com/libp2p/go-libp2p/core/protocol"
 	"github.com/multiformats/go-multihash"
 
+	"github.com/metamesh/node/internal/dhttest"
 	"github.com/metamesh/node/internal/waiting"
 	"github.com/metamesh/node/node/handoff"
 	"github.com/metamesh/node/node/p2p"
@@ -58,12 +59,7 @@ func startEvery(t *testing.T, every time.Duration) *member {
 
 func connect(t *testing.T, a, b *member) {
 	t.Helper()
-	if err := a.h.Connect(t.Context(), peer.AddrInfo{ID: b.h.ID(), Addrs: b.h.Addrs()}); err != nil {
-		t.Fatal(err)
-	}
-	waiting.For(t, "each in the other's routing table", func() bool {
-		return a.d.RoutingTable().Find(b.h.ID()) != "" && b.d.RoutingTable().Find(a.h.ID()) != ""
-	})
+	dhttest.Connect(t, a.h, a.d, b.h, b.d)
 }
 
 // keyCloserTo returns a key (a sha2-256 multihash) closer to near than to
