@@ -16,7 +16,7 @@
 //   - handoff.go: the Service: every 2 s it compares the routing table
 //     with the one before and, for each record held, sends it to the
 //     peers that entered the Closest (20) to its key, when the household
-//     is among the Senders (all 20) closest it knew before;
+//     is itself among the Closest (20) it knew before;
 //     and it takes what peers send on /metamesh/handoff/1.0.0
 //     (protocol.WriteHandoff, ReadHandoff), for the keys it is among the
 //     closest to. It also asks each peer that enters its own 20 closest

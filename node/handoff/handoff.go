@@ -25,15 +25,19 @@ import (
 // bucket size and the sweeping provider's replication factor.
 const Closest = 20
 
-// Senders: a household hands a record over when it is among this many of
-// the closest peers to its key it knew before the change (its own
-// records too: it holds them as a provider store does). Every holder
-// that knows of a newcomer sends: with only the few nearest the key
-// sending, a newcomer those had not met yet, or a nearest that had never
-// been handed the record, would break the chain from one holder to the
-// next. The receiver keeps one copy; the cost is one message from each
-// neighbour that holds something for it.
-const Senders = Closest
+// A household hands a record over when it is itself among the Closest
+// to its key it knew before the change (its own records too: it holds
+// them as a provider store does). Every such holder that knows of a
+// newcomer sends, not only the few nearest the key: a newcomer those had
+// not met yet, or a nearest never handed the record, would break the
+// chain from one holder to the next. The receiver keeps one copy.
+
+// among tells whether x is among the Closest to target of peers and x
+// (x need not be in peers, and is counted once).
+func among(peers []peer.ID, x peer.ID, target kb.ID) bool {
+	all := slices.DeleteFunc(slices.Clone(peers), func(p peer.ID) bool { return p == x })
+	return slices.Index(kb.SortClosestPeers(append(all, x), target), x) < Closest
+}
 
 // Options tune a Service; zero values take the defaults.
 type Options struct {
@@ -80,15 +84,10 @@ const maxSent = 1 << 20
 
 // Stats are the service's counters since start.
 type Stats struct {
-	// Changes are the routing-table changes the service handed records
-	// over for (peers added or removed).
-	Changes atomic.Int64
 	// HandedOver are the records (key and provider) sent to peers,
-	// Messages the handoff messages sent, Failed the peers a handoff
-	// could not reach.
+	// Messages the handoff messages sent.
 	HandedOver atomic.Int64
 	Messages   atomic.Int64
-	Failed     atomic.Int64
 	// TakenOver are records peers handed to the household that it
 	// stored; Refused those it did not (keys it is not among the
 	// closest to, or its own records).
@@ -166,7 +165,6 @@ func (s *Service) watch(ctx context.Context) {
 		if len(added)+len(removed) == 0 {
 			continue
 		}
-		s.st.Changes.Add(int64(len(added) + len(removed)))
 		s.askNearest(ctx, added, removed)
 		start := time.Now()
 		s.mu.Lock()
@@ -183,8 +181,8 @@ func (s *Service) watch(ctx context.Context) {
 // plan decides, for every record held, which peers it goes to: the peers
 // that are among the Closest to its key now (in the routing table) and
 // were not before the change (added peers, and peers that moved up
-// because removed ones left), when the household is among the Senders
-// closest it knew before.
+// because removed ones left), when the household is among the Closest
+// it knew before.
 func (s *Service) plan(added, removed []peer.ID, now time.Time) map[peer.ID][]protocol.HandoffRecord {
 	self := s.h.ID()
 	rt := s.d.RoutingTable()
@@ -241,8 +239,7 @@ func (s *Service) plan(added, removed []peer.ID, now time.Time) map[peer.ID][]pr
 		// neighbourhood. A provider far from its key (most are) would
 		// see peers "enter" a sparse corner of its table that are not
 		// among the closest at all.
-		rank := kb.SortClosestPeers(append(slices.Clone(before), self), target)
-		if slices.Index(rank, self) >= Senders {
+		if !among(before, self, target) {
 			continue
 		}
 		for _, to := range entering {
@@ -285,7 +282,6 @@ func (s *Service) send(ctx context.Context, plan map[peer.ID][]protocol.HandoffR
 		go func() {
 			defer func() { <-sem; wg.Done() }()
 			if err := s.sendTo(ctx, to, recs); err != nil {
-				s.st.Failed.Add(1)
 				s.log.Debug("handoff: cannot hand records over", "peer", to, "records", len(recs), "err", err)
 			}
 		}()
@@ -404,12 +400,7 @@ func (s *Service) receive(st network.Stream) bool {
 // it knows of (itself included).
 func (s *Service) closest(key []byte) bool {
 	target := kb.ConvertKey(string(key))
-	near := s.d.RoutingTable().NearestPeers(target, Closest)
-	if len(near) < Closest {
-		return true
-	}
-	ranked := kb.SortClosestPeers(append(near, s.h.ID()), target)
-	return slices.Index(ranked, s.h.ID()) < Closest
+	return among(s.d.RoutingTable().NearestPeers(target, Closest), s.h.ID(), target)
 }
 
 // touches tells whether a change can have moved the closest to key:
@@ -532,12 +523,8 @@ func (s *Service) planFor(to peer.ID, now time.Time) []protocol.HandoffRecord {
 			}
 		}
 		known = known[:min(len(known), Closest)]
-		with := kb.SortClosestPeers(append(slices.Clone(known), to), target)
-		if slices.Index(with, to) >= Closest {
-			continue // the asker would not be among the closest
-		}
-		if slices.Index(kb.SortClosestPeers(append(known, self), target), self) >= Senders {
-			continue
+		if !among(known, to, target) || !among(known, self, target) {
+			continue // the asker would not be among the closest, or this household is not
 		}
 		if rec, ok := s.record(e, to, now); ok {
 			out = append(out, rec)

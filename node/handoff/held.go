@@ -3,7 +3,6 @@ package handoff
 import (
 	"bytes"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	pb "github.com/libp2p/go-libp2p-kad-dht/pb"
@@ -32,8 +31,6 @@ type Held struct {
 	mu   sync.Mutex
 	recs map[string]map[peer.ID]time.Time // key (multihash bytes) → provider → expiry
 	n    int
-
-	seen atomic.Int64 // ADD_PROVIDER records seen on the DHT's streams
 }
 
 // NewHeld returns an empty index of records valid for validity (the DHT's
@@ -41,9 +38,6 @@ type Held struct {
 func NewHeld(validity time.Duration) *Held {
 	return &Held{validity: validity, recs: map[string]map[peer.ID]time.Time{}}
 }
-
-// Validity is how long a provider record the DHT stores is valid.
-func (h *Held) Validity() time.Duration { return h.validity }
 
 // Add notes that the DHT holds p's record of key until exp. It returns
 // false when the index already had it until exp or later, or is full.
@@ -203,7 +197,6 @@ func (t *teeStream) note(msg []byte) {
 			continue
 		}
 		t.held.Provided(m.GetKey(), id)
-		t.held.seen.Add(1)
 	}
 }
 
