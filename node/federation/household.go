@@ -79,6 +79,9 @@ type Household struct {
 	ann    *announce.Announcer
 	ho     *handoff.Service
 	text   *catalog.TextIndex
+	// scores are the peers that hung or lied, shared by lookups and
+	// searches: asked last, a liar's records not believed.
+	scores *scores
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -136,10 +139,12 @@ func StartHousehold(ctx context.Context, cfg HouseholdConfig) (*Household, error
 		}
 		return nil, err
 	}
-	hh := &Household{p: p, ownDHT: own, st: cfg.Store, text: text}
+	hh := &Household{p: p, ownDHT: own, st: cfg.Store, text: text, scores: newScores()}
 	hh.rs = newRecordService(p.Host(), cfg.Store, cfg.Key, log)
 	hh.ss = newSearchService(p.Host(), p.DHT(), cfg.Store, text, cfg.Key, log)
+	hh.ss.scores = hh.scores
 	hh.res = newResolver(cfg.Store, p, hh.rs, cfg.LookupTimeout, log)
+	hh.res.scores = hh.scores
 	hh.res.refreshAfter = cfg.PeerRecordTTL
 	hh.ann = announce.New(cfg.Store, sw, !cfg.NoSearchIndex, log)
 	hh.ho = handoff.Start(p.Host(), p.DHT(), p.Held(), handoff.Options{Logger: log})

@@ -46,6 +46,9 @@ type resolver struct {
 	rs      *recordService
 	timeout time.Duration
 	log     *slog.Logger
+	// scores: a peer whose record its bytes disproved is not believed
+	// (shared with search).
+	scores *scores
 	// refreshAfter is Config.PeerRecordTTL: how old a record of a file
 	// known only from peers may get before a lookup asks again.
 	refreshAfter time.Duration
@@ -69,7 +72,7 @@ type call struct {
 }
 
 func newResolver(st *store.Store, p *p2p.Net, rs *recordService, timeout time.Duration, log *slog.Logger) *resolver {
-	return &resolver{st: st, p: p, rs: rs, timeout: timeout, log: log.With("component", "resolve"),
+	return &resolver{st: st, p: p, rs: rs, timeout: timeout, log: log.With("component", "resolve"), scores: newScores(),
 		negative: map[string]time.Time{}, sources: map[string]source{}, inflight: map[string]*call{}}
 }
 
@@ -210,13 +213,52 @@ func (r *resolver) federated(c string, replace store.RootID) (api.Document, erro
 		return api.Document{}, fmt.Errorf("%w: %v", api.ErrBadRequest, err)
 	}
 	self := r.p.Host().ID()
-	cands := make(chan peer.ID, 64)
+	type answer struct {
+		from peer.ID
+		rec  protocol.Record
+	}
+	answers := make(chan answer, lookupFanout)
+	var askers sync.WaitGroup
+	asked := map[peer.ID]bool{}
+	var askedMu sync.Mutex
+	var cut atomic.Int64 // answers a relay broke off
+	// ask asks p for c's record, unless it was asked already; true when
+	// it answered with one.
+	ask := func(p peer.ID) bool {
+		askedMu.Lock()
+		dup := asked[p]
+		asked[p] = true
+		askedMu.Unlock()
+		if dup {
+			return false
+		}
+		rec, err := r.rs.fetch(ctx, p, c)
+		if err != nil {
+			switch {
+			case errors.Is(err, errRelayCut) && ctx.Err() == nil:
+				cut.Add(1)
+				r.log.Info("a peer's record did not come through its relay", "peer", p, "cid", c, "err", err)
+			case !errors.Is(err, errNoRecord) && ctx.Err() == nil:
+				r.log.Debug("peer gave no usable record", "peer", p, "cid", c, "err", err)
+			}
+			return false
+		}
+		select {
+		case answers <- answer{p, rec}:
+		case <-ctx.Done():
+		}
+		return true
+	}
+
 	var provMu sync.Mutex
 	var providers []string
-	var feeders sync.WaitGroup
-	feeders.Add(2)
-	go func() { // the DHT's providers of the CID
-		defer feeders.Done()
+	// The DHT's providers of the CID are asked the moment the walk names
+	// them, each at once (at most maxProviders): they hold the file, and
+	// the fan-out's peers most likely do not, so none of them waits
+	// behind the fan-out.
+	askers.Add(1)
+	go func() {
+		defer askers.Done()
 		for ai := range r.p.DHT().FindProvidersAsync(ctx, id, maxProviders) {
 			if ai.ID == self {
 				continue
@@ -225,15 +267,21 @@ func (r *resolver) federated(c string, replace store.RootID) (api.Document, erro
 			provMu.Lock()
 			providers = append(providers, ai.ID.String())
 			provMu.Unlock()
-			select {
-			case cands <- ai.ID:
-			case <-ctx.Done():
-				return
-			}
+			askers.Add(1)
+			go func() {
+				defer askers.Done()
+				ask(ai.ID)
+			}()
 		}
 	}()
-	go func() { // fan-out: connected peers, then the routing table
-		defer feeders.Done()
+	// The fan-out, lookupFanout peers at once: connected peers, then the
+	// routing table (it finds a file by its other CIDs, which have no
+	// provider records). A worker stops at its first answer.
+	cands := make(chan peer.ID, 64)
+	askers.Add(1)
+	go func() {
+		defer askers.Done()
+		defer close(cands)
 		for _, p := range append(r.p.Host().Network().Peers(), r.p.DHT().RoutingTable().ListPeers()...) {
 			if p == self {
 				continue
@@ -245,49 +293,18 @@ func (r *resolver) federated(c string, replace store.RootID) (api.Document, erro
 			}
 		}
 	}()
-	go func() { feeders.Wait(); close(cands) }()
-
-	type answer struct {
-		from peer.ID
-		rec  protocol.Record
-	}
-	answers := make(chan answer, lookupFanout)
-	var workers sync.WaitGroup
-	asked := map[peer.ID]bool{}
-	var askedMu sync.Mutex
-	var cut atomic.Int64 // answers a relay broke off
-	for i := 0; i < lookupFanout; i++ {
-		workers.Add(1)
+	for range lookupFanout {
+		askers.Add(1)
 		go func() {
-			defer workers.Done()
+			defer askers.Done()
 			for p := range cands {
-				askedMu.Lock()
-				dup := asked[p]
-				asked[p] = true
-				askedMu.Unlock()
-				if dup {
-					continue
+				if ask(p) {
+					return
 				}
-				rec, err := r.rs.fetch(ctx, p, c)
-				if err != nil {
-					switch {
-					case errors.Is(err, errRelayCut) && ctx.Err() == nil:
-						cut.Add(1)
-						r.log.Info("a peer's record did not come through its relay", "peer", p, "cid", c, "err", err)
-					case !errors.Is(err, errNoRecord) && ctx.Err() == nil:
-						r.log.Debug("peer gave no usable record", "peer", p, "cid", c, "err", err)
-					}
-					continue
-				}
-				select {
-				case answers <- answer{p, rec}:
-				case <-ctx.Done():
-				}
-				return
 			}
 		}()
 	}
-	go func() { workers.Wait(); close(answers) }()
+	go func() { askers.Wait(); close(answers) }()
 
 	refused := 0 // answers whose records link local files of different content
 	for a := range answers {

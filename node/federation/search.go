@@ -62,6 +62,9 @@ type searchService struct {
 	peerService
 	providers providerFinder
 	text      *catalog.TextIndex
+	// scores order the peers a federated search asks (shared with the
+	// resolver).
+	scores *scores
 }
 
 // providerFinder finds a key's providers on the DHT (kad-dht's).
@@ -70,7 +73,7 @@ type providerFinder interface {
 }
 
 func newSearchService(h host.Host, d providerFinder, st *store.Store, text *catalog.TextIndex, key crypto.PrivKey, log *slog.Logger) *searchService {
-	ss := &searchService{newPeerService(h, st, key, log, "search", protocol.SearchProtocolV11), d, text}
+	ss := &searchService{newPeerService(h, st, key, log, "search", protocol.SearchProtocolV11), d, text, newScores()}
 	for _, v := range protocol.SearchProtocols {
 		h.SetStreamHandler(libp2pproto.ID(v), ss.handle)
 	}
