@@ -37,6 +37,10 @@
 //     IPFS CID for a peer, the hasher's index kept, GET /api/file of a
 //     peer's file and /api/sources (the file's IPFS CID and providers
 //     from its record and the DHT).
+//   - trust.go: a peer's file asked by another CID than the IPFS CID its
+//     blocks come by: the pairing checked against the bytes (the midhash
+//     sample, the whole sha2-256) before the first byte, a record the
+//     bytes disprove dropped and its signers not believed.
 //   - backend.go: the api.Backend the HTTP API calls (documents, status,
 //     files opened through os.Root, thumbnails of them, the event stream with root IDs mapped
 //     to canonical CIDs).

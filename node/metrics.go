@@ -76,6 +76,8 @@ func newMetrics(n *Node) *nodeMetrics {
 			func() float64 { return float64(n.shr.Stats().ServedBytes) }),
 		counter("metamesh_share_served_blocks_total", "Blocks of the library files sent to peers over bitswap.",
 			func() float64 { return float64(n.shr.Stats().ServedBlocks) }),
+		counter("metamesh_peer_records_disproved_total", "Peers' records whose pairing of the asked CID with an IPFS CID the fetched bytes disproved: each dropped, its signers not believed for a day (log line names them).",
+			func() float64 { return float64(n.pairs.disproved.Load()) }),
 		counter("metamesh_share_fetched_bytes_total", "Bytes of peers' files' blocks received over bitswap for this node's fetches (GET /api/file of a peer's file).",
 			func() float64 { return float64(n.shr.Stats().FetchedBytes) }),
 		gauge("metamesh_scan_files_done", "Files the current (or last) full scan finished, whatever the result.",

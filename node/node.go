@@ -47,6 +47,7 @@ type Node struct {
 	hashDuration prometheus.Histogram
 	cat          *catalog.Catalog   // the library's lists (GET /api/library)
 	thumbs       *thumbs.Cache      // posters' thumbnails (GET /api/thumb), under DATA/thumbs
+	pairs        *pairChecks        // pairings of CIDs peers' bytes held to (trust.go)
 	shr          *share.Exchange    // files' bytes over bitswap, served and fetched; its index under DATA/blocks
 	space        *spaceWatch        // the data directory's free space (space.go)
 	stop         context.CancelFunc // ends Follow
@@ -72,7 +73,7 @@ func New(cfg Config) (*Node, error) {
 		return nil, err
 	}
 	logDropped(cfg.Logger, dropped, cfg.Libraries)
-	return &Node{cfg: cfg, log: cfg.Logger, hashDuration: newHashDuration()}, nil
+	return &Node{cfg: cfg, log: cfg.Logger, hashDuration: newHashDuration(), pairs: newPairChecks()}, nil
 }
 
 // Start opens the store (starting the managed redis-server when no URL is

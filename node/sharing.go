@@ -18,7 +18,6 @@ import (
 	"github.com/metamesh/node/dag"
 	"github.com/metamesh/node/node/federation"
 	"github.com/metamesh/node/node/share"
-	"github.com/metamesh/node/protocol"
 	"github.com/metamesh/node/store"
 )
 
@@ -107,15 +106,25 @@ func (b *backend) PeerFile(ctx context.Context, c string, from api.Caller) (*api
 	if err := from.Federate(api.FederatedFetch); err != nil {
 		return nil, err
 	}
-	pf, err := b.n.peerFile(ctx, c, from)
-	if err != nil {
-		return nil, err
+	// A record its bytes disproved is dropped: the CID is looked up
+	// again, once, without its signers.
+	for again := true; ; again = false {
+		pf, err := b.n.peerFile(ctx, c, from)
+		if err != nil {
+			return nil, err
+		}
+		f, err := b.n.fetchChecked(ctx, c, pf)
+		if errors.Is(err, errDisproved) && again {
+			continue
+		}
+		if errors.Is(err, errDisproved) {
+			return nil, fmt.Errorf("%w: %v; no other household's record of it held", api.ErrNotFound, err)
+		}
+		if err != nil {
+			return nil, sourcesError(err, c)
+		}
+		return &api.File{Content: f, Name: pf.name, Size: int64(f.Size()), MimeType: pf.mime, CID: pf.canonical}, nil
 	}
-	f, err := b.n.shr.Fetch(ctx, pf.root, pf.providers)
-	if err != nil {
-		return nil, sourcesError(err, c)
-	}
-	return &api.File{Content: f, Name: pf.name, Size: int64(f.Size()), MimeType: pf.mime, CID: pf.canonical}, nil
 }
 
 // Sources says where the bytes of the file a CID names can come from
@@ -136,8 +145,8 @@ func (b *backend) Sources(ctx context.Context, c string, from api.Caller) (api.S
 	if err != nil {
 		return api.Sources{}, err
 	}
-	out := api.Sources{CID: pf.canonical, IPFS: pf.root.String(), Providers: []api.Source{}}
-	f, err := n.shr.Probe(ctx, pf.root, pf.providers)
+	out := api.Sources{CID: pf.canonical, IPFS: pf.roots[0].String(), Providers: []api.Source{}}
+	f, err := n.shr.Probe(ctx, pf.roots[0], pf.providers)
 	if err != nil {
 		var u *share.UnavailableError
 		if !errors.As(err, &u) {
@@ -155,7 +164,8 @@ func (b *backend) Sources(ctx context.Context, c string, from api.Caller) (api.S
 
 // peerFetch is what fetching a peer's file needs.
 type peerFetch struct {
-	root      cid.Cid // its IPFS CID
+	doc       store.Document
+	roots     []cid.Cid // the IPFS CIDs it may be fetched by (ipfsCIDsOf), never none
 	canonical string
 	name      string
 	mime      string
@@ -191,13 +201,13 @@ func (n *Node) peerFile(ctx context.Context, c string, from api.Caller) (peerFet
 		}
 		return peerFetch{}, err
 	}
-	root, ok := ipfsCIDOf(doc)
-	if !ok {
+	roots := ipfsCIDsOf(doc, c)
+	if len(roots) == 0 {
 		return peerFetch{}, fmt.Errorf("%w: the records of %s carry no IPFS CID to fetch its blocks by", api.ErrNotFound, c)
 	}
 	// What the peers said of it, as GET /api/meta shows it.
 	fields := doc.Presented()
-	pf := peerFetch{root: root, canonical: doc.CanonicalCID(), mime: fields["mimeType"]}
+	pf := peerFetch{doc: doc, roots: roots, canonical: doc.CanonicalCID(), mime: fields["mimeType"]}
 	pf.name = fileName(fields, pf.canonical)
 	self := n.p2p.Host().ID()
 	seen := map[peer.ID]bool{self: true}
@@ -225,32 +235,6 @@ func (n *Node) peerFile(ctx context.Context, c string, from api.Caller) (peerFet
 		return peerFetch{}, &api.NotFoundError{CID: c, Providers: []string{}}
 	}
 	return pf, nil
-}
-
-// ipfsCIDOf is the IPFS CID among a document's CIDs: the dag-pb root of
-// a file of more than one chunk, else (a file of one chunk, whose IPFS
-// CID is its sha2-256 CID) the raw sha2-256 one.
-func ipfsCIDOf(doc store.Document) (cid.Cid, bool) {
-	var sha cid.Cid
-	for _, s := range doc.CIDs {
-		c, err := cid.Decode(s)
-		if err != nil || c.Version() != 1 {
-			continue
-		}
-		pre := c.Prefix()
-		if pre.MhType != protocol.CodeSHA2_256 {
-			continue
-		}
-		switch pre.Codec {
-		case protocol.CodeDagPB:
-			return c, true
-		case protocol.CodeRaw:
-			sha = c
-		}
-	}
-	// Every household computes the IPFS CID of each file it vouches
-	// for: a record without a dag-pb one is of a one-chunk file.
-	return sha, sha.Defined()
 }
 
 // fileName is the name a peer's file is saved under: "Title (Year)", "Show

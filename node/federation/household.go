@@ -194,6 +194,15 @@ func (hh *Household) reprovideOnFirstPeer(ctx context.Context) {
 	}
 }
 
+// Disproved marks peers that signed a record its bytes disproved (it
+// paired a CID with another file's bytes): their records are not believed
+// for about a day, and lookups and searches ask them last.
+func (hh *Household) Disproved(peers ...peer.ID) {
+	for _, p := range peers {
+		hh.scores.add(p, weightLie)
+	}
+}
+
 // DHT is the household's DHT.
 func (hh *Household) DHT() *dht.IpfsDHT { return hh.p.DHT() }
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -32,6 +33,10 @@ const (
 	maxProviders = 20
 	// maxRemembered bounds the misses and answering peers kept in memory.
 	maxRemembered = 10_000
+	// fanoutHold is the longest a record from a peer the DHT does not
+	// name as a provider waits for the walk to end (and a provider's
+	// record to come) before it is taken.
+	fanoutHold = 3 * time.Second
 )
 
 // resolver answers GET /api/meta/<cid>: the local store first, then the
@@ -217,6 +222,13 @@ func (r *resolver) federated(c string, replace store.RootID) (api.Document, erro
 		from peer.ID
 		rec  protocol.Record
 	}
+	var provMu sync.Mutex
+	var providers []string
+	isProvider := func(p peer.ID) bool {
+		provMu.Lock()
+		defer provMu.Unlock()
+		return contains(providers, p.String())
+	}
 	answers := make(chan answer, lookupFanout)
 	var askers sync.WaitGroup
 	asked := map[peer.ID]bool{}
@@ -230,6 +242,11 @@ func (r *resolver) federated(c string, replace store.RootID) (api.Document, erro
 		asked[p] = true
 		askedMu.Unlock()
 		if dup {
+			return false
+		}
+		if r.scores.distrusted(p) {
+			// Its bytes disproved a record it signed: not believed.
+			r.log.Debug("not asking a peer whose record its bytes disproved", "peer", p, "cid", c)
 			return false
 		}
 		rec, err := r.rs.fetch(ctx, p, c)
@@ -250,15 +267,15 @@ func (r *resolver) federated(c string, replace store.RootID) (api.Document, erro
 		return true
 	}
 
-	var provMu sync.Mutex
-	var providers []string
 	// The DHT's providers of the CID are asked the moment the walk names
 	// them, each at once (at most maxProviders): they hold the file, and
 	// the fan-out's peers most likely do not, so none of them waits
 	// behind the fan-out.
+	walked, named := make(chan struct{}), make(chan struct{}, 1)
 	askers.Add(1)
 	go func() {
 		defer askers.Done()
+		defer close(walked)
 		for ai := range r.p.DHT().FindProvidersAsync(ctx, id, maxProviders) {
 			if ai.ID == self {
 				continue
@@ -267,6 +284,10 @@ func (r *resolver) federated(c string, replace store.RootID) (api.Document, erro
 			provMu.Lock()
 			providers = append(providers, ai.ID.String())
 			provMu.Unlock()
+			select { // a held answer may be this provider's
+			case named <- struct{}{}:
+			default:
+			}
 			askers.Add(1)
 			go func() {
 				defer askers.Done()
@@ -282,7 +303,8 @@ func (r *resolver) federated(c string, replace store.RootID) (api.Document, erro
 	go func() {
 		defer askers.Done()
 		defer close(cands)
-		for _, p := range append(r.p.Host().Network().Peers(), r.p.DHT().RoutingTable().ListPeers()...) {
+		// In an order no peer can choose, those that hung or lied last.
+		for _, p := range append(r.scores.order(r.p.Host().Network().Peers()), r.scores.order(r.p.DHT().RoutingTable().ListPeers())...) {
 			if p == self {
 				continue
 			}
@@ -306,8 +328,56 @@ func (r *resolver) federated(c string, replace store.RootID) (api.Document, erro
 	}
 	go func() { askers.Wait(); close(answers) }()
 
+	// A record from a household the DHT names as holding the file is
+	// taken at once. One from a fan-out peer (unsolicited: any connected
+	// peer may answer for any CID, and a hostile one answers first) waits
+	// until the walk is over, or fanoutHold has passed, so a holder's
+	// record outranks the fastest answer.
+	var held []answer
+	var hold <-chan time.Time
+	next := func() (answer, bool) {
+		for {
+			if len(held) > 0 && (walked == nil || hold == nil) {
+				a := held[0]
+				held = held[1:]
+				return a, true
+			}
+			select {
+			case a, ok := <-answers:
+				if !ok {
+					walked, hold = nil, nil
+					if len(held) == 0 {
+						return answer{}, false
+					}
+					continue
+				}
+				if walked == nil || isProvider(a.from) {
+					return a, true
+				}
+				held = append(held, a)
+				if hold == nil {
+					hold = time.After(fanoutHold)
+				}
+			case <-named:
+				for i, a := range held {
+					if isProvider(a.from) {
+						held = slices.Delete(held, i, i+1)
+						return a, true
+					}
+				}
+			case <-walked:
+				walked = nil
+			case <-hold:
+				walked, hold = nil, nil
+			}
+		}
+	}
 	refused := 0 // answers whose records link local files of different content
-	for a := range answers {
+	for {
+		a, ok := next()
+		if !ok {
+			break
+		}
 		if replace != "" {
 			// The stale record goes; the fresh one takes its place.
 			if err := r.st.DeleteRoot(ctx, replace); err != nil && !errors.Is(err, store.ErrNotFound) {
