@@ -25,9 +25,9 @@
 //     at once, all within 3 s, none asked twice) and GET /api/search.
 //   - index.go: the households the DHT's keyword index names for a query
 //     (the providers of its words' token keys, looked up in parallel).
-//   - score.go: the peers that hung or lied, each mark fading (an hour's
-//     half-life): asked last by lookups and searches, a liar's records
-//     not believed for about a day.
+//   - score.go: the peers that hung or lied, each mark fading (six
+//     hours' half-life): asked last by lookups and searches, a liar's
+//     records not believed for a day.
 //   - errors.go: RequestTimeout, and the API errors of store failures
 //     (APIError, RedisDown).
 //   - hostile_limits_test.go: a flood of record streams from many peers

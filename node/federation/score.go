@@ -13,8 +13,8 @@ import (
 // Peer score tuning.
 const (
 	// scoreHalfLife is how fast a peer's marks fade: a peer that hung on
-	// a search an hour ago weighs half as much as one that hung now.
-	scoreHalfLife = time.Hour
+	// a search six hours ago weighs half as much as one that hung now.
+	scoreHalfLife = 6 * time.Hour
 	// maxScored bounds the peers remembered; past it the faintest go.
 	maxScored = 10_000
 	// Weights of a mark. A lie (a record whose pairing its bytes
@@ -24,7 +24,7 @@ const (
 	weightHang = 1
 	weightLie  = 64
 	// distrustAbove is the score past which a peer's records are not
-	// believed: a lie stays past it for log2(64/4) = 4 half-lives.
+	// believed: a lie stays past it for log2(64/4) = 4 half-lives, a day.
 	distrustAbove = 4
 )
 
