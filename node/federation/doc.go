@@ -20,9 +20,17 @@
 //     store.Document in one place (known fields typed, exact bytes of
 //     paths that are not UTF-8).
 //   - search.go: /metamesh/search/1.1.0 and 1.0.0 (answered with local
-//     files only, signed), the federated fan-out (at most 32 connected
-//     peers, 8 at once, and up to 64 households the keyword index names, 8
-//     at once, all within 3 s, none asked twice) and GET /api/search.
+//     files only, signed), the federated fan-out and GET /api/search. The
+//     fan-out asks at most 32 connected peers, 8 at once, in an order no
+//     peer can choose (shuffled for each search, peers marked in score.go
+//     last), and up to 64 households the keyword index names, 8 at once,
+//     whether they are connected or not; all within 3 s, each peer within
+//     1 s of being asked (2 s when it must be dialled), the least marked
+//     of those waiting first. A household is claimed when it is asked,
+//     never before, so none is asked twice and none is kept from the
+//     index's path by a place in the connected peers' queue. A peer that
+//     did not answer in time, failed or sent what did not verify is
+//     marked (a hang).
 //   - index.go: the households the DHT's keyword index names for a query
 //     (the providers of its words' token keys, looked up in parallel).
 //   - score.go: the peers that hung or lied, each mark fading (six
@@ -32,6 +40,9 @@
 //     (APIError, RedisDown).
 //   - hostile_limits_test.go: a flood of record streams from many peers
 //     against the resource manager's limits.
+//   - search_hostile_test.go: hanging peers whose IDs sort first do not
+//     blind a federated search (real hosts on loopback); the order of the
+//     connected peers and of those waiting, and who is marked.
 //
 // # Goroutines and concurrency
 //
@@ -42,8 +53,11 @@
 // per inbound record or search stream, libp2p's handler goroutine. A
 // federated lookup runs on a goroutine of its own (shared by concurrent
 // requests for the same CID) with up to 8 fetches in parallel; a federated
-// search asks on up to 16 goroutines. Close stops them and the protocols'
-// handlers, then the provider, and the DHT when StartHousehold made it.
+// search asks on up to 16 goroutines (8 for the connected peers, 8 for
+// the households the index names, each path fed by one goroutine that
+// hands out the least marked household waiting). Close stops them and
+// the protocols' handlers, then the provider, and the DHT when
+// StartHousehold made it.
 // A Household's methods are safe for concurrent use.
 //
 // # Rules

@@ -119,3 +119,19 @@ func cmpScore(a, b float64) int {
 	}
 	return 0
 }
+
+// least is the index in ps of the least marked peer, the first of those
+// equal (as order compares them); -1 when ps is empty.
+func (s *scores) least(ps []peer.ID) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.now()
+	best, bestV := -1, 0.0
+	for i, p := range ps {
+		v := s.m[p].valueAt(now)
+		if best < 0 || cmpScore(v, bestV) < 0 {
+			best, bestV = i, v
+		}
+	}
+	return best
+}

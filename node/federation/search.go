@@ -53,6 +53,19 @@ const (
 	// searchIndexProviders is the most providers one word's lookup takes:
 	// a word with more is "long" and stops being asked for more.
 	searchIndexProviders = 256
+	// searchPeerTimeout is how long a federated search waits for one
+	// household's answer on a connection it has (direct or relayed)
+	// before it gives that place to the next household; one it has to
+	// dial first gets searchDialTimeout more (a dial through a relay
+	// takes a few round trips). An answer is one round trip and one read
+	// of the household's store: tens of milliseconds nearby, a few
+	// hundred over a relay across the world; 1 s is several times that.
+	// A peer that hangs holds one of the 8 places for a third of the 3 s
+	// budget, so the connected peers' places reach at least 24 peers
+	// however many hang, and the index's at least 12 households that
+	// must be dialled.
+	searchPeerTimeout = time.Second
+	searchDialTimeout = time.Second
 )
 
 // searchService answers /metamesh/search/1.1.0 and 1.0.0 with local files
@@ -62,8 +75,8 @@ type searchService struct {
 	peerService
 	providers providerFinder
 	text      *catalog.TextIndex
-	// scores order the peers a federated search asks (shared with the
-	// resolver).
+	// scores order the peers a federated search asks, and it marks
+	// those that hang, fail or lie (shared with the resolver).
 	scores *scores
 }
 
@@ -204,111 +217,165 @@ type peerHits struct {
 
 // fanOutResult is what a federated search's asking brought: the answers
 // that verified, by peer ID; how many households were asked, and how many
-// of them because the keyword index named them.
+// of them by the keyword index's path.
 type fanOutResult struct {
 	answers          []peerHits
 	asked, fromIndex int
 }
 
 // fanOut asks, within searchFanOutTimeout, up to searchFanOutPeers
-// connected peers (searchFanOutParallel at a time) and the households the
-// keyword index names for the query's words (indexCandidates; up to
-// searchIndexHouseholds, searchIndexParallel at a time). No household is
-// asked twice, however many ways it is named.
+// connected peers (searchFanOutParallel at a time, in connectedOrder) and
+// the households the keyword index names for the query's words
+// (indexCandidates; up to searchIndexHouseholds, searchIndexParallel at a
+// time), each within its own deadline (searchPeerTimeout). On both paths
+// the least marked of the households waiting is asked first. A household
+// is claimed when it is asked, not before: one the index names is asked
+// by the index's path when the connected peers' path has not reached it
+// yet. No household is asked twice, however many ways it is named.
 func (ss *searchService) fanOut(ctx context.Context, req protocol.SearchRequest) fanOutResult {
 	ctx, cancel := context.WithTimeout(ctx, searchFanOutTimeout)
 	defer cancel()
-	var (
-		mu  sync.Mutex
-		res fanOutResult
-		got = map[peer.ID]bool{} // asked already
-		wg  sync.WaitGroup
-	)
-	claim := func(p peer.ID, indexed bool) bool {
-		mu.Lock()
-		defer mu.Unlock()
-		if got[p] || p == ss.h.ID() {
-			return false
-		}
-		got[p] = true
-		res.asked++
-		if indexed {
-			res.fromIndex++
-		}
-		return true
-	}
-	ask := func(p peer.ID) {
-		hits, err := ss.ask(ctx, p, req)
-		if err != nil {
-			ss.log.Debug("peer's search answer dropped", "peer", p, "err", err)
-			return
-		}
-		mu.Lock()
-		res.answers = append(res.answers, peerHits{peer: p, hits: hits})
-		mu.Unlock()
-	}
-	// pool runs ask on what from gives, parallel at a time.
-	pool := func(parallel int, from <-chan peer.ID) {
-		for range parallel {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for p := range from {
-					ask(p)
-				}
-			}()
-		}
-	}
-
-	// The connected peers are claimed first: the index's count is of
-	// households asked only because it named them.
-	all := ss.h.Network().Peers()
-	sort.Slice(all, func(i, j int) bool { return all[i] < all[j] })
-	var peers []peer.ID
-	for _, p := range all {
-		if len(peers) < searchFanOutPeers && claim(p, false) {
-			peers = append(peers, p)
-		}
-	}
-	connected := make(chan peer.ID)
-	pool(searchFanOutParallel, connected)
-	indexed := make(chan peer.ID)
-	pool(searchIndexParallel, indexed)
-	wg.Add(2)
-	go func() {
-		defer wg.Done()
-		defer close(connected)
-		for _, p := range peers {
-			select {
-			case connected <- p:
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
-	go func() {
-		defer wg.Done()
-		defer close(indexed)
+	a := &asking{ss: ss, req: req, asked: map[peer.ID]bool{ss.h.ID(): true}}
+	var wg sync.WaitGroup
+	a.pool(ctx, &wg, searchFanOutParallel, connectedOrder(ss.scores, ss.h.Network().Peers(), ss.h.ID()), nil, false)
+	named := make(chan peer.ID)
+	a.pool(ctx, &wg, searchIndexParallel, nil, named, true)
+	wg.Go(func() {
+		defer close(named)
 		n := 0
 		for ai := range ss.indexCandidates(ctx, req.Q) {
-			if n == searchIndexHouseholds {
+			if n == searchIndexHouseholds || a.wasAsked(ai.ID) {
 				continue // drained: the lookups end with ctx
-			}
-			if !claim(ai.ID, true) {
-				continue
 			}
 			n++
 			ss.h.Peerstore().AddAddrs(ai.ID, ai.Addrs, time.Minute)
 			select {
-			case indexed <- ai.ID:
+			case named <- ai.ID:
 			case <-ctx.Done():
 			}
 		}
-	}()
+	})
 	wg.Wait()
 	// By peer ID: the merge's turns do not depend on who answered first.
-	sort.Slice(res.answers, func(i, j int) bool { return res.answers[i].peer < res.answers[j].peer })
-	return res
+	sort.Slice(a.res.answers, func(i, j int) bool { return a.res.answers[i].peer < a.res.answers[j].peer })
+	return a.res
+}
+
+// connectedOrder is the connected peers a federated search asks, at most
+// searchFanOutPeers of them, in an order none of them can choose
+// (scores.order: shuffled anew for every search, the marked ones last, so
+// a peer that hung is asked after the others and left out when there are
+// more than searchFanOutPeers). self is not among them.
+func connectedOrder(s *scores, connected []peer.ID, self peer.ID) []peer.ID {
+	ps := s.order(slices.DeleteFunc(slices.Clone(connected), func(p peer.ID) bool { return p == self }))
+	return ps[:min(len(ps), searchFanOutPeers)]
+}
+
+// asking is one federated search's asking: the households asked on
+// either path, and what it brought.
+type asking struct {
+	ss  *searchService
+	req protocol.SearchRequest
+
+	mu    sync.Mutex
+	asked map[peer.ID]bool // and the node itself
+	res   fanOutResult
+}
+
+// pool asks, parallel at a time, the households of first, then those
+// from in (nil: none), until they are all asked or ctx ends: the least
+// marked of those waiting first (leastMarkedFirst), each only when no
+// path has asked it yet.
+func (a *asking) pool(ctx context.Context, wg *sync.WaitGroup, parallel int, first []peer.ID, in <-chan peer.ID, indexed bool) {
+	next := make(chan peer.ID)
+	wg.Go(func() { leastMarkedFirst(ctx, a.ss.scores, first, in, next) })
+	for range parallel {
+		wg.Go(func() {
+			for p := range next {
+				if a.claim(ctx, p, indexed) {
+					a.ask(ctx, p)
+				}
+			}
+		})
+	}
+}
+
+// leastMarkedFirst sends on out, whenever it is taken, the least marked
+// household of those waiting (first, then whatever in brings; the first
+// to wait among equals), and closes out when none waits and in is closed
+// (or nil), or ctx ends.
+func leastMarkedFirst(ctx context.Context, s *scores, first []peer.ID, in <-chan peer.ID, out chan<- peer.ID) {
+	defer close(out)
+	waiting := slices.Clone(first)
+	for in != nil || len(waiting) > 0 {
+		var send chan<- peer.ID
+		var next peer.ID
+		i := s.least(waiting)
+		if i >= 0 {
+			send, next = out, waiting[i]
+		}
+		select {
+		case p, ok := <-in:
+			if !ok {
+				in = nil
+				continue
+			}
+			waiting = append(waiting, p)
+		case send <- next:
+			waiting = slices.Delete(waiting, i, i+1)
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// wasAsked reports whether p was asked already (or is the node).
+func (a *asking) wasAsked(p peer.ID) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.asked[p]
+}
+
+// claim takes p to be asked, on the index's path when indexed: false
+// when it was asked already or the search's budget is over.
+func (a *asking) claim(ctx context.Context, p peer.ID, indexed bool) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.asked[p] || ctx.Err() != nil {
+		return false
+	}
+	a.asked[p] = true
+	a.res.asked++
+	if indexed {
+		a.res.fromIndex++
+	}
+	return true
+}
+
+// ask asks p within its own deadline (searchPeerTimeout, and
+// searchDialTimeout more when p must be dialled first) and keeps its
+// verified answer. A peer that did not answer in time, failed or sent
+// what did not verify is marked (weightHang): it is asked last next
+// time. One the search's end cut off (its budget, or its caller gone)
+// is not.
+func (a *asking) ask(ctx context.Context, p peer.ID) {
+	limit := searchPeerTimeout
+	if c := a.ss.h.Network().Connectedness(p); c != network.Connected && c != network.Limited {
+		limit += searchDialTimeout
+	}
+	pctx, cancel := context.WithTimeout(ctx, limit)
+	hits, err := a.ss.ask(pctx, p, a.req)
+	cancel()
+	if err != nil {
+		if ctx.Err() == nil {
+			a.ss.scores.add(p, weightHang)
+		}
+		a.ss.log.Debug("peer's search answer dropped", "peer", p, "err", err)
+		return
+	}
+	a.mu.Lock()
+	a.res.answers = append(a.res.answers, peerHits{peer: p, hits: hits})
+	a.mu.Unlock()
 }
 
 // search is the node's answer to GET /api/search: the local page, then,
