@@ -232,8 +232,23 @@ func (r *resolver) federated(c string, replace store.RootID) (api.Document, erro
 	answers := make(chan answer, lookupFanout)
 	var askers sync.WaitGroup
 	asked := map[peer.ID]bool{}
+	settled := map[peer.ID]bool{} // asked, and its answer (if any) sent on answers
 	var askedMu sync.Mutex
 	var cut atomic.Int64 // answers a relay broke off
+	// changed says that a peer was settled or named a provider.
+	changed := make(chan struct{}, 1)
+	poke := func() {
+		select {
+		case changed <- struct{}{}:
+		default:
+		}
+	}
+	settle := func(p peer.ID) {
+		askedMu.Lock()
+		settled[p] = true
+		askedMu.Unlock()
+		poke()
+	}
 	// ask asks p for c's record, unless it was asked already; true when
 	// it answered with one.
 	ask := func(p peer.ID) bool {
@@ -244,6 +259,7 @@ func (r *resolver) federated(c string, replace store.RootID) (api.Document, erro
 		if dup {
 			return false
 		}
+		defer settle(p)
 		if r.scores.distrusted(p) {
 			// Its bytes disproved a record it signed: not believed.
 			r.log.Debug("not asking a peer whose record its bytes disproved", "peer", p, "cid", c)
@@ -271,7 +287,7 @@ func (r *resolver) federated(c string, replace store.RootID) (api.Document, erro
 	// them, each at once (at most maxProviders): they hold the file, and
 	// the fan-out's peers most likely do not, so none of them waits
 	// behind the fan-out.
-	walked, named := make(chan struct{}), make(chan struct{}, 1)
+	walked := make(chan struct{})
 	askers.Add(1)
 	go func() {
 		defer askers.Done()
@@ -284,10 +300,7 @@ func (r *resolver) federated(c string, replace store.RootID) (api.Document, erro
 			provMu.Lock()
 			providers = append(providers, ai.ID.String())
 			provMu.Unlock()
-			select { // a held answer may be this provider's
-			case named <- struct{}{}:
-			default:
-			}
+			poke() // a held answer may be this provider's
 			askers.Add(1)
 			go func() {
 				defer askers.Done()
@@ -330,45 +343,78 @@ func (r *resolver) federated(c string, replace store.RootID) (api.Document, erro
 
 	// A record from a household the DHT names as holding the file is
 	// taken at once. One from a fan-out peer (unsolicited: any connected
-	// peer may answer for any CID, and a hostile one answers first) waits
-	// until the walk is over, or fanoutHold has passed, so a holder's
-	// record outranks the fastest answer.
+	// peer may answer for any CID, and a hostile one answers first) is
+	// held until the walk is over and every provider it named has
+	// answered or failed, or fanoutHold has passed, so a holder's record
+	// outranks the fastest answer.
+	providersSettled := func() bool {
+		provMu.Lock()
+		ps := slices.Clone(providers)
+		provMu.Unlock()
+		askedMu.Lock()
+		defer askedMu.Unlock()
+		for _, p := range ps {
+			if id, err := peer.Decode(p); err == nil && !settled[id] {
+				return false
+			}
+		}
+		return true
+	}
 	var held []answer
 	var hold <-chan time.Time
+	walkOver, expired := false, false
 	next := func() (answer, bool) {
 		for {
-			if len(held) > 0 && (walked == nil || hold == nil) {
-				a := held[0]
-				held = held[1:]
-				return a, true
-			}
-			select {
-			case a, ok := <-answers:
-				if !ok {
-					walked, hold = nil, nil
-					if len(held) == 0 {
-						return answer{}, false
+			if len(held) > 0 {
+				released := expired || (walkOver && providersSettled())
+				if released {
+					// What a settled provider sent is on answers by now.
+					for drained := false; !drained; {
+						select {
+						case a, ok := <-answers:
+							if ok {
+								held = append(held, a)
+							} else {
+								drained = true
+							}
+						default:
+							drained = true
+						}
 					}
-					continue
 				}
-				if walked == nil || isProvider(a.from) {
-					return a, true
-				}
-				held = append(held, a)
-				if hold == nil {
-					hold = time.After(fanoutHold)
-				}
-			case <-named:
 				for i, a := range held {
 					if isProvider(a.from) {
 						held = slices.Delete(held, i, i+1)
 						return a, true
 					}
 				}
+				if released {
+					a := held[0]
+					held = held[1:]
+					return a, true
+				}
+			}
+			select {
+			case a, ok := <-answers:
+				if !ok {
+					if len(held) == 0 {
+						return answer{}, false
+					}
+					expired = true
+					continue
+				}
+				if isProvider(a.from) || expired || (walkOver && providersSettled()) {
+					return a, true
+				}
+				held = append(held, a)
+				if hold == nil {
+					hold = time.After(fanoutHold)
+				}
+			case <-changed:
 			case <-walked:
-				walked = nil
+				walkOver, walked = true, nil
 			case <-hold:
-				walked, hold = nil, nil
+				expired, hold = true, nil
 			}
 		}
 	}
