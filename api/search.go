@@ -42,7 +42,8 @@ type SearchResult struct {
 	// Peers are the peers whose answers were merged (federated only).
 	Peers []string `json:"peers"`
 	// Asked is how many households a federated search asked, FromIndex
-	// how many of them because the DHT's keyword index named them (the
+	// how many of them because the DHT's keyword index named them (a
+	// connected one included when the index's turn reached it first; the
 	// others are connected peers); 0 for a local search.
 	Asked     int `json:"asked"`
 	FromIndex int `json:"fromIndex"`
