@@ -55,10 +55,13 @@ func (bs *blockstore) GetSize(ctx context.Context, c cid.Cid) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	if !bs.x.servable(ctx, c, e) {
+		return 0, notFound(c)
+	}
 	if e.internal != nil {
 		return len(e.internal), nil
 	}
-	return e.leaf.Size, nil
+	return e.size, nil
 }
 
 func (bs *blockstore) Get(ctx context.Context, c cid.Cid) (blocks.Block, error) {

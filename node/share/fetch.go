@@ -27,16 +27,18 @@ type File struct {
 	sources func() []Source
 	cancel  context.CancelFunc
 	stall   time.Duration
+	// why says what the providers did meanwhile, for a stall's error.
+	why func() string
 }
 
 // Read reads on, ending the fetch when no byte came for the stall time
 // (every provider left, or answers DONT_HAVE for a block: a file that
-// changed at its household).
+// changed or left the library at its household); the error says which.
 func (f *File) Read(b []byte) (int, error) {
 	t := time.AfterFunc(f.stall, f.cancel)
 	n, err := f.DagReader.Read(b)
 	if !t.Stop() && err != nil {
-		err = fmt.Errorf("%w: no block came for %s", ErrStalled, f.stall)
+		err = fmt.Errorf("%w: no block came for %s: %s", ErrStalled, f.stall, f.why())
 	}
 	return n, err
 }
@@ -158,7 +160,8 @@ func (x *Exchange) Fetch(ctx context.Context, root cid.Cid, providers []peer.ID)
 		return nil, fmt.Errorf("%s is not a UnixFS file: %w", root, err)
 	}
 	return &File{DagReader: dr, done: done, cancel: fcancel, stall: x.cfg.Stall,
-		sources: func() []Source { return x.sources(root, ps, unreachable) }}, nil
+		sources: func() []Source { return x.sources(root, ps, unreachable) },
+		why:     func() string { return x.stalled(root, ps) }}, nil
 }
 
 // root gets the file's root within RootTimeout, and gives up as soon as
@@ -269,6 +272,33 @@ func (x *Exchange) sources(root cid.Cid, ps []peer.ID, unreachable map[peer.ID]b
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Peer < out[j].Peer })
 	return out
+}
+
+// stalled says what each provider of the fetch of root did while it
+// stalled: answered DONT_HAVE for a block (its household no longer
+// serves the file as it was: it changed or left the library there), is
+// no longer connected, or sent nothing.
+func (x *Exchange) stalled(root cid.Cid, ps []peer.ID) string {
+	refused := x.track.refusedBlocks(root)
+	var parts []string
+	for _, p := range ps {
+		switch cs := refused[p]; {
+		case len(cs) > 0:
+			more := ""
+			if len(cs) > 1 {
+				more = fmt.Sprintf(" and %d more", len(cs)-1)
+			}
+			parts = append(parts, fmt.Sprintf("%s answered that it does not have block %s%s of the file (the file changed or left the library there)", shortPeer(p.String()), cs[0], more))
+		case x.cfg.Host.Network().Connectedness(p) != network.Connected:
+			parts = append(parts, fmt.Sprintf("%s is no longer connected", shortPeer(p.String())))
+		default:
+			parts = append(parts, fmt.Sprintf("%s sent nothing", shortPeer(p.String())))
+		}
+	}
+	if len(parts) == 0 {
+		return "no provider to ask"
+	}
+	return strings.Join(parts, "; ")
 }
 
 // IsUnavailable reports an *UnavailableError.

@@ -3,7 +3,6 @@ package share
 import (
 	"context"
 	"errors"
-	"io"
 	"log/slog"
 	"os"
 	"sync"
@@ -32,6 +31,10 @@ type Local struct {
 	File *os.File
 	// Name is the file's base name, for the log.
 	Name string
+	// Path is where the library holds the file, when known: before each
+	// block is read from File, the path must still name the same file
+	// (not deleted, moved out or replaced), and Gone(Path) closes it.
+	Path string
 }
 
 // Config configures an Exchange.
@@ -55,10 +58,14 @@ type Config struct {
 	// default 32 MiB.
 	CacheBytes int
 	// Open opens the local file whose IPFS CID is root, checked against
-	// what was hashed (ErrNotLocal wrapped when there is none).
+	// what was hashed (ErrNotLocal wrapped when there is none), with the
+	// path it was opened at (Local.Path) so that a file that leaves the
+	// library is no longer read.
 	Open func(ctx context.Context, root cid.Cid) (*Local, error)
 	// IsLocal reports whether root is still a local file's IPFS CID,
-	// without opening it (the start's sweep of the index).
+	// without opening it (the start's sweep of the index; a file that
+	// could not be opened, or that Gone closed, has its index dropped
+	// only once IsLocal says it left).
 	IsLocal func(ctx context.Context, root cid.Cid) bool
 	// Changed is told that root's file no longer hashes as indexed: the
 	// node takes it in again.
@@ -85,6 +92,8 @@ type Exchange struct {
 	building sync.Mutex // one file indexed on demand at a time
 	missMu   sync.Mutex
 	misses   map[string]time.Time // CIDs that name no local file, recently
+	links    *links               // the children of internal nodes served lately, by file
+	refusals *refusals            // the log of wants refused for a file's blocks
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -120,8 +129,8 @@ func Start(ctx context.Context, cfg Config) (*Exchange, error) {
 		return nil, err
 	}
 	bg, cancel := context.WithCancel(context.Background())
-	x := &Exchange{cfg: cfg, log: log, ds: ds, ix: index{ds: ds},
-		files: newOpenFiles(), misses: map[string]time.Time{}, cancel: cancel}
+	x := &Exchange{cfg: cfg, log: log, ds: ds, ix: newIndex(ds),
+		files: newOpenFiles(), misses: map[string]time.Time{}, links: newLinks(), refusals: newRefusals(log), cancel: cancel}
 	x.track = newTracker(x.log)
 	if cfg.Rate > 0 {
 		x.limit = rate.NewLimiter(rate.Limit(cfg.Rate), int(max(cfg.Rate, 2*dag.ChunkSize)))
@@ -145,12 +154,23 @@ func Start(ctx context.Context, cfg Config) (*Exchange, error) {
 	x.bs = bitswap.New(bg, bsnet.NewFromIpfsHost(cfg.Host), finder{x.track, cfg.Host}, x.store, opts...)
 	x.bsvc = blockservice.New(x.store, x.bs)
 	x.dserv = merkledag.NewDAGService(x.bsvc)
-	x.wg.Add(2)
+	x.wg.Add(3)
 	go func() { defer x.wg.Done(); x.track.run(bg) }()
 	go func() { defer x.wg.Done(); x.files.run(bg) }()
-	if cfg.IsLocal != nil {
+	go func() { defer x.wg.Done(); x.links.run(bg) }()
+	version, err := x.ix.version(ctx)
+	if err != nil {
+		log.Warn("share: reading the block index's version failed; its files are checked", "err", err)
+		version = 1
+	}
+	if version >= indexVersion {
+		if err := x.ix.setVersion(ctx); err != nil {
+			log.Warn("share: writing the block index's version failed", "err", err)
+		}
+	}
+	if cfg.IsLocal != nil || version < indexVersion {
 		x.wg.Add(1)
-		go func() { defer x.wg.Done(); x.sweep(bg) }()
+		go func() { defer x.wg.Done(); x.sweep(bg, version) }()
 	}
 	return x, nil
 }
@@ -209,6 +229,47 @@ func (x *Exchange) Indexed(ctx context.Context, root cid.Cid) (bool, error) {
 	return x.ix.has(ctx, root)
 }
 
+// ErrNotIndexed: the block index does not hold a file's DAG whole
+// (Leaves).
+var ErrNotIndexed = errors.New("share: the file is not in the block index")
+
+// Leaves are the CIDs of the leaves of root's DAG, in the file's order:
+// leaf i is the bytes [i×dag.ChunkSize, (i+1)×dag.ChunkSize) of the
+// file (the last one shorter). ErrNotIndexed when the index does not
+// hold root's DAG whole. A file of one chunk (a raw root) is its leaf.
+func (x *Exchange) Leaves(ctx context.Context, root cid.Cid) ([]cid.Cid, error) {
+	if ok, err := x.ix.has(ctx, root); err != nil || (!ok && root.Prefix().Codec != cid.Raw) {
+		return nil, errors.Join(ErrNotIndexed, err)
+	}
+	ls, err := x.ix.leaves(ctx, root)
+	if errors.Is(err, errIncomplete) {
+		return nil, ErrNotIndexed
+	}
+	return ls, err
+}
+
+// Gone closes the files open at path (the library watcher saw it
+// deleted, moved away or replaced): no block is read from them again,
+// and the index of a file no longer local is dropped. It reports the
+// files it closed.
+func (x *Exchange) Gone(ctx context.Context, path string) int {
+	x.closeMu.RLock()
+	defer x.closeMu.RUnlock()
+	if x.closed {
+		return 0
+	}
+	closed := x.files.dropPath(path)
+	for _, f := range closed {
+		x.log.Info("share: closed a file that left the library (deleted, moved out or replaced); its blocks are no longer served from it", "file", f.Name, "path", path, "cid", f.root.String())
+		if x.cfg.IsLocal != nil && !x.cfg.IsLocal(ctx, f.root) {
+			if err := x.ix.forget(ctx, f.root); err != nil {
+				x.log.Warn("share: dropping the block index of a file that left the library failed", "cid", f.root.String(), "err", err)
+			}
+		}
+	}
+	return len(closed)
+}
+
 // admit is bitswap's filter: a want is answered only when the household
 // shares (--share-files); otherwise DONT_HAVE. What the server reads is
 // the block index only (blockstore), never a block a fetch of ours holds
@@ -217,151 +278,51 @@ func (x *Exchange) admit(_ peer.ID, c cid.Cid) bool {
 	return x.cfg.Serve
 }
 
-// entry finds block c in the index; a CID that is the root of a local
-// file not indexed yet (a file ingested before the index existed, a small
-// file) is indexed first, reading the file once.
-func (x *Exchange) entry(ctx context.Context, c cid.Cid) (entry, error) {
-	e, err := x.ix.get(ctx, c)
-	if err == nil {
-		return e, nil
-	}
-	if !isMissing(err) {
-		return entry{}, err
-	}
-	if !x.missed(c) {
-		if err := x.indexOnDemand(ctx, c); err == nil {
-			if e, err = x.ix.get(ctx, c); err == nil {
-				return e, nil
-			}
-		}
-	}
-	return entry{}, notFound(c)
-}
-
-// missed reports a CID recently found to name no local file.
-func (x *Exchange) missed(c cid.Cid) bool {
-	x.missMu.Lock()
-	defer x.missMu.Unlock()
-	until, ok := x.misses[string(c.Hash())]
-	return ok && time.Now().Before(until)
-}
-
-func (x *Exchange) miss(c cid.Cid) {
-	x.missMu.Lock()
-	defer x.missMu.Unlock()
-	if len(x.misses) >= maxMisses {
-		clear(x.misses)
-	}
-	x.misses[string(c.Hash())] = time.Now().Add(missTTL)
-}
-
-// indexOnDemand indexes the local file whose IPFS CID is c.
-func (x *Exchange) indexOnDemand(ctx context.Context, c cid.Cid) error {
-	if x.cfg.Open == nil {
-		return notFound(c)
-	}
-	f, err := x.cfg.Open(ctx, c)
-	if err != nil {
-		if errors.Is(err, ErrNotLocal) {
-			x.miss(c)
-		}
-		return err
-	}
-	x.building.Lock()
-	defer x.building.Unlock()
-	if ok, _ := x.ix.has(ctx, c); ok {
-		f.File.Close()
-		return nil
-	}
-	defer f.File.Close()
-	fi, err := f.File.Stat()
-	if err != nil {
-		return err
-	}
-	start := time.Now()
-	ix, err := dag.Build(io.NewSectionReader(f.File, 0, fi.Size()))
-	if err != nil {
-		return err
-	}
-	if !ix.Root.Equals(c) {
-		// The file changed since it was hashed.
-		x.changed(c)
-		return notFound(c)
-	}
-	if err := x.ix.put(ctx, ix, fi.Size()); err != nil {
-		return err
-	}
-	x.log.Info("share: indexed a file's blocks on a peer's first want", "file", f.Name, "cid", c.String(),
-		"bytes", fi.Size(), "took", time.Since(start).Round(time.Millisecond).String())
-	return nil
-}
-
-// block produces block c from e: an internal node from the index, a leaf
-// read from its file and checked against its CID. A leaf whose bytes
-// changed is never produced: the file's index is dropped and the node
-// takes the file in again. served blocks are charged to --share-rate.
-func (x *Exchange) block(ctx context.Context, c cid.Cid, e entry, served bool) ([]byte, error) {
-	f, release, err := x.files.acquire(ctx, e.root, x.cfg.Open)
-	if err != nil {
-		if errors.Is(err, ErrNotLocal) {
-			// The file left the library: its blocks go with it.
-			_ = x.ix.forget(context.WithoutCancel(ctx), e.root)
-		}
-		return nil, notFound(c)
-	}
-	defer release()
-	data := e.internal
-	if data == nil {
-		if data, err = dag.ReadLeaf(f.File, e.leaf); err != nil {
-			if errors.Is(err, dag.ErrChanged) {
-				x.changed(e.root)
-			} else {
-				x.log.Warn("share: reading a block failed", "file", f.Name, "cid", c.String(), "err", err)
-			}
-			return nil, notFound(c)
-		}
-	}
-	if served {
-		x.track.served(c, e.root, f.Name)
-		if x.limit != nil {
-			if err := x.limit.WaitN(ctx, len(data)); err != nil {
-				return nil, err
-			}
-		}
-	}
-	return data, nil
-}
-
-// changed drops root's index and its open file, and has the node take
-// the file in again.
-func (x *Exchange) changed(root cid.Cid) {
-	x.log.Warn("share: a file changed since it was hashed; its blocks are not served until it is hashed again", "cid", root.String())
-	x.files.drop(root)
-	_ = x.ix.forget(context.Background(), root)
-	if x.cfg.Changed != nil {
-		x.cfg.Changed(root)
-	}
-}
-
-// sweep drops, once at start, the index of files no longer local.
-func (x *Exchange) sweep(ctx context.Context) {
+// sweep looks, once at start, at every file in the index: the index of
+// a file no longer local is dropped; in an index of version 1, which
+// named a block several files hold by the file indexed last, a file
+// whose blocks are not all its own is indexed again (its file read
+// once), so that no other file's leaving takes them. Then the index is
+// marked as of this version.
+func (x *Exchange) sweep(ctx context.Context, version int) {
 	roots, err := x.ix.roots(ctx)
 	if err != nil {
 		x.log.Warn("share: sweeping the block index failed", "err", err)
 		return
 	}
-	dropped := 0
+	dropped, again := 0, 0
 	for _, r := range roots {
 		if ctx.Err() != nil {
 			return
 		}
-		if !x.cfg.IsLocal(ctx, r) {
+		if x.cfg.IsLocal != nil && !x.cfg.IsLocal(ctx, r) {
 			if err := x.ix.forget(ctx, r); err == nil {
 				dropped++
 			}
+			continue
 		}
+		if version >= indexVersion {
+			continue
+		}
+		if ok, err := x.ix.complete(ctx, r); err != nil || ok {
+			continue
+		}
+		if err := x.index(ctx, r, cid.Undef, "the block index of an older version named blocks it shares by another file"); err != nil {
+			x.log.Warn("share: a file lost blocks it shares with another from the block index, and indexing it again failed; it is indexed again on a peer's next want", "cid", r.String(), "err", err)
+			_ = x.ix.forget(ctx, r)
+			continue
+		}
+		again++
 	}
 	if dropped > 0 {
 		x.log.Info("share: dropped the block index of files no longer in the library", "files", dropped)
+	}
+	if again > 0 {
+		x.log.Info("share: indexed again the files whose blocks the block index named by another file (an index of an older version)", "files", again)
+	}
+	if version < indexVersion && ctx.Err() == nil {
+		if err := x.ix.setVersion(ctx); err != nil {
+			x.log.Warn("share: writing the block index's version failed", "err", err)
+		}
 	}
 }

@@ -64,7 +64,7 @@ func newHousehold(t *testing.T, serve bool, edit func(*share.Config)) *household
 			if err != nil {
 				return nil, err
 			}
-			return &share.Local{File: f, Name: filepath.Base(p)}, nil
+			return &share.Local{File: f, Name: filepath.Base(p), Path: p}, nil
 		},
 		Changed: func(root cid.Cid) {
 			hh.mu.Lock()
@@ -104,6 +104,21 @@ func (hh *household) add(t *testing.T, data []byte, indexed bool) (cid.Cid, stri
 		}
 	}
 	return ix.Root, p
+}
+
+// leave takes the file at p out of the household's library.
+func (hh *household) leave(t *testing.T, p string) {
+	t.Helper()
+	hh.mu.Lock()
+	for k, q := range hh.files {
+		if q == p {
+			delete(hh.files, k)
+		}
+	}
+	hh.mu.Unlock()
+	if err := os.Remove(p); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func link(t *testing.T, a, b *household) {
@@ -200,6 +215,9 @@ func TestFetch_ChangedFileIsNotServed(t *testing.T) {
 	got, err := io.ReadAll(f)
 	if !errors.Is(err, share.ErrStalled) {
 		t.Fatalf("reading a changed file: %v after %d bytes, want ErrStalled", err, len(got))
+	}
+	if !strings.Contains(err.Error(), "answered that it does not have block") {
+		t.Errorf("the stall's error does not say why: %v", err)
 	}
 	if len(got) > 2*dag.ChunkSize || !bytes.Equal(got, data[:len(got)]) {
 		t.Errorf("got %d bytes, want at most the two leaves before the change, as they were", len(got))

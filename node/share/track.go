@@ -3,6 +3,7 @@ package share
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -55,7 +56,14 @@ type fetchState struct {
 	n         int // fetches of this root running
 	providers []peer.ID
 	said      map[peer.ID]bool // true: HAVE (or the block), false: DONT_HAVE
+	// refused is, by provider, the blocks it answered DONT_HAVE for
+	// that no provider sent since (why a fetch stalls), at most
+	// maxRefused each.
+	refused map[peer.ID][]cid.Cid
 }
+
+// maxRefused bounds the refused blocks kept a provider.
+const maxRefused = 16
 
 // sessionIdle ends a peer's fetch in the log: no block of the file went
 // to the peer for this long.
@@ -115,6 +123,22 @@ func (t *tracker) MessageReceived(p peer.ID, msg bsmsg.BitSwapMessage) {
 	if len(t.fetches) == 0 {
 		return
 	}
+	for _, f := range t.fetches {
+		for q, cs := range f.refused {
+			for _, b := range msg.Blocks() {
+				cs = slices.DeleteFunc(cs, func(c cid.Cid) bool { return c.Equals(b.Cid()) })
+			}
+			f.refused[q] = cs
+		}
+		if !containsPeer(f.providers, p) {
+			continue
+		}
+		for _, c := range msg.DontHaves() {
+			if cs := f.refused[p]; len(cs) < maxRefused && !slices.ContainsFunc(cs, c.Equals) {
+				f.refused[p] = append(cs, c)
+			}
+		}
+	}
 	for _, c := range msg.DontHaves() {
 		if f, ok := t.fetches[string(c.Hash())]; ok {
 			f.said[p] = false
@@ -138,7 +162,7 @@ func (t *tracker) fetch(root cid.Cid, providers []peer.ID) (done func()) {
 	t.mu.Lock()
 	f, ok := t.fetches[k]
 	if !ok {
-		f = &fetchState{said: map[peer.ID]bool{}}
+		f = &fetchState{said: map[peer.ID]bool{}, refused: map[peer.ID][]cid.Cid{}}
 		t.fetches[k] = f
 	}
 	f.n++
@@ -166,6 +190,22 @@ func (t *tracker) answers(root cid.Cid) map[peer.ID]bool {
 	if f, ok := t.fetches[string(root.Hash())]; ok {
 		for p, v := range f.said {
 			out[p] = v
+		}
+	}
+	return out
+}
+
+// refusedBlocks is, by provider of the fetch of root, the blocks it
+// answered DONT_HAVE for that no provider sent since.
+func (t *tracker) refusedBlocks(root cid.Cid) map[peer.ID][]cid.Cid {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := map[peer.ID][]cid.Cid{}
+	if f, ok := t.fetches[string(root.Hash())]; ok {
+		for p, cs := range f.refused {
+			if len(cs) > 0 {
+				out[p] = slices.Clone(cs)
+			}
 		}
 	}
 	return out
