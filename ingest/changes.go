@@ -89,13 +89,17 @@ func (c *changeLog) take() []*changeGroup {
 	return g
 }
 
-// applied records a change for the log, whether the watcher or a full
-// scan applied it: the first scan after a restart tells what changed
-// while the node was stopped as the watcher tells it while it runs. Only
-// a first ingest's changes (fromScan, while the scan runs on a store that
-// knew no file of its libraries: every file is new) are left to its
-// progress lines and "scan finished". from is a rename's old path.
+// applied tells Config.OnApplied of a change, and records it for the
+// log, whether the watcher or a full scan applied it: the first scan
+// after a restart tells what changed while the node was stopped as the
+// watcher tells it while it runs. Only a first ingest's changes
+// (fromScan, while the scan runs on a store that knew no file of its
+// libraries: every file is new) are left to its progress lines and
+// "scan finished". from is a rename's old path.
 func (in *Ingester) applied(fromScan bool, kind, path, from string) {
+	if in.cfg.OnApplied != nil {
+		in.cfg.OnApplied(path, from)
+	}
 	if fromScan && in.firstIngest.Load() {
 		return
 	}

@@ -49,6 +49,13 @@ type Config struct {
 	// into memory are not indexed here. It may be called from several
 	// goroutines at once.
 	OnIndexed func(path string, ix *dag.Index)
+	// OnApplied, when not nil, is told each change applied to the store
+	// for a path, by the watcher or a scan: a file added, changed or
+	// deleted there, or moved there from from (else ""). The file the
+	// path held before is no longer there: the node stops serving what it
+	// holds open at either path. It may be called from several
+	// goroutines at once.
+	OnApplied func(path, from string)
 	// StopWait bounds how long Close waits for workers blocked on a
 	// file (a read of a hung network mount): past it Close returns and
 	// logs the paths it left. Default 10s.

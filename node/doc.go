@@ -37,6 +37,8 @@
 //     IPFS CID for a peer, the hasher's index kept, GET /api/file of a
 //     peer's file and /api/sources (the file's IPFS CID and providers
 //     from its record and the DHT).
+//   - share_gone.go: what ingest applies at a path (a file deleted,
+//     moved out or replaced) closes what node/share held open there.
 //   - trust.go: a peer's file asked by another CID than the IPFS CID its
 //     blocks come by: the pairing checked against the bytes (the midhash
 //     sample, the whole sha2-256) before the first byte, a record the

@@ -169,6 +169,7 @@ func (n *Node) Start(ctx context.Context) (err error) {
 		ReleaseOutside: true,
 		OnHashed:       n.hashDuration.Observe,
 		OnIndexed:      n.indexed,
+		OnApplied:      n.pathChanged,
 		Logger:         n.log,
 	})
 	if err != nil {

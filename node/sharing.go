@@ -72,7 +72,7 @@ func (n *Node) openShared(ctx context.Context, root cid.Cid) (*share.Local, erro
 		lf.f.Close()
 		return nil, fmt.Errorf("%w: %s is not the file's IPFS CID", share.ErrNotLocal, root)
 	}
-	return &share.Local{File: lf.f, Name: filepath.Base(lf.path)}, nil
+	return &share.Local{File: lf.f, Name: filepath.Base(lf.path), Path: lf.path}, nil
 }
 
 // isLocalRoot reports whether root is the IPFS CID of a local file.
