@@ -2,6 +2,7 @@ package api
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"mime"
@@ -81,8 +82,29 @@ func (s *Server) file(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	fw := &fileWriter{ResponseWriter: w, rc: http.NewResponseController(w), stall: s.opts.Stall}
-	http.ServeContent(fw, r, f.Name, f.ModTime, f.Content)
+	src := &readRecorder{ReadSeeker: f.Content}
+	http.ServeContent(fw, r, f.Name, f.ModTime, src)
+	if err := src.failed(); err != nil {
+		// The bytes could not be read as they are (a local file that
+		// changed since it was hashed, a peer's fetch that stalled):
+		// before the first byte that is the answer; after it the stream
+		// is cut, so the client sees it incomplete, never a complete
+		// answer under an ETag that names other bytes.
+		s.log.Warn("serve file: reading the file's bytes failed; the answer is cut short", "cid", c, "sent", fw.committed, "err", err)
+		if fw.committed {
+			panic(http.ErrAbortHandler)
+		}
+		for _, k := range []string{"ETag", "Cache-Control", "Content-Length", "Content-Range", "Accept-Ranges", "Last-Modified", "Content-Disposition", "Content-Type"} {
+			h.Del(k)
+		}
+		if status(err) == http.StatusInternalServerError {
+			err = fmt.Errorf("%w: reading the file's bytes failed: %v", ErrUnavailable, err)
+		}
+		writeError(w, err)
+		return
+	}
 	if fw.code == 0 {
+		fw.commit()
 		return
 	}
 	switch fw.code {
@@ -170,15 +192,47 @@ func rangeProblem(r *http.Request) string {
 	return ""
 }
 
+// readRecorder is the file's bytes as http.ServeContent reads them,
+// keeping the first error a read gave (io.EOF aside): ServeContent
+// drops it.
+type readRecorder struct {
+	io.ReadSeeker
+	mu  sync.Mutex // a multipart answer reads on ServeContent's goroutine
+	err error
+}
+
+func (r *readRecorder) Read(p []byte) (int, error) {
+	n, err := r.ReadSeeker.Read(p)
+	if err != nil && err != io.EOF {
+		r.mu.Lock()
+		if r.err == nil {
+			r.err = err
+		}
+		r.mu.Unlock()
+	}
+	return n, err
+}
+
+func (r *readRecorder) failed() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.err
+}
+
 // fileWriter is the ResponseWriter http.ServeContent writes to: a success
-// (200, 206, 304) goes straight through, ReadFrom included (sendfile),
-// while an error status and its text/plain body are held back in code
+// (200, 206, 304) goes through once its first byte is read (commit), so
+// that a file whose first block cannot be read is answered with an error
+// instead; an error status and its text/plain body are held back in code
 // and body for the handler to answer as JSON.
 type fileWriter struct {
 	http.ResponseWriter
 	code    int // the error status held back; 0 while passing through
 	body    bytes.Buffer
 	started bool // a status or bytes went through
+	// pending is the success status held until the first byte;
+	// committed once it went to the client.
+	pending   int
+	committed bool
 	// Every write must go out within stall of its start: a client that
 	// stops reading is cut, a slow one that keeps reading is not (the
 	// deadline is renewed for each chunk).
@@ -203,8 +257,23 @@ func (w *fileWriter) WriteHeader(code int) {
 	}
 	if code >= 200 {
 		w.started = true
+		if !w.committed {
+			w.pending = code
+			return
+		}
 	}
 	w.ResponseWriter.WriteHeader(code)
+}
+
+// commit sends the success status held back.
+func (w *fileWriter) commit() {
+	if w.committed {
+		return
+	}
+	w.committed = true
+	if w.pending != 0 {
+		w.ResponseWriter.WriteHeader(w.pending)
+	}
 }
 
 func (w *fileWriter) Write(b []byte) (int, error) {
@@ -215,6 +284,7 @@ func (w *fileWriter) Write(b []byte) (int, error) {
 		return len(b), nil
 	}
 	w.started = true
+	w.commit()
 	w.renew()
 	return w.ResponseWriter.Write(b)
 }
@@ -224,6 +294,30 @@ func (w *fileWriter) ReadFrom(r io.Reader) (int64, error) {
 		return io.Copy(io.Discard, r)
 	}
 	w.started = true
+	var total int64
+	if !w.committed {
+		// The status goes out with the first byte read: a read that
+		// fails first leaves the answer to the handler.
+		first := make([]byte, 32<<10)
+		n, err := r.Read(first)
+		for n == 0 && err == nil {
+			n, err = r.Read(first)
+		}
+		if n == 0 {
+			if err == io.EOF {
+				err = nil
+			}
+			return 0, err
+		}
+		m, werr := w.Write(first[:n])
+		total += int64(m)
+		if werr != nil || err != nil {
+			if err == io.EOF {
+				err = nil
+			}
+			return total, errors.Join(werr, err)
+		}
+	}
 	readFrom := func(src io.Reader) (int64, error) { return io.Copy(writerOnly{w.ResponseWriter}, src) }
 	if rf, ok := w.ResponseWriter.(io.ReaderFrom); ok {
 		readFrom = rf.ReadFrom
@@ -234,7 +328,6 @@ func (w *fileWriter) ReadFrom(r io.Reader) (int64, error) {
 	if lr, ok := r.(*io.LimitedReader); ok {
 		inner, left = lr.R, lr.N
 	}
-	var total int64
 	for left != 0 {
 		n := int64(stallChunk)
 		if left > 0 {

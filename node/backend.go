@@ -221,7 +221,10 @@ func (b *backend) Thumbnail(ctx context.Context, c string, width int) (string, e
 // every library is not found), and only while its size and mtime are
 // still those that were hashed; otherwise a conflict, and the ingester is
 // asked to look at the path again. A file of an unavailable library is
-// an ingest.ErrLibraryUnavailable (503).
+// an ingest.ErrLibraryUnavailable (503). Its bytes are checked as they
+// are read (file_check.go): a file changed in place under the same size
+// and mtime fails the read of the first block that differs, and is
+// hashed again.
 func (b *backend) File(ctx context.Context, c string) (*api.File, error) {
 	ctx, cancel := context.WithTimeout(ctx, federation.RequestTimeout)
 	defer cancel()
@@ -230,7 +233,12 @@ func (b *backend) File(ctx context.Context, c string) (*api.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &api.File{Content: lf.f, Name: filepath.Base(lf.path), Size: lf.fi.Size(), ModTime: lf.fi.ModTime(),
+	content, err := n.checkedContent(ctx, lf)
+	if err != nil {
+		lf.f.Close()
+		return nil, err
+	}
+	return &api.File{Content: content, Name: filepath.Base(lf.path), Size: lf.fi.Size(), ModTime: lf.fi.ModTime(),
 		MimeType: lf.doc.Fields["mimeType"], CID: lf.doc.CanonicalCID()}, nil
 }
 

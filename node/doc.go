@@ -39,6 +39,10 @@
 //     from its record and the DHT).
 //   - share_gone.go: what ingest applies at a path (a file deleted,
 //     moved out or replaced) closes what node/share held open there.
+//   - file_check.go: GET /api/file of a local file checks the bytes it
+//     streams: each 256 KiB block against its CID where the block index
+//     holds the file's DAG, else the midhash sample before the first
+//     byte; a mismatch cuts the answer and has the file hashed again.
 //   - trust.go: a peer's file asked by another CID than the IPFS CID its
 //     blocks come by: the pairing checked against the bytes (the midhash
 //     sample, the whole sha2-256) before the first byte, a record the
