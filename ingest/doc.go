@@ -43,7 +43,8 @@
 //   - changes.go: the changes applied, by the watcher or a scan (but
 //     for a first ingest's), told at Info whenever the loop goes idle
 //     ("added Films/a.mkv", "renamed a → b", "added 240 files: a, b, c,
-//     …"), paths relative to their library.
+//     …"), paths relative to their library; each one, a first ingest's
+//     too, told at once to Config.OnApplied.
 //   - touch.go: Touch, a caller's request to look at a path again;
 //     Rehash, to hash it again whatever its size and mtime say.
 //   - store.go: Store, what ingest asks of the store (*store.Store).
