@@ -24,9 +24,10 @@
 //     fan-out asks at most 32 connected peers, 8 at once, in an order no
 //     peer can choose (shuffled for each search, peers marked in score.go
 //     last), and up to 64 households the keyword index names, 8 at once,
-//     whether they are connected or not; all within 3 s, each peer within
-//     1 s of being asked (2 s when it must be dialled), the least marked
-//     of those waiting first. A household is claimed when it is asked,
+//     whether they are connected or not; all within 3 s, each peer
+//     holding its place for 1 s (2 s when it must be dialled; its answer
+//     is still taken within the 3 s), the least marked of those waiting
+//     first. A household is claimed when it is asked,
 //     never before, so none is asked twice and none is kept from the
 //     index's path by a place in the connected peers' queue. A peer that
 //     did not answer in time, failed or sent what did not verify is

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ipfs/go-cid"
@@ -293,7 +294,7 @@ func (a *asking) pool(ctx context.Context, wg *sync.WaitGroup, parallel int, fir
 		wg.Go(func() {
 			for p := range next {
 				if a.claim(ctx, p, indexed) {
-					a.ask(ctx, p)
+					a.ask(ctx, wg, p)
 				}
 			}
 		})
@@ -352,30 +353,44 @@ func (a *asking) claim(ctx context.Context, p peer.ID, indexed bool) bool {
 	return true
 }
 
-// ask asks p within its own deadline (searchPeerTimeout, and
-// searchDialTimeout more when p must be dialled first) and keeps its
-// verified answer. A peer that did not answer in time, failed or sent
-// what did not verify is marked (weightHang): it is asked last next
-// time. One the search's end cut off (its budget, or its caller gone)
-// is not.
-func (a *asking) ask(ctx context.Context, p peer.ID) {
+// ask asks p and keeps its verified answer. Past p's own deadline
+// (searchPeerTimeout, and searchDialTimeout more when p must be dialled
+// first) its place goes to the next household, but its answer is still
+// taken while the search's budget lasts: a household slowed down (a busy
+// small board) is not lost, a hanging one holds no place. A peer that
+// failed, sent what did not verify, or was past its deadline and did not
+// answer by the end is marked (weightHang): it is asked last next time.
+// One the search's end cut off within its deadline is not. The asking
+// goes on, past the return, under wg.
+func (a *asking) ask(ctx context.Context, wg *sync.WaitGroup, p peer.ID) {
 	limit := searchPeerTimeout
 	if c := a.ss.h.Network().Connectedness(p); c != network.Connected && c != network.Limited {
 		limit += searchDialTimeout
 	}
-	pctx, cancel := context.WithTimeout(ctx, limit)
-	hits, err := a.ss.ask(pctx, p, a.req)
-	cancel()
-	if err != nil {
-		if ctx.Err() == nil {
-			a.ss.scores.add(p, weightHang)
+	var late atomic.Bool
+	done := make(chan struct{})
+	wg.Go(func() {
+		defer close(done)
+		hits, err := a.ss.ask(ctx, p, a.req)
+		if err != nil {
+			if ctx.Err() == nil || late.Load() {
+				a.ss.scores.add(p, weightHang)
+			}
+			a.ss.log.Debug("peer's search answer dropped", "peer", p, "late", late.Load(), "err", err)
+			return
 		}
-		a.ss.log.Debug("peer's search answer dropped", "peer", p, "err", err)
-		return
+		a.mu.Lock()
+		a.res.answers = append(a.res.answers, peerHits{peer: p, hits: hits})
+		a.mu.Unlock()
+	})
+	t := time.NewTimer(limit)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+		late.Store(true)
+	case <-ctx.Done():
 	}
-	a.mu.Lock()
-	a.res.answers = append(a.res.answers, peerHits{peer: p, hits: hits})
-	a.mu.Unlock()
 }
 
 // search is the node's answer to GET /api/search: the local page, then,

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -362,9 +363,13 @@ func TestFederatedSearch_MarksWhoHangsOrLies(t *testing.T) {
 	connect(t, liar, asker.h)
 
 	a := &asking{ss: asker.hh.ss, req: protocol.SearchRequest{Q: hostileWord, Limit: 10}, asked: map[peer.ID]bool{}}
-	ctx := waiting.Context(t)
+	// A search's budget: the hanger is past its own deadline after 1 s,
+	// and its request ends with the budget.
+	ctx, stop := context.WithTimeout(waiting.Context(t), searchFanOutTimeout)
+	defer stop()
+	var wg sync.WaitGroup
 	for _, p := range []peer.ID{honest.h.ID(), hs[0].h.ID(), liar.ID()} {
-		a.ask(ctx, p)
+		a.ask(ctx, &wg, p)
 	}
 	// The search ends (its budget, its caller gone) the moment the
 	// second hanger has the request.
@@ -376,10 +381,39 @@ func TestFederatedSearch_MarksWhoHangsOrLies(t *testing.T) {
 		case <-t.Context().Done():
 		}
 	}()
-	a.ask(cut, hs[1].h.ID())
+	a.ask(cut, &wg, hs[1].h.ID())
 
-	if len(a.res.answers) != 1 || a.res.answers[0].peer != honest.h.ID() || len(a.res.answers[0].hits) != 1 {
-		t.Errorf("answers %v, want the honest household's one hit", a.res.answers)
+	// A slow household: it answers only once its own deadline has
+	// passed (ask returned and gave its place away), within the budget.
+	slow := newHost(t, anyKey(t))
+	slowKey := slow.Peerstore().PrivKey(slow.ID())
+	release := make(chan struct{})
+	for _, id := range searchProtocolIDs {
+		slow.SetStreamHandler(id, func(s network.Stream) {
+			if _, err := protocol.ReadSearchRequest(s); err != nil {
+				s.Reset()
+				return
+			}
+			<-release
+			b, err := protocol.SealSearchAs(string(s.Protocol()), nil, slowKey)
+			if err != nil {
+				s.Reset()
+				return
+			}
+			_ = protocol.WriteResponse(s, b)
+			s.Close()
+		})
+	}
+	connect(t, slow, asker.h)
+	a.ask(waiting.Context(t), &wg, slow.ID())
+	close(release)
+	wg.Wait()
+	if !slices.ContainsFunc(a.res.answers, func(h peerHits) bool { return h.peer == slow.ID() }) {
+		t.Errorf("the slow household's answer, past its own deadline but within the budget, was lost: answers %v", a.res.answers)
+	}
+
+	if len(a.res.answers) != 2 || a.res.answers[0].peer != honest.h.ID() || len(a.res.answers[0].hits) != 1 {
+		t.Errorf("answers %v, want the honest household's one hit and the slow one's none", a.res.answers)
 	}
 	for _, tc := range []struct {
 		name   string
@@ -390,6 +424,7 @@ func TestFederatedSearch_MarksWhoHangsOrLies(t *testing.T) {
 		{"hanging past its deadline", hs[0].h.ID(), true},
 		{"bad signature", liar.ID(), true},
 		{"cut off by the search's end", hs[1].h.ID(), false},
+		{"slow, answering past its deadline", slow.ID(), false},
 	} {
 		if got := asker.hh.scores.of(tc.p) > 0; got != tc.marked {
 			t.Errorf("%s: marked %v (score %g), want %v", tc.name, got, asker.hh.scores.of(tc.p), tc.marked)
