@@ -26,8 +26,9 @@
 //     last), and up to 64 households the keyword index names, 8 at once,
 //     whether they are connected or not; all within 3 s, each peer
 //     holding its place for 1 s (2 s when it must be dialled; its answer
-//     is still taken within the 3 s), the least marked of those waiting
-//     first. A household is claimed when it is asked,
+//     is still taken while the search asks others), the least marked of
+//     those waiting first; the search ends when every household was asked
+//     and each answered or is past its time. A household is claimed when it is asked,
 //     never before, so none is asked twice and none is kept from the
 //     index's path by a place in the connected peers' queue. A peer that
 //     did not answer in time, failed or sent what did not verify is

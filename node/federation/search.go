@@ -237,6 +237,8 @@ func (ss *searchService) fanOut(ctx context.Context, req protocol.SearchRequest)
 	ctx, cancel := context.WithTimeout(ctx, searchFanOutTimeout)
 	defer cancel()
 	a := &asking{ss: ss, req: req, asked: map[peer.ID]bool{ss.h.ID(): true}}
+	// wg: the paths' workers and the index's feeder; a.late: requests
+	// past their household's deadline, heard while the search goes on.
 	var wg sync.WaitGroup
 	a.pool(ctx, &wg, searchFanOutParallel, connectedOrder(ss.scores, ss.h.Network().Peers(), ss.h.ID()), nil, false)
 	named := make(chan peer.ID)
@@ -257,6 +259,10 @@ func (ss *searchService) fanOut(ctx context.Context, req protocol.SearchRequest)
 		}
 	})
 	wg.Wait()
+	// Every household was asked and each answered or is past its own
+	// deadline: the search ends, those still silent are cut off.
+	cancel()
+	a.late.Wait()
 	// By peer ID: the merge's turns do not depend on who answered first.
 	sort.Slice(a.res.answers, func(i, j int) bool { return a.res.answers[i].peer < a.res.answers[j].peer })
 	return a.res
@@ -281,6 +287,8 @@ type asking struct {
 	mu    sync.Mutex
 	asked map[peer.ID]bool // and the node itself
 	res   fanOutResult
+	// late are the requests still open past their household's deadline.
+	late sync.WaitGroup
 }
 
 // pool asks, parallel at a time, the households of first, then those
@@ -294,7 +302,7 @@ func (a *asking) pool(ctx context.Context, wg *sync.WaitGroup, parallel int, fir
 		wg.Go(func() {
 			for p := range next {
 				if a.claim(ctx, p, indexed) {
-					a.ask(ctx, wg, p)
+					a.ask(ctx, p)
 				}
 			}
 		})
@@ -355,21 +363,22 @@ func (a *asking) claim(ctx context.Context, p peer.ID, indexed bool) bool {
 
 // ask asks p and keeps its verified answer. Past p's own deadline
 // (searchPeerTimeout, and searchDialTimeout more when p must be dialled
-// first) its place goes to the next household, but its answer is still
-// taken while the search's budget lasts: a household slowed down (a busy
-// small board) is not lost, a hanging one holds no place. A peer that
-// failed, sent what did not verify, or was past its deadline and did not
-// answer by the end is marked (weightHang): it is asked last next time.
-// One the search's end cut off within its deadline is not. The asking
-// goes on, past the return, under wg.
-func (a *asking) ask(ctx context.Context, wg *sync.WaitGroup, p peer.ID) {
+// first) its place goes to the next household, but its request stays
+// open (under a.late) and its answer is taken while the search goes on:
+// a household slowed down (a busy small board) is heard if the search
+// is still asking others, a hanging one holds no place. A peer that
+// failed, sent what did not verify, or was past its deadline and did
+// not answer by the search's end is marked (weightHang): it is asked
+// last next time. One the search's end cut off within its deadline is
+// not.
+func (a *asking) ask(ctx context.Context, p peer.ID) {
 	limit := searchPeerTimeout
 	if c := a.ss.h.Network().Connectedness(p); c != network.Connected && c != network.Limited {
 		limit += searchDialTimeout
 	}
 	var late atomic.Bool
 	done := make(chan struct{})
-	wg.Go(func() {
+	a.late.Go(func() {
 		defer close(done)
 		hits, err := a.ss.ask(ctx, p, a.req)
 		if err != nil {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
-	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -367,9 +366,8 @@ func TestFederatedSearch_MarksWhoHangsOrLies(t *testing.T) {
 	// and its request ends with the budget.
 	ctx, stop := context.WithTimeout(waiting.Context(t), searchFanOutTimeout)
 	defer stop()
-	var wg sync.WaitGroup
 	for _, p := range []peer.ID{honest.h.ID(), hs[0].h.ID(), liar.ID()} {
-		a.ask(ctx, &wg, p)
+		a.ask(ctx, p)
 	}
 	// The search ends (its budget, its caller gone) the moment the
 	// second hanger has the request.
@@ -381,7 +379,7 @@ func TestFederatedSearch_MarksWhoHangsOrLies(t *testing.T) {
 		case <-t.Context().Done():
 		}
 	}()
-	a.ask(cut, &wg, hs[1].h.ID())
+	a.ask(cut, hs[1].h.ID())
 
 	// A slow household: it answers only once its own deadline has
 	// passed (ask returned and gave its place away), within the budget.
@@ -405,9 +403,9 @@ func TestFederatedSearch_MarksWhoHangsOrLies(t *testing.T) {
 		})
 	}
 	connect(t, slow, asker.h)
-	a.ask(waiting.Context(t), &wg, slow.ID())
+	a.ask(waiting.Context(t), slow.ID())
 	close(release)
-	wg.Wait()
+	a.late.Wait()
 	if !slices.ContainsFunc(a.res.answers, func(h peerHits) bool { return h.peer == slow.ID() }) {
 		t.Errorf("the slow household's answer, past its own deadline but within the budget, was lost: answers %v", a.res.answers)
 	}
