@@ -2,6 +2,7 @@ package node_test
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
 	"errors"
 	"os"
@@ -73,12 +74,7 @@ func TestShare_SharedBlocksOutliveACopysRemoval(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	k := kubotest.Start(t, kubotest.Options{})
-	k.Connect(t, a.P2PAddrs()[0])
-	var got bytes.Buffer
-	if err := k.Cat(ctx, h.IPFS, &got); err != nil || !bytes.Equal(got.Bytes(), data) {
-		t.Fatalf("ipfs cat %s after the copy left: %d bytes (%v), want the file's %d\n%s", h.IPFS, got.Len(), err, len(data), k.Output())
-	}
+	catFromKubo(t, ctx, a, h.IPFS, data, "after the copy left")
 
 	b := p2pNode(t, nil)
 	if err := connect(b, a); err != nil {
@@ -89,5 +85,17 @@ func TestShare_SharedBlocksOutliveACopysRemoval(t *testing.T) {
 	resp, body := do(t, b, "GET", "/api/file/"+h.Canonical, nil)
 	if resp.StatusCode != 200 || !bytes.Equal(body, data) {
 		t.Fatalf("another household's GET /api/file after the copy left: %s, %d bytes, want the file's %d: %.300s", resp.Status, len(body), len(data), body)
+	}
+}
+
+// catFromKubo has a new Kubo node connected to n get the file ipfs, and
+// fails the test unless it gets want (when says at what point).
+func catFromKubo(t *testing.T, ctx context.Context, n *node.Node, ipfs string, want []byte, when string) {
+	t.Helper()
+	k := kubotest.Start(t, kubotest.Options{})
+	k.Connect(t, n.P2PAddrs()[0])
+	var got bytes.Buffer
+	if err := k.Cat(ctx, ipfs, &got); err != nil || !bytes.Equal(got.Bytes(), want) {
+		t.Fatalf("ipfs cat %s %s: %d bytes (%v), want the file's %d\n%s", ipfs, when, got.Len(), err, len(want), k.Output())
 	}
 }

@@ -97,12 +97,7 @@ func TestShare_FileThatLeftTheLibraryIsNotServed(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			k := kubotest.Start(t, kubotest.Options{})
-			k.Connect(t, a.P2PAddrs()[0])
-			var got bytes.Buffer
-			if err := k.Cat(ctx, h.IPFS, &got); err != nil || !bytes.Equal(got.Bytes(), data) {
-				t.Fatalf("ipfs cat before the file left: %d bytes (%v)\n%s", got.Len(), err, k.Output())
-			}
+			catFromKubo(t, ctx, a, h.IPFS, data, "before the file left")
 			ix, err := dag.Build(bytes.NewReader(data))
 			if err != nil {
 				t.Fatal(err)
