@@ -182,15 +182,21 @@ func (n *Node) fetchChecked(ctx context.Context, asked string, pf peerFetch) (*s
 	return nil, lastErr
 }
 
-// vouchers are the peers that signed a record pairing a with b: those
-// that vouch for both, else those that vouch for b.
-func vouchers(doc store.Document, a, b string) []peer.ID {
-	both := []string{}
+// vouchBoth are the peers whose records carried both a and b.
+func vouchBoth(doc store.Document, a, b string) []string {
+	var both []string
 	for _, p := range doc.Learned[b] {
 		if slices.Contains(doc.Learned[a], p) {
 			both = append(both, p)
 		}
 	}
+	return both
+}
+
+// vouchers are the peers that signed a record pairing a with b: those
+// that vouch for both, else those that vouch for b.
+func vouchers(doc store.Document, a, b string) []peer.ID {
+	both := vouchBoth(doc, a, b)
 	if len(both) == 0 {
 		both = doc.Learned[b]
 	}
@@ -241,15 +247,7 @@ func ipfsCIDsOf(doc store.Document, asked string) []cid.Cid {
 		}
 		return nil
 	}
-	both := func(c cid.Cid) int {
-		k := 0
-		for _, p := range doc.Learned[c.String()] {
-			if slices.Contains(doc.Learned[asked], p) {
-				k++
-			}
-		}
-		return k
-	}
+	both := func(c cid.Cid) int { return len(vouchBoth(doc, asked, c.String())) }
 	slices.SortStableFunc(dagpb, func(a, b cid.Cid) int { return both(b) - both(a) })
 	return dagpb
 }

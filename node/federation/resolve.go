@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"sort"
 	"sync"
@@ -223,11 +224,12 @@ func (r *resolver) federated(c string, replace store.RootID) (api.Document, erro
 		rec  protocol.Record
 	}
 	var provMu sync.Mutex
-	var providers []string
+	var providers []string      // as the answer names them
+	named := map[peer.ID]bool{} // the same, for the checks
 	isProvider := func(p peer.ID) bool {
 		provMu.Lock()
 		defer provMu.Unlock()
-		return contains(providers, p.String())
+		return named[p]
 	}
 	answers := make(chan answer, lookupFanout)
 	var askers sync.WaitGroup
@@ -299,6 +301,7 @@ func (r *resolver) federated(c string, replace store.RootID) (api.Document, erro
 			r.p.Host().Peerstore().AddAddrs(ai.ID, ai.Addrs, time.Minute)
 			provMu.Lock()
 			providers = append(providers, ai.ID.String())
+			named[ai.ID] = true
 			provMu.Unlock()
 			poke() // a held answer may be this provider's
 			askers.Add(1)
@@ -349,12 +352,12 @@ func (r *resolver) federated(c string, replace store.RootID) (api.Document, erro
 	// outranks the fastest answer.
 	providersSettled := func() bool {
 		provMu.Lock()
-		ps := slices.Clone(providers)
+		ps := slices.Collect(maps.Keys(named))
 		provMu.Unlock()
 		askedMu.Lock()
 		defer askedMu.Unlock()
 		for _, p := range ps {
-			if id, err := peer.Decode(p); err == nil && !settled[id] {
+			if !settled[p] {
 				return false
 			}
 		}
