@@ -34,7 +34,9 @@
 //     did not answer in time, failed or sent what did not verify is
 //     marked (a hang).
 //   - index.go: the households the DHT's keyword index names for a query
-//     (the providers of its words' token keys, looked up in parallel).
+//     (the providers of its words' token keys, looked up in parallel; a
+//     word's lookup ends once its providers have come and no new one for
+//     searchWordSettle, not at the end of the DHT's walk).
 //   - score.go: the peers that hung or lied, each mark fading (six
 //     hours' half-life): asked last by lookups and searches, a liar's
 //     records not believed for a day.
@@ -42,6 +44,8 @@
 //     (APIError, RedisDown).
 //   - hostile_limits_test.go: a flood of record streams from many peers
 //     against the resource manager's limits.
+//   - index_test.go: a DHT server that never answers GET_PROVIDERS does
+//     not hold a search to its budget.
 //   - search_hostile_test.go: hanging peers whose IDs sort first do not
 //     blind a federated search (real hosts on loopback); the order of the
 //     connected peers and of those waiting, and who is marked.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"sort"
 	"sync"
+	"time"
 
 	"github.com/libp2p/go-libp2p/core/peer"
 
@@ -15,7 +16,13 @@ import (
 // returns, which closes when the lookups are over (or ctx ends).
 //
 // Each word that carries a key (protocol.Keyed) has its providers looked
-// up, all at once, each up to searchIndexProviders. A household is sent as
+// up, all at once, each up to searchIndexProviders. A word's lookup ends
+// when the DHT's walk does, or once it has found providers and no new
+// one for searchWordSettle: the households closest to a word's key each
+// hold its whole list of providers (the handoff keeps them so as the
+// federation changes), and they answer within one round of the walk, so
+// the walk's remaining steps (about as long again, and the end of most
+// searches) bring nobody new. A household is sent as
 // soon as it has been found providing every such word. When the lookups
 // are over and a word's list was long (it reached searchIndexProviders,
 // so holders may be missing from it), the households that provide every
@@ -47,8 +54,14 @@ func (ss *searchService) indexCandidates(ctx context.Context, q string) <-chan p
 		go func() {
 			defer wg.Done()
 			n := 0
-			for ai := range ss.providers.FindProvidersAsync(ctx, protocol.SearchTokenKey(w), searchIndexProviders) {
+			wctx, settled := context.WithCancel(ctx)
+			defer settled()
+			settle := time.AfterFunc(time.Hour, settled)
+			settle.Stop()
+			defer settle.Stop()
+			for ai := range ss.providers.FindProvidersAsync(wctx, protocol.SearchTokenKey(w), searchIndexProviders) {
 				n++
+				settle.Reset(searchWordSettle)
 				if ai.ID == self {
 					continue
 				}

@@ -54,6 +54,12 @@ const (
 	// searchIndexProviders is the most providers one word's lookup takes:
 	// a word with more is "long" and stops being asked for more.
 	searchIndexProviders = 256
+	// searchWordSettle ends a word's lookup on the keyword index once it
+	// has found providers and none new for this long (index.go): longer
+	// than the spread of one round of the walk's answers (its requests go
+	// out together; a round trip is tens of milliseconds nearby and a few
+	// hundred across the world).
+	searchWordSettle = 400 * time.Millisecond
 	// searchPeerTimeout is how long a federated search waits for one
 	// household's answer on a connection it has (direct or relayed)
 	// before it gives that place to the next household; one it has to
@@ -218,10 +224,13 @@ type peerHits struct {
 
 // fanOutResult is what a federated search's asking brought: the answers
 // that verified, by peer ID; how many households were asked, and how many
-// of them by the keyword index's path.
+// of them by the keyword index's path; whether its budget (or its
+// caller) ended it before every household was asked and the keyword
+// lookups were over.
 type fanOutResult struct {
 	answers          []peerHits
 	asked, fromIndex int
+	overBudget       bool
 }
 
 // fanOut asks, within searchFanOutTimeout, up to searchFanOutPeers
@@ -261,6 +270,7 @@ func (ss *searchService) fanOut(ctx context.Context, req protocol.SearchRequest)
 	wg.Wait()
 	// Every household was asked and each answered or is past its own
 	// deadline: the search ends, those still silent are cut off.
+	a.res.overBudget = ctx.Err() != nil
 	cancel()
 	a.late.Wait()
 	// By peer ID: the merge's turns do not depend on who answered first.
