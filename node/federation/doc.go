@@ -36,6 +36,7 @@
 //   - index.go: the households the DHT's keyword index names for a query
 //     (the providers of its words' token keys, looked up in parallel; a
 //     word's lookup ends once its providers have come and no new one for
+//     as long as the walk took to find the last, at least
 //     searchWordSettle, not at the end of the DHT's walk).
 //   - score.go: the peers that hung or lied, each mark fading (six
 //     hours' half-life): asked last by lookups and searches, a liar's

@@ -54,8 +54,9 @@ const (
 	// searchIndexProviders is the most providers one word's lookup takes:
 	// a word with more is "long" and stops being asked for more.
 	searchIndexProviders = 256
-	// searchWordSettle ends a word's lookup on the keyword index once it
-	// has found providers and none new for this long (index.go): longer
+	// searchWordSettle is the least time a word's lookup on the keyword
+	// index waits for a new provider, once it has found some, before it
+	// ends (index.go; it waits longer when its walk was slower): longer
 	// than the spread of one round of the walk's answers (its requests go
 	// out together; a round trip is tens of milliseconds nearby and a few
 	// hundred across the world).
