@@ -28,7 +28,9 @@
 //     holding its place for 1 s (2 s when it must be dialled; its answer
 //     is still taken while the search asks others), the least marked of
 //     those waiting first; the search ends when every household was asked
-//     and each answered or is past its time. A household is claimed when it is asked,
+//     and each answered or is past its time (the index's households that
+//     never hung are waited for within the budget). A household is
+//     claimed when it is asked,
 //     never before, so none is asked twice and none is kept from the
 //     index's path by a place in the connected peers' queue. A peer that
 //     did not answer in time, failed or sent what did not verify is
@@ -47,6 +49,9 @@
 //     against the resource manager's limits.
 //   - index_test.go: a DHT server that never answers GET_PROVIDERS does
 //     not hold a search to its budget.
+//   - search_late_test.go: a household the index names that never hung
+//     is heard however late within the budget; a marked one is not
+//     waited for.
 //   - search_hostile_test.go: hanging peers whose IDs sort first do not
 //     blind a federated search (real hosts on loopback); the order of the
 //     connected peers and of those waiting, and who is marked.

@@ -86,6 +86,12 @@ type searchService struct {
 	// scores order the peers a federated search asks, and it marks
 	// those that hang, fail or lie (shared with the resolver).
 	scores *scores
+	// peerTimeout and dialTimeout are searchPeerTimeout and
+	// searchDialTimeout (a test shortens them).
+	peerTimeout, dialTimeout time.Duration
+	// awaiting, when set (by a test), is called when a federated search
+	// has asked every household and waits only for the index's late ones.
+	awaiting func()
 }
 
 // providerFinder finds a key's providers on the DHT (kad-dht's).
@@ -94,7 +100,8 @@ type providerFinder interface {
 }
 
 func newSearchService(h host.Host, d providerFinder, st *store.Store, text *catalog.TextIndex, key crypto.PrivKey, log *slog.Logger) *searchService {
-	ss := &searchService{newPeerService(h, st, key, log, "search", protocol.SearchProtocolV11), d, text, newScores()}
+	ss := &searchService{peerService: newPeerService(h, st, key, log, "search", protocol.SearchProtocolV11),
+		providers: d, text: text, scores: newScores(), peerTimeout: searchPeerTimeout, dialTimeout: searchDialTimeout}
 	for _, v := range protocol.SearchProtocols {
 		h.SetStreamHandler(libp2pproto.ID(v), ss.handle)
 	}
@@ -270,7 +277,10 @@ func (ss *searchService) fanOut(ctx context.Context, req protocol.SearchRequest)
 	})
 	wg.Wait()
 	// Every household was asked and each answered or is past its own
-	// deadline: the search ends, those still silent are cut off.
+	// deadline; the index's that are late and never hung are waited for
+	// within the budget; then the search ends, those still silent are
+	// cut off.
+	a.waitAwaited(ctx)
 	a.res.overBudget = ctx.Err() != nil
 	cancel()
 	a.late.Wait()
@@ -298,8 +308,36 @@ type asking struct {
 	mu    sync.Mutex
 	asked map[peer.ID]bool // and the node itself
 	res   fanOutResult
-	// late are the requests still open past their household's deadline.
-	late sync.WaitGroup
+	// late are the requests still open past their household's deadline;
+	// awaited those of them the search waits for before it ends, open how
+	// many of those are still open.
+	late, awaited sync.WaitGroup
+	open          atomic.Int64
+}
+
+// waitAwaited waits, until ctx ends, for the requests of the households
+// the keyword index named that were not marked when they were asked:
+// the index says they hold a match, and they never hung, so one that is
+// slow (a busy small board, a federation that just grew) is heard within
+// the search's budget however soon every other household answered. A
+// household that makes the search wait this way to the end of its
+// budget is marked, so it is not waited for again.
+func (a *asking) waitAwaited(ctx context.Context) {
+	if a.open.Load() == 0 {
+		return
+	}
+	done := make(chan struct{})
+	go func() {
+		a.awaited.Wait()
+		close(done)
+	}()
+	if a.ss.awaiting != nil {
+		a.ss.awaiting()
+	}
+	select {
+	case <-done:
+	case <-ctx.Done():
+	}
 }
 
 // pool asks, parallel at a time, the households of first, then those
@@ -313,7 +351,7 @@ func (a *asking) pool(ctx context.Context, wg *sync.WaitGroup, parallel int, fir
 		wg.Go(func() {
 			for p := range next {
 				if a.claim(ctx, p, indexed) {
-					a.ask(ctx, p)
+					a.ask(ctx, p, indexed)
 				}
 			}
 		})
@@ -377,20 +415,31 @@ func (a *asking) claim(ctx context.Context, p peer.ID, indexed bool) bool {
 // first) its place goes to the next household, but its request stays
 // open (under a.late) and its answer is taken while the search goes on:
 // a household slowed down (a busy small board) is heard if the search
-// is still asking others, a hanging one holds no place. A peer that
+// is still asking others, or, when the index named it (indexed) and it
+// was not marked, until the budget ends (waitAwaited); a hanging one
+// holds no place. A peer that
 // failed, sent what did not verify, or was past its deadline and did
 // not answer by the search's end is marked (weightHang): it is asked
 // last next time. One the search's end cut off within its deadline is
 // not.
-func (a *asking) ask(ctx context.Context, p peer.ID) {
-	limit := searchPeerTimeout
+func (a *asking) ask(ctx context.Context, p peer.ID, indexed bool) {
+	limit := a.ss.peerTimeout
 	if c := a.ss.h.Network().Connectedness(p); c != network.Connected && c != network.Limited {
-		limit += searchDialTimeout
+		limit += a.ss.dialTimeout
 	}
 	var late atomic.Bool
 	done := make(chan struct{})
+	awaited := indexed && a.ss.scores.of(p) == 0
+	if awaited {
+		a.awaited.Add(1)
+		a.open.Add(1)
+	}
 	a.late.Go(func() {
 		defer close(done)
+		if awaited {
+			defer a.awaited.Done()
+			defer a.open.Add(-1)
+		}
 		hits, err := a.ss.ask(ctx, p, a.req)
 		if err != nil {
 			if ctx.Err() == nil || late.Load() {

@@ -367,7 +367,7 @@ func TestFederatedSearch_MarksWhoHangsOrLies(t *testing.T) {
 	ctx, stop := context.WithTimeout(waiting.Context(t), searchFanOutTimeout)
 	defer stop()
 	for _, p := range []peer.ID{honest.h.ID(), hs[0].h.ID(), liar.ID()} {
-		a.ask(ctx, p)
+		a.ask(ctx, p, false)
 	}
 	// The search ends (its budget, its caller gone) the moment the
 	// second hanger has the request.
@@ -379,7 +379,7 @@ func TestFederatedSearch_MarksWhoHangsOrLies(t *testing.T) {
 		case <-t.Context().Done():
 		}
 	}()
-	a.ask(cut, hs[1].h.ID())
+	a.ask(cut, hs[1].h.ID(), false)
 
 	// A slow household: it answers only once its own deadline has
 	// passed (ask returned and gave its place away), within the budget.
@@ -403,7 +403,7 @@ func TestFederatedSearch_MarksWhoHangsOrLies(t *testing.T) {
 		})
 	}
 	connect(t, slow, asker.h)
-	a.ask(waiting.Context(t), slow.ID())
+	a.ask(waiting.Context(t), slow.ID(), false)
 	close(release)
 	a.late.Wait()
 	if !slices.ContainsFunc(a.res.answers, func(h peerHits) bool { return h.peer == slow.ID() }) {
