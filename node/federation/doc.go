@@ -36,10 +36,7 @@
 //     did not answer in time, failed or sent what did not verify is
 //     marked (a hang).
 //   - index.go: the households the DHT's keyword index names for a query
-//     (the providers of its words' token keys, looked up in parallel; a
-//     word's lookup ends once its providers have come and no new one for
-//     as long as the walk took to find the last, at least
-//     searchWordSettle, not at the end of the DHT's walk).
+//     (the providers of its words' token keys, looked up in parallel).
 //   - score.go: the peers that hung or lied, each mark fading (six
 //     hours' half-life): asked last by lookups and searches, a liar's
 //     records not believed for a day.
@@ -47,8 +44,6 @@
 //     (APIError, RedisDown).
 //   - hostile_limits_test.go: a flood of record streams from many peers
 //     against the resource manager's limits.
-//   - index_test.go: a DHT server that never answers GET_PROVIDERS does
-//     not hold a search to its budget.
 //   - search_late_test.go: a household the index names that never hung
 //     is heard however late within the budget; a marked one is not
 //     waited for.

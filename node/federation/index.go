@@ -4,7 +4,6 @@ import (
 	"context"
 	"sort"
 	"sync"
-	"time"
 
 	"github.com/libp2p/go-libp2p/core/peer"
 
@@ -16,16 +15,7 @@ import (
 // returns, which closes when the lookups are over (or ctx ends).
 //
 // Each word that carries a key (protocol.Keyed) has its providers looked
-// up, all at once, each up to searchIndexProviders. A word's lookup ends
-// when the DHT's walk does, or once it has found providers and no new
-// one for as long as the walk took to find the last new one, and at
-// least searchWordSettle: the households closest to a word's key each
-// hold its whole list of providers (the handoff keeps them so as the
-// federation changes), and they answer within one round of the walk, so
-// the walk's remaining steps (about as long again, and the end of most
-// searches) bring nobody new. Measured by the walk's own pace, not a
-// fixed time, so that a slow walk (a busy machine, peers far away, a
-// federation that just grew) is not cut short. A household is sent as
+// up, all at once, each up to searchIndexProviders. A household is sent as
 // soon as it has been found providing every such word. When the lookups
 // are over and a word's list was long (it reached searchIndexProviders,
 // so holders may be missing from it), the households that provide every
@@ -57,15 +47,8 @@ func (ss *searchService) indexCandidates(ctx context.Context, q string) <-chan p
 		go func() {
 			defer wg.Done()
 			n := 0
-			wctx, settled := context.WithCancel(ctx)
-			defer settled()
-			settle := time.AfterFunc(time.Hour, settled)
-			settle.Stop()
-			defer settle.Stop()
-			began := time.Now()
-			for ai := range ss.providers.FindProvidersAsync(wctx, protocol.SearchTokenKey(w), searchIndexProviders) {
+			for ai := range ss.providers.FindProvidersAsync(ctx, protocol.SearchTokenKey(w), searchIndexProviders) {
 				n++
-				settle.Reset(max(searchWordSettle, time.Since(began)))
 				if ai.ID == self {
 					continue
 				}

@@ -54,13 +54,6 @@ const (
 	// searchIndexProviders is the most providers one word's lookup takes:
 	// a word with more is "long" and stops being asked for more.
 	searchIndexProviders = 256
-	// searchWordSettle is the least time a word's lookup on the keyword
-	// index waits for a new provider, once it has found some, before it
-	// ends (index.go; it waits longer when its walk was slower): longer
-	// than the spread of one round of the walk's answers (its requests go
-	// out together; a round trip is tens of milliseconds nearby and a few
-	// hundred across the world).
-	searchWordSettle = 400 * time.Millisecond
 	// searchPeerTimeout is how long a federated search waits for one
 	// household's answer on a connection it has (direct or relayed)
 	// before it gives that place to the next household; one it has to
@@ -471,10 +464,23 @@ func (a *asking) ask(ctx context.Context, p peer.ID, indexed bool) {
 // any work: the same search without federated answers.
 func (ss *searchService) search(ctx context.Context, q string, limit int, cursor string, federated bool, from api.Caller) (api.SearchResult, error) {
 	var res api.SearchResult
-	if federated && cursor == "" {
+	federated = federated && cursor == ""
+	var asked chan fanOutResult
+	if federated {
 		if err := from.Federate(api.FederatedSearch); err != nil {
 			return res, err
 		}
+		req := protocol.SearchRequest{Q: q, Limit: limit}
+		if err := req.Validate(); err != nil {
+			return res, fmt.Errorf("%w: %v", api.ErrBadRequest, err)
+		}
+		// Peers are asked while the household's own index is read: the
+		// keyword lookups' DHT walks, which most searches wait for, start
+		// at once.
+		fctx, stop := context.WithCancel(ctx)
+		defer stop()
+		asked = make(chan fanOutResult, 1)
+		go func() { asked <- ss.fanOut(fctx, req) }()
 	}
 	lctx, cancel := context.WithTimeout(ctx, RequestTimeout)
 	page, next, err := ss.local(lctx, q, limit, cursor)
@@ -493,14 +499,10 @@ func (ss *searchService) search(ctx context.Context, q string, limit int, cursor
 		seen[h.CID] = len(res.Hits)
 		res.Hits = append(res.Hits, searchHit(h, ""))
 	}
-	if !federated || cursor != "" {
+	if !federated {
 		return res, nil
 	}
-	req := protocol.SearchRequest{Q: q, Limit: limit}
-	if err := req.Validate(); err != nil {
-		return res, fmt.Errorf("%w: %v", api.ErrBadRequest, err)
-	}
-	fo := ss.fanOut(ctx, req)
+	fo := <-asked
 	answers := fo.answers
 	res.Asked, res.FromIndex = fo.asked, fo.fromIndex
 	res.Peers = []string{}
