@@ -14,8 +14,20 @@
 //   - records.go: /metamesh/record/1.0.0, both sides (peerService, what
 //     the record and search services share: the host, the store, the
 //     signing key and one peer's open-stream bound).
-//   - resolve.go: the resolver: GET /api/meta from the store, else from
-//     the DHT's providers and the connected peers; /api/providers.
+//   - resolve.go: the resolver: GET /api/meta from the store, else a
+//     federated lookup (one per CID at a time, shared by the requests
+//     that ask meanwhile), the misses remembered for 5 s; /api/providers.
+//   - resolve_lookup.go: one federated lookup: each provider the DHT's
+//     walk names asked the moment it is named; the fan-out, 8 at once,
+//     to the connected peers then the routing table's (shuffled, those
+//     that hung or lied last, distrusted ones never asked); the chosen
+//     answer merged into the store, or the miss and why.
+//   - resolve_choice.go: which answer a lookup takes: a provider's at
+//     once; a fan-out peer's held until the walk is over and every
+//     provider it named has answered or failed, or 3 s have passed.
+//   - resolve_net.go: lookupNet, all a lookup touches of the network
+//     (the walk's providers, the connected and routing-table peers, one
+//     peer's record), and dhtNet, its libp2p and kad-dht side.
 //   - document.go: the api.Document GET /api/meta answers, built from a
 //     store.Document in one place (known fields typed, exact bytes of
 //     paths that are not UTF-8).
@@ -47,6 +59,12 @@
 //   - search_late_test.go: a household the index names that never hung
 //     is heard however late within the budget; a marked one is not
 //     waited for.
+//   - resolvetwin_test.go: the lookup's network in memory (households
+//     whose walk, peers and answers the test releases in its order) on a
+//     real store.
+//   - resolve_rules_test.go: the lookup's rules against it: which record
+//     wins, whom it asks and in what order, when it stops, a disproved
+//     lie.
 //   - search_hostile_test.go: hanging peers whose IDs sort first do not
 //     blind a federated search (real hosts on loopback); the order of the
 //     connected peers and of those waiting, and who is marked.
@@ -59,7 +77,9 @@
 // (not a renewal);
 // per inbound record or search stream, libp2p's handler goroutine. A
 // federated lookup runs on a goroutine of its own (shared by concurrent
-// requests for the same CID) with up to 8 fetches in parallel; a federated
+// requests for the same CID), which alone chooses and merges the answer;
+// it walks the DHT on one goroutine, asks each provider the walk names
+// on one of its own (at most 20) and fans out on 8; a federated
 // search asks on up to 16 goroutines (8 for the connected peers, 8 for
 // the households the index names, each path fed by one goroutine that
 // hands out the least marked household waiting). Close stops them and

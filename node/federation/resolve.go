@@ -6,11 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
-	"slices"
 	"sort"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/ipfs/go-cid"
@@ -18,7 +15,6 @@ import (
 
 	"github.com/metamesh/node/api"
 	"github.com/metamesh/node/node/p2p"
-	"github.com/metamesh/node/protocol"
 	"github.com/metamesh/node/store"
 )
 
@@ -45,12 +41,23 @@ const (
 // provider records) and a bounded fan-out to connected and routing-table
 // peers (which finds the other CIDs of a file) — then verify, merge into
 // the store, answer. What peers sent stays in the store as a root known
-// only from peers, so the next lookup is a local read.
+// only from peers, so the next lookup is a local read. The lookup itself
+// (one lookupRun per CID in flight) is in resolve_lookup.go, the choice of
+// its answer in resolve_choice.go; it reaches the network only through
+// net (resolve_net.go).
 type resolver struct {
-	st      *store.Store
-	p       *p2p.Net
-	rs      *recordService
+	st *store.Store
+	// net is the network a lookup asks (dhtNet: the household's host,
+	// DHT and record protocol); nil: no network, the store only.
+	net lookupNet
+	// dht is the walk /api/providers lists (kad-dht's); nil when net is.
+	dht providerFinder
+	// timeout bounds a federated lookup (Config.LookupTimeout).
 	timeout time.Duration
+	// holdFor is how long a fan-out peer's record may wait for the
+	// providers' (fanoutHold; a test sets it so that only the rule it
+	// checks decides).
+	holdFor time.Duration
 	log     *slog.Logger
 	// scores: a peer whose record its bytes disproved is not believed
 	// (shared with search).
@@ -71,15 +78,23 @@ type source struct {
 	providers []string
 }
 
+// call is one federated lookup in flight, shared by the requests that
+// asked for its CID meanwhile.
 type call struct {
 	done chan struct{}
 	doc  api.Document
 	err  error
 }
 
+// newResolver is the resolver of a household on p (its host and DHT),
+// asking peers on rs; p nil: the store only.
 func newResolver(st *store.Store, p *p2p.Net, rs *recordService, timeout time.Duration, log *slog.Logger) *resolver {
-	return &resolver{st: st, p: p, rs: rs, timeout: timeout, log: log.With("component", "resolve"), scores: newScores(),
+	r := &resolver{st: st, timeout: timeout, holdFor: fanoutHold, log: log.With("component", "resolve"), scores: newScores(),
 		negative: map[string]time.Time{}, sources: map[string]source{}, inflight: map[string]*call{}}
+	if p != nil {
+		r.net, r.dht = dhtNet{p: p, rs: rs}, p.DHT()
+	}
+	return r
 }
 
 // Meta answers for c (canonical form): a local file, a file peers sent
@@ -87,7 +102,7 @@ func newResolver(st *store.Store, p *p2p.Net, rs *recordService, timeout time.Du
 // node ask its peers.
 func (r *resolver) Meta(ctx context.Context, c string, local bool, from api.Caller) (api.Document, error) {
 	doc, stale, err := r.fromStore(ctx, c)
-	if err == nil && stale != "" && !local && r.p != nil {
+	if err == nil && stale != "" && !local && r.net != nil {
 		// What peers said is a cache: past PeerRecordTTL the peers are
 		// asked again, and their fresh record replaces it. Without an
 		// answer (a stranger past its limit included), the old one is
@@ -97,7 +112,7 @@ func (r *resolver) Meta(ctx context.Context, c string, local bool, from api.Call
 		}
 		return doc, nil
 	}
-	if err == nil || local || !errors.Is(err, api.ErrNotFound) || r.p == nil {
+	if err == nil || local || !errors.Is(err, api.ErrNotFound) || r.net == nil {
 		return doc, err
 	}
 	return r.lookup(ctx, c, "", from)
@@ -108,47 +123,77 @@ func (r *resolver) Meta(ctx context.Context, c string, local bool, from api.Call
 // starting one costs from a token: a miss remembered or a lookup in
 // flight asks no peer for this request.
 func (r *resolver) lookup(ctx context.Context, c string, replace store.RootID, from api.Caller) (api.Document, error) {
-	r.mu.Lock()
-	if until, ok := r.negative[c]; ok && time.Now().Before(until) {
-		r.mu.Unlock()
-		return api.Document{}, fmt.Errorf("%w: no file with CID %s here or on the peers asked (cached for %s)", api.ErrNotFound, c, negativeTTL)
+	cl, err := r.join(c, replace, from)
+	if err != nil {
+		return api.Document{}, err
 	}
-	cl, ok := r.inflight[c]
-	if !ok {
-		if err := from.Federate(api.FederatedLookup); err != nil {
-			r.mu.Unlock()
-			return api.Document{}, err
-		}
-		cl = &call{done: make(chan struct{})}
-		r.inflight[c] = cl
-		go func() {
-			cl.doc, cl.err = r.federated(c, replace)
-			r.mu.Lock()
-			delete(r.inflight, c)
-			if errors.Is(cl.err, api.ErrNotFound) {
-				if len(r.negative) >= maxRemembered {
-					now := time.Now()
-					for k, until := range r.negative {
-						if now.After(until) {
-							delete(r.negative, k)
-						}
-					}
-				}
-				if len(r.negative) < maxRemembered {
-					r.negative[c] = time.Now().Add(negativeTTL)
-				}
-			}
-			r.mu.Unlock()
-			close(cl.done)
-		}()
-	}
-	r.mu.Unlock()
 	select {
 	case <-cl.done:
 		return cl.doc, cl.err
 	case <-ctx.Done():
 		return api.Document{}, ctx.Err()
 	}
+}
+
+// join is the lookup of c in flight, or a new one once from may start
+// it; a miss remembered is api.ErrNotFound at once.
+func (r *resolver) join(c string, replace store.RootID, from api.Caller) (*call, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if until, ok := r.negative[c]; ok && time.Now().Before(until) {
+		return nil, fmt.Errorf("%w: no file with CID %s here or on the peers asked (cached for %s)", api.ErrNotFound, c, negativeTTL)
+	}
+	if cl, ok := r.inflight[c]; ok {
+		return cl, nil
+	}
+	if err := from.Federate(api.FederatedLookup); err != nil {
+		return nil, err
+	}
+	cl := &call{done: make(chan struct{})}
+	r.inflight[c] = cl
+	go r.run(cl, c, replace)
+	return cl, nil
+}
+
+// run runs the lookup of c for the requests waiting on cl, and remembers
+// a miss.
+func (r *resolver) run(cl *call, c string, replace store.RootID) {
+	cl.doc, cl.err = r.federated(c, replace)
+	r.mu.Lock()
+	delete(r.inflight, c)
+	if errors.Is(cl.err, api.ErrNotFound) {
+		r.rememberMiss(c)
+	}
+	r.mu.Unlock()
+	close(cl.done)
+}
+
+// rememberMiss answers c with a 404 for negativeTTL, while fewer than
+// maxRemembered misses are (those past their time go first). r.mu is
+// held.
+func (r *resolver) rememberMiss(c string) {
+	if len(r.negative) >= maxRemembered {
+		now := time.Now()
+		for k, until := range r.negative {
+			if now.After(until) {
+				delete(r.negative, k)
+			}
+		}
+	}
+	if len(r.negative) < maxRemembered {
+		r.negative[c] = time.Now().Add(negativeTTL)
+	}
+}
+
+// rememberSource keeps who answered for the file of canonical CID c, for
+// its answers from the store (a cache: the store still has the files).
+func (r *resolver) rememberSource(c string, src source) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.sources) >= maxRemembered {
+		clear(r.sources)
+	}
+	r.sources[c] = src
 }
 
 // fromStore reads c's document (present). stale is the root of a file
@@ -177,13 +222,13 @@ func (r *resolver) fromStore(ctx context.Context, c string) (api.Document, store
 func (r *resolver) present(doc store.Document, c string) api.Document {
 	if doc.Local() {
 		var providers []string
-		if r.p != nil {
+		if r.net != nil {
 			if ps, ok := doc.Learned[c]; ok {
 				// Only peers vouch for c: this node answers peers' requests
 				// for it with nothing, those peers answer.
 				providers = append([]string{}, ps...)
 			} else {
-				providers = append([]string{r.p.Host().ID().String()}, doc.Peers...)
+				providers = append([]string{r.net.self().String()}, doc.Peers...)
 			}
 		}
 		a := newDocument(doc, "local", providers)
@@ -210,282 +255,9 @@ func (r *resolver) present(doc store.Document, c string) api.Document {
 	return newDocument(doc, source, providers)
 }
 
-// federated asks the network for c within the lookup timeout.
-func (r *resolver) federated(c string, replace store.RootID) (api.Document, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), r.timeout)
-	defer cancel()
-	id, err := cid.Decode(c)
-	if err != nil {
-		return api.Document{}, fmt.Errorf("%w: %v", api.ErrBadRequest, err)
-	}
-	self := r.p.Host().ID()
-	type answer struct {
-		from peer.ID
-		rec  protocol.Record
-	}
-	var provMu sync.Mutex
-	var providers []string      // as the answer names them
-	named := map[peer.ID]bool{} // the same, for the checks
-	isProvider := func(p peer.ID) bool {
-		provMu.Lock()
-		defer provMu.Unlock()
-		return named[p]
-	}
-	answers := make(chan answer, lookupFanout)
-	var askers sync.WaitGroup
-	asked := map[peer.ID]bool{}
-	settled := map[peer.ID]bool{} // asked, and its answer (if any) sent on answers
-	var askedMu sync.Mutex
-	var cut atomic.Int64 // answers a relay broke off
-	// changed says that a peer was settled or named a provider.
-	changed := make(chan struct{}, 1)
-	poke := func() {
-		select {
-		case changed <- struct{}{}:
-		default:
-		}
-	}
-	settle := func(p peer.ID) {
-		askedMu.Lock()
-		settled[p] = true
-		askedMu.Unlock()
-		poke()
-	}
-	// ask asks p for c's record, unless it was asked already; true when
-	// it answered with one.
-	ask := func(p peer.ID) bool {
-		askedMu.Lock()
-		dup := asked[p]
-		asked[p] = true
-		askedMu.Unlock()
-		if dup {
-			return false
-		}
-		defer settle(p)
-		if r.scores.distrusted(p) {
-			// Its bytes disproved a record it signed: not believed.
-			r.log.Debug("not asking a peer whose record its bytes disproved", "peer", p, "cid", c)
-			return false
-		}
-		rec, err := r.rs.fetch(ctx, p, c)
-		if err != nil {
-			switch {
-			case errors.Is(err, errRelayCut) && ctx.Err() == nil:
-				cut.Add(1)
-				r.log.Info("a peer's record did not come through its relay", "peer", p, "cid", c, "err", err)
-			case !errors.Is(err, errNoRecord) && ctx.Err() == nil:
-				r.log.Debug("peer gave no usable record", "peer", p, "cid", c, "err", err)
-			}
-			return false
-		}
-		select {
-		case answers <- answer{p, rec}:
-		case <-ctx.Done():
-		}
-		return true
-	}
-
-	// The DHT's providers of the CID are asked the moment the walk names
-	// them, each at once (at most maxProviders): they hold the file, and
-	// the fan-out's peers most likely do not, so none of them waits
-	// behind the fan-out.
-	walked := make(chan struct{})
-	askers.Add(1)
-	go func() {
-		defer askers.Done()
-		defer close(walked)
-		for ai := range r.p.DHT().FindProvidersAsync(ctx, id, maxProviders) {
-			if ai.ID == self {
-				continue
-			}
-			r.p.Host().Peerstore().AddAddrs(ai.ID, ai.Addrs, time.Minute)
-			provMu.Lock()
-			providers = append(providers, ai.ID.String())
-			named[ai.ID] = true
-			provMu.Unlock()
-			poke() // a held answer may be this provider's
-			askers.Add(1)
-			go func() {
-				defer askers.Done()
-				ask(ai.ID)
-			}()
-		}
-	}()
-	// The fan-out, lookupFanout peers at once: connected peers, then the
-	// routing table (it finds a file by its other CIDs, which have no
-	// provider records). A worker stops at its first answer.
-	cands := make(chan peer.ID, 64)
-	askers.Add(1)
-	go func() {
-		defer askers.Done()
-		defer close(cands)
-		// In an order no peer can choose, those that hung or lied last.
-		for _, p := range append(r.scores.order(r.p.Host().Network().Peers()), r.scores.order(r.p.DHT().RoutingTable().ListPeers())...) {
-			if p == self {
-				continue
-			}
-			select {
-			case cands <- p:
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
-	for range lookupFanout {
-		askers.Add(1)
-		go func() {
-			defer askers.Done()
-			for p := range cands {
-				if ask(p) {
-					return
-				}
-			}
-		}()
-	}
-	go func() { askers.Wait(); close(answers) }()
-
-	// A record from a household the DHT names as holding the file is
-	// taken at once. One from a fan-out peer (unsolicited: any connected
-	// peer may answer for any CID, and a hostile one answers first) is
-	// held until the walk is over and every provider it named has
-	// answered or failed, or fanoutHold has passed, so a holder's record
-	// outranks the fastest answer.
-	providersSettled := func() bool {
-		provMu.Lock()
-		ps := slices.Collect(maps.Keys(named))
-		provMu.Unlock()
-		askedMu.Lock()
-		defer askedMu.Unlock()
-		for _, p := range ps {
-			if !settled[p] {
-				return false
-			}
-		}
-		return true
-	}
-	var held []answer
-	var hold <-chan time.Time
-	walkOver, expired := false, false
-	next := func() (answer, bool) {
-		for {
-			if len(held) > 0 {
-				released := expired || (walkOver && providersSettled())
-				if released {
-					// What a settled provider sent is on answers by now.
-					for drained := false; !drained; {
-						select {
-						case a, ok := <-answers:
-							if ok {
-								held = append(held, a)
-							} else {
-								drained = true
-							}
-						default:
-							drained = true
-						}
-					}
-				}
-				for i, a := range held {
-					if isProvider(a.from) {
-						held = slices.Delete(held, i, i+1)
-						return a, true
-					}
-				}
-				if released {
-					a := held[0]
-					held = held[1:]
-					return a, true
-				}
-			}
-			select {
-			case a, ok := <-answers:
-				if !ok {
-					if len(held) == 0 {
-						return answer{}, false
-					}
-					expired = true
-					continue
-				}
-				if isProvider(a.from) || expired || (walkOver && providersSettled()) {
-					return a, true
-				}
-				held = append(held, a)
-				if hold == nil {
-					hold = time.After(fanoutHold)
-				}
-			case <-changed:
-			case <-walked:
-				walkOver, walked = true, nil
-			case <-hold:
-				expired, hold = true, nil
-			}
-		}
-	}
-	refused := 0 // answers whose records link local files of different content
-	for {
-		a, ok := next()
-		if !ok {
-			break
-		}
-		if replace != "" {
-			// The stale record goes; the fresh one takes its place.
-			if err := r.st.DeleteRoot(ctx, replace); err != nil && !errors.Is(err, store.ErrNotFound) {
-				r.log.Warn("cannot drop a stale peer record", "cid", c, "err", err)
-			}
-			replace = ""
-		}
-		res, err := r.st.MergeRecord(ctx, a.from.String(), a.rec.CIDs, a.rec.Meta)
-		if err != nil {
-			r.log.Warn("cannot merge a peer's record", "peer", a.from, "cid", c, "err", err)
-			continue
-		}
-		if res.Conflict {
-			refused++
-			continue
-		}
-		provMu.Lock()
-		provs := append([]string{}, providers...)
-		provMu.Unlock()
-		if !contains(provs, a.from.String()) {
-			provs = append(provs, a.from.String())
-		}
-		sort.Strings(provs)
-		r.mu.Lock()
-		if len(r.sources) >= maxRemembered {
-			clear(r.sources) // a cache: the store still has the files
-		}
-		r.sources[a.rec.CID] = source{peer: a.from, providers: provs}
-		r.mu.Unlock()
-		cancel() // the others may stop
-		doc, _, err := r.fromStore(context.Background(), c)
-		return doc, err
-	}
-	askedMu.Lock()
-	n := len(asked)
-	askedMu.Unlock()
-	why := ""
-	if refused > 0 {
-		why = fmt.Sprintf(" (%d answered with a record this node refused: it pairs files held here whose bytes differ)", refused)
-	}
-	if n := cut.Load(); n > 0 {
-		why += fmt.Sprintf(" (%d answered over a relay that cut the record off: a relayed connection carries at most 128 KiB each way; it comes through once the connection is direct)", n)
-	}
-	err = fmt.Errorf("%w: no file with CID %s here or on the %d peers asked%s", api.ErrNotFound, c, n, why)
-	if ctx.Err() != nil && why == "" {
-		err = fmt.Errorf("%w: no file with CID %s here, and none of the %d peers asked had it within %s", api.ErrNotFound, c, n, r.timeout)
-	}
-	provMu.Lock()
-	found := len(providers)
-	provMu.Unlock()
-	// One line per miss (a miss is remembered for a few seconds): a
-	// household whose relay is down sees its relayed lookups fail here.
-	r.log.Info("lookup: no peer answered with the file", "cid", c, "asked", n, "providers", found, "err", err)
-	return api.Document{}, err
-}
-
 // Providers lists the peers the DHT returns for c.
 func (r *resolver) Providers(ctx context.Context, c string) ([]string, error) {
-	if r.p == nil {
+	if r.dht == nil {
 		return []string{}, nil
 	}
 	id, err := cid.Decode(c)
@@ -495,18 +267,9 @@ func (r *resolver) Providers(ctx context.Context, c string) ([]string, error) {
 	ctx, cancel := context.WithTimeout(ctx, r.timeout)
 	defer cancel()
 	out := []string{}
-	for ai := range r.p.DHT().FindProvidersAsync(ctx, id, maxProviders) {
+	for ai := range r.dht.FindProvidersAsync(ctx, id, maxProviders) {
 		out = append(out, ai.ID.String())
 	}
 	sort.Strings(out)
 	return out, nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
