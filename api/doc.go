@@ -25,7 +25,9 @@
 // the CLI decodes as they are), library.go (GET /api/library: the
 // library's lists, paged, and their parameters),
 // cid.go (GET /api/cid/<cid>, what the page labels CIDs with), web.go
-// (the embedded web page under web/, served like /health).
+// (the embedded web page under web/, served like /health: index.html at
+// /, every other file at its own path with its type; the page's script
+// is ES modules under web/js/, main.js the entry, no build step).
 //
 // Handlers run on net/http's goroutines; Backend implementations must be
 // safe for concurrent use. Each /api/events subscriber holds its handler's

@@ -1,0 +1,81 @@
+// MetaMesh web page: plain JavaScript modules against the node's HTTP
+// API, no build step. Text from the API is only ever set with
+// textContent, never as HTML.
+//
+// This module starts the page and routes: it shows what the URL says
+// (nav.js) with the view of each part.
+
+import { $ } from "./dom.js";
+import { bindTokenForm } from "./client.js";
+import { state, startNav, go, follow } from "./nav.js";
+import { showSearch, hideSearch, bindSearch } from "./search.js";
+import { showList, forgetList, renderViews } from "./library.js";
+import { showRecord, closeRecord } from "./record.js";
+import { unavailableWords } from "./sources.js";
+import { refreshNode, renderStatus } from "./status.js";
+import { renderPeers } from "./peers.js";
+import { startUpdates } from "./events.js";
+
+// render shows state s: the search, a list of the library or the Node
+// view, and over them the open record; each loads only what changed.
+function render(s) {
+  if (document.activeElement !== $("q")) $("q").value = s.q;
+  $("federated").checked = s.federated;
+  const searching = s.q !== "";
+  // A record is a page of its own, at the top: the list or the search it
+  // was opened from comes back when it is closed.
+  const recordOpen = s.cid !== "";
+  const nodeView = !searching && s.view === "node";
+  $("library").hidden = searching || recordOpen;
+  $("library").classList.toggle("node-view", nodeView);
+  $("node").hidden = !nodeView || recordOpen;
+  $("results").hidden = recordOpen;
+  $("search-status").hidden = recordOpen;
+  $("search-back").hidden = !searching;
+  if (searching) {
+    forgetList(); // files may come and go meanwhile: back, it loads again
+    showSearch(s.q, s.federated);
+  } else {
+    hideSearch();
+  }
+  if (nodeView) renderViews(s);
+  else if (!searching) showList(s);
+  if (s.cid) showRecord(s.cid);
+  else closeRecord();
+}
+
+// bindViews makes the views' tabs, "Back to the library" and the
+// record's Close work in the page.
+function bindViews() {
+  for (const a of $("views").querySelectorAll("a[data-view]")) {
+    a.addEventListener("click", (ev) => follow(ev, { view: a.dataset.view }));
+  }
+  $("back-to-library").addEventListener("click", (ev) => {
+    ev.preventDefault();
+    go({});
+  });
+  $("close-record").addEventListener("click", (ev) => {
+    ev.preventDefault();
+    go({ ...state, cid: "" });
+  });
+}
+
+async function init() {
+  startNav(render);
+  let st = null;
+  try {
+    st = await refreshNode();
+  } catch (e) {
+    $("summary").textContent = "The node did not answer: " + e.message;
+  }
+  startUpdates(st);
+}
+
+bindTokenForm();
+bindSearch();
+bindViews();
+// The page's browser tests (node/web*_test.go) call these by name, as
+// they could when the page was one classic script: the renderers, fed
+// what loopback nodes cannot be; the words of /api/sources answers; go.
+Object.assign(window, { go, renderStatus, renderPeers, unavailableWords });
+init();

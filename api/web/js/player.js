@@ -1,0 +1,96 @@
+// The record's player and Download: the media element with its poster
+// frame, subtitles and the place this browser left it; with a token,
+// the file fetched with it first.
+
+import { $, el, asList } from "./dom.js";
+import { hasToken, fetchBlob } from "./client.js";
+
+// playable is "video" or "audio" when this browser can play mime.
+export function playable(mime) {
+  if (typeof mime !== "string") return "";
+  const kind = mime.startsWith("video/") ? "video" : mime.startsWith("audio/") ? "audio" : "";
+  if (!kind) return "";
+  return document.createElement(kind).canPlayType(mime) ? kind : "";
+}
+
+// flagAt is the flags (default, forced, …) of the i-th subtitle of lang:
+// flags[lang] is a list, or an object when only some have flags.
+export function flagAt(flags, lang, i) {
+  const fl = flags[lang];
+  return Array.isArray(fl) ? fl[i] : (fl && typeof fl === "object" ? fl[String(i)] : "");
+}
+
+// showPlayer puts the player of kind ("video", "audio", or "" for none)
+// of the file at href in the record: with its poster frame (the
+// thumbnail of posterCID), its subtitles, and resuming where this
+// browser left it; with a token, a button that loads it (a <video>
+// cannot send the token).
+export function showPlayer(kind, href, title, canonical, posterCID, byLang, flags) {
+  const player = $("player");
+  player.replaceChildren();
+  if (kind && !hasToken()) {
+    const media = el(kind, { controls: true, preload: "metadata", src: href, "aria-label": "Play " + title,
+      poster: kind === "video" && posterCID ? "/api/thumb/" + encodeURIComponent(posterCID) + "?w=640" : null });
+    if (kind === "video") addTracks(media, byLang, flags);
+    resumable(media, canonical);
+    player.append(media);
+  } else if (kind) {
+    player.append(el("button", { type: "button", onclick: () => playWithToken(kind, href, title) }, "Load player"));
+  }
+}
+
+// addTracks gives a video its subtitles as <track>s (WebVTT, converted
+// by the node), labelled by language; the one flagged default, else a
+// forced one, plays at once.
+function addTracks(media, byLang, flags) {
+  let chosen = null;
+  for (const lang of Object.keys(byLang).sort()) {
+    asList(byLang[lang]).forEach((c, i) => {
+      const f = String(flagAt(flags, lang, i) || "");
+      const track = el("track", { kind: "subtitles", src: "/api/subtitle/" + encodeURIComponent(c), srclang: lang.slice(0, 2),
+        label: lang + (f ? " (" + f + ")" : ""), "data-cid": c });
+      if (f.includes("default") || (!chosen && f.includes("forced"))) chosen = track;
+      media.append(track);
+    });
+  }
+  if (chosen) chosen.setAttribute("default", "");
+}
+
+// resumable plays on from where this browser left the file (kept in the
+// browser, by CID), and forgets it at the end.
+function resumable(media, cid) {
+  const key = "metamesh.at." + cid;
+  media.addEventListener("loadedmetadata", () => {
+    const at = parseFloat(localStorage.getItem(key) || "0");
+    if (at > 5 && at < media.duration - 5) media.currentTime = at;
+  });
+  let last = 0;
+  media.addEventListener("timeupdate", () => {
+    if (Math.abs(media.currentTime - last) < 5) return;
+    last = media.currentTime;
+    localStorage.setItem(key, String(media.currentTime));
+  });
+  media.addEventListener("ended", () => localStorage.removeItem(key));
+}
+
+export async function downloadWithToken(href, name) {
+  try {
+    const url = await fetchBlob(href);
+    const a = el("a", { href: url, download: name });
+    document.body.append(a);
+    a.click();
+    a.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 60000);
+  } catch (e) {
+    $("record-status").textContent = "Download failed: " + e.message;
+  }
+}
+
+async function playWithToken(kind, href, title) {
+  try {
+    const url = await fetchBlob(href);
+    $("player").replaceChildren(el(kind, { controls: true, src: url, "aria-label": "Play " + title }));
+  } catch (e) {
+    $("record-status").textContent = "Could not load the file: " + e.message;
+  }
+}

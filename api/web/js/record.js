@@ -1,0 +1,261 @@
+// A file's record: a page of its own at the top, over the list or the
+// search it was opened from.
+
+import { $, el, fmtBytes, pad2, asList, plotOf } from "./dom.js";
+import { api, hasToken } from "./client.js";
+import { state, urlOf, link } from "./nav.js";
+import { playable, flagAt, showPlayer, downloadWithToken } from "./player.js";
+import { peerSources, findProviders } from "./sources.js";
+import { episodeNav } from "./episodes.js";
+
+let recordSeq = 0;
+let shown = null; // the CID of the record on screen
+
+// showRecord opens the record of cid, unless it is on screen already.
+export function showRecord(cid) {
+  if (shown === cid) return;
+  shown = cid;
+  openRecord(cid);
+}
+
+// closeRecord takes the record off screen (answers still coming for it
+// are dropped).
+export function closeRecord() {
+  if (shown === null) return;
+  shown = null;
+  recordSeq++;
+  $("record").hidden = true;
+}
+
+async function openRecord(cid) {
+  if (!cid) return;
+  const seq = ++recordSeq;
+  const current = () => seq === recordSeq;
+  showLoading(cid);
+  let doc;
+  try {
+    doc = await api("/api/meta/" + encodeURIComponent(cid));
+  } catch (e) {
+    if (current()) $("record-status").textContent = "Could not open " + cid + ": " + e.message;
+    return;
+  }
+  const canonical = doc.canonical_cid || cid;
+  const infos = await cidInfos(canonical, doc);
+  if (!current()) return;
+  const title = titleOf(doc, canonical);
+  headRecord(doc, title, canonical, current);
+  $("record-status").textContent = "";
+  $("record-summary").textContent = summaryOf(doc).join(" · ");
+  showPosterAndPlot(doc, title);
+  listSubtitles(doc);
+  offerFile(doc, title, canonical, current);
+  fillCIDs(infos, doc, canonical);
+  fillPeers(doc, canonical, current);
+  $("tree").replaceChildren(tree(doc));
+  $("record-body").hidden = false;
+}
+
+function showLoading(cid) {
+  $("record").hidden = false;
+  $("record-title").textContent = "Record";
+  $("record-status").textContent = "Loading " + cid + "…";
+  $("record-body").hidden = true;
+  $("close-record").setAttribute("href", urlOf({ ...state, cid: "" }));
+  window.scrollTo(0, 0);
+}
+
+// cidInfos inspects every CID of the file (GET /api/cid), the canonical
+// one first; one that fails is shown with its problem.
+function cidInfos(canonical, doc) {
+  const cids = [...new Set([canonical, ...asList(doc.cids)])];
+  return Promise.all(cids.map((c) =>
+    api("/api/cid/" + encodeURIComponent(c)).catch((e) => ({ input: c, codec: "?", tier: "?", rank: -1, problem: e.message }))));
+}
+
+function titleOf(doc, canonical) {
+  return (doc.titles && (doc.titles.eng || Object.values(doc.titles)[0])) || doc.originalTitle ||
+    (typeof doc.filePath === "string" ? doc.filePath.split("/").pop() : "") || canonical;
+}
+
+// headRecord titles the record: a film by its title; an episode
+// S01E02 · The Storm, under a link to its show, with its neighbours.
+function headRecord(doc, title, canonical, current) {
+  const isEpisode = typeof doc.season === "number" && typeof doc.episode === "number";
+  const showKey = state.show || foldTitle(title);
+  const epLine = $("record-episode");
+  epLine.replaceChildren();
+  if (isEpisode) {
+    $("record-title").textContent = "S" + pad2(doc.season) + "E" + pad2(doc.episode) + (doc.episodeTitle ? " · " + doc.episodeTitle : "");
+    epLine.append(link({ show: showKey }, { class: "show-link", "data-show": showKey }, title));
+  } else {
+    $("record-title").textContent = title;
+  }
+  $("record-facts").textContent = factsOf(doc, title).join(" · ");
+  episodeNav(isEpisode ? { show: showKey, season: doc.season, episode: doc.episode, cid: canonical } : null, current);
+}
+
+// summaryOf is the record's line of type, size, where the file is and
+// its path.
+function summaryOf(doc) {
+  const bits = [];
+  if (doc.mimeType) bits.push(doc.mimeType);
+  if (typeof doc.sizeByte === "number") bits.push(fmtBytes(doc.sizeByte));
+  if (doc.source) bits.push(doc.source === "local" ? "on this node" : "known only from peer " + doc.source);
+  if (typeof doc.filePath === "string") bits.push(doc.filePath);
+  return bits;
+}
+
+// posterOf is the CID of the file's poster, "" when it has none.
+function posterOf(doc) {
+  return doc.art && typeof doc.art.poster === "string" ? doc.art.poster : "";
+}
+
+// showPosterAndPlot shows the poster (served by the node when it holds
+// the image) and the plot.
+function showPosterAndPlot(doc, title) {
+  const poster = $("poster");
+  poster.replaceChildren();
+  const posterCID = posterOf(doc);
+  if (posterCID && doc.source === "local" && !hasToken()) {
+    poster.append(el("img", { src: "/api/thumb/" + encodeURIComponent(posterCID) + "?w=640", alt: "Poster of " + title, class: "poster" }));
+  }
+  $("plot").textContent = plotOf(doc);
+}
+
+// subtitlesOf are the file's subtitles' CIDs by language and their flags.
+function subtitlesOf(doc) {
+  return {
+    byLang: doc.subtitles && typeof doc.subtitles === "object" ? doc.subtitles : {},
+    flags: doc.subtitleflags && typeof doc.subtitleflags === "object" ? doc.subtitleflags : {},
+  };
+}
+
+// listSubtitles lists the subtitles by language (links to them when the
+// node holds the file).
+function listSubtitles(doc) {
+  const subs = $("subtitles");
+  subs.replaceChildren();
+  const { byLang, flags } = subtitlesOf(doc);
+  for (const lang of Object.keys(byLang).sort()) {
+    asList(byLang[lang]).forEach((c, i) => {
+      const f = flagAt(flags, lang, i);
+      const label = lang + (typeof f === "string" && f ? " (" + f + ")" : "");
+      subs.append(el("li", { "data-lang": lang }, doc.source === "local"
+        ? el("a", { href: "/api/file/" + encodeURIComponent(c) }, label) : label, " ", el("code", { class: "cid" }, c)));
+    });
+  }
+  $("subtitles-part").hidden = subs.children.length === 0;
+}
+
+// offerFile shows Download and the player. A file known only from peers
+// has no bytes here (GET /api/file answers 404) unless a household that
+// has it shares it (its bytes come from there, through this node):
+// Download and the player wait for GET /api/sources to say so.
+function offerFile(doc, title, canonical, current) {
+  const local = doc.source === "local";
+  $("peer-only").hidden = local;
+  $("download-part").hidden = true;
+  $("player").replaceChildren();
+  const href = "/api/file/" + encodeURIComponent(canonical);
+  const dl = $("download");
+  dl.href = href;
+  dl.onclick = hasToken() ? (ev) => { ev.preventDefault(); downloadWithToken(href, title); } : null;
+  const { byLang, flags } = subtitlesOf(doc);
+  const offer = (size) => {
+    dl.textContent = "Download" + (typeof size === "number" ? " (" + fmtBytes(size) + ")" : "");
+    $("download-part").hidden = false;
+    // The poster frame and the subtitles are thumbnails and files of
+    // this node's: a peer's file plays without them.
+    showPlayer(playable(doc.mimeType), href, title, canonical, local ? posterOf(doc) : "", local ? byLang : {}, flags);
+  };
+  if (local) {
+    offer(doc.sizeByte);
+  } else {
+    peerSources(canonical, current, (src) => offer(typeof doc.sizeByte === "number" ? doc.sizeByte : src.size));
+  }
+}
+
+// fillCIDs lists every CID of the file, best rank first, with its codec,
+// tier and rank; the canonical one is highlighted, and one only peers
+// vouch for says whose records it comes from.
+function fillCIDs(infos, doc, canonical) {
+  infos.sort((a, b) => (b.rank - a.rank) || String(a.input).localeCompare(String(b.input)));
+  const learned = (doc.learned && typeof doc.learned === "object") ? doc.learned : {};
+  $("cids").tBodies[0].replaceChildren(...infos.map((info) => {
+    const c = info.normalized || info.input;
+    const isCanon = c === canonical;
+    const from = doc.source === "local" ? asList(learned[c]) : [];
+    const n = from.length;
+    return el("tr", { class: isCanon ? "canonical" : "", "data-cid": c, "aria-current": isCanon ? "true" : null },
+      el("td", {}, el("code", { class: "cid" }, c), isCanon ? el("strong", { class: "badge" }, "canonical") : null,
+        n > 0 ? el("div", { class: "muted learned" }, "from " + (n === 1 ? "1 peer's record" : n + " peers' records") + ", not this node's bytes: " + from.join(", ")) : null),
+      el("td", {}, info.codec + (info.multihash ? " / " + info.multihash : "")),
+      el("td", { class: "tier" }, info.tier),
+      el("td", { class: "rank" }, String(info.rank), info.problem ? el("div", { class: "muted" }, info.problem) : null));
+  }));
+}
+
+// fillPeers lists the file's providers (asking the DHT for more of a
+// file known only from peers) and its duplicates.
+function fillPeers(doc, canonical, current) {
+  const listInto = (id, items, empty) => {
+    const ul = $(id);
+    ul.replaceChildren();
+    if (items.length === 0) ul.append(el("li", { class: "muted" }, empty));
+    for (const it of items) ul.append(el("li", {}, el("code", {}, it)));
+  };
+  listInto("providers", asList(doc.providers), "none known");
+  $("providers-status").textContent = "";
+  if (doc.source !== "local") findProviders(canonical, asList(doc.providers), current);
+  const dups = asList(doc.duplicates);
+  listInto("duplicates", dups, "none");
+  if (typeof doc.duplicateCount === "number" && doc.duplicateCount > dups.length) {
+    $("duplicates").append(el("li", { class: "muted" }, "… " + (doc.duplicateCount - dups.length) + " more"));
+  }
+}
+
+// tree is the document's raw metadata, folded by object.
+function tree(v) {
+  if (!v || typeof v !== "object") return el("span", { class: "val" }, String(v));
+  const ul = el("ul");
+  const entries = Array.isArray(v) ? v.map((x, i) => [String(i), x]) : Object.entries(v).sort((a, b) => a[0].localeCompare(b[0]));
+  for (const [k, x] of entries) {
+    if (x && typeof x === "object") {
+      ul.append(el("li", {}, el("details", { open: true }, el("summary", {}, k), tree(x))));
+    } else {
+      ul.append(el("li", {}, el("span", { class: "key" }, k), ": ", el("span", { class: "val" }, String(x))));
+    }
+  }
+  return ul;
+}
+
+// foldTitle is a show's key as the node folds its title (lower case,
+// accents removed, words of letters and digits), for an episode opened
+// from elsewhere than its season's list.
+function foldTitle(t) {
+  return String(t).normalize("NFKD").replace(/[\u0300-\u036f]/g, "").toLowerCase()
+    .split(/[^\p{L}\p{N}]+/u).filter(Boolean).join(" ");
+}
+
+// factsOf are what a household wants to know of a file at a glance:
+// year, runtime, genres, rating, original title, picture and sound.
+function factsOf(doc, title) {
+  const out = [];
+  if (typeof doc.movieYear === "number") out.push(String(doc.movieYear));
+  const fi = doc.fileinfo && typeof doc.fileinfo === "object" ? doc.fileinfo : {};
+  if (typeof fi.duration === "number" && fi.duration > 0) {
+    const m = Math.round(fi.duration / 60);
+    out.push(m >= 60 ? Math.floor(m / 60) + " h " + (m % 60) + " min" : m + " min");
+  }
+  const genres = asList(doc.genre);
+  if (genres.length) out.push(genres.join(", "));
+  if (typeof doc.rating === "number") out.push("★ " + doc.rating);
+  if (typeof doc.originalTitle === "string" && doc.originalTitle && doc.originalTitle !== title) out.push(doc.originalTitle);
+  const sd = fi.streamdetails && typeof fi.streamdetails === "object" ? fi.streamdetails : {};
+  const v = Array.isArray(sd.video) ? sd.video[0] : null;
+  if (v && typeof v.height === "number") out.push((v.height >= 2000 ? "4K" : v.height + "p") + (v.codec ? " " + v.codec : ""));
+  const a = Array.isArray(sd.audio) ? sd.audio[0] : null;
+  if (a) out.push([a.language, a.codec, typeof a.channels === "number" ? a.channels + " ch" : ""].filter(Boolean).join(" "));
+  if (typeof doc.sizeByte === "number") out.push(fmtBytes(doc.sizeByte));
+  return out;
+}
