@@ -28,6 +28,9 @@
 //   - batch.go: settled scan paths in batches: small new files read once
 //     and sent to the store a chunk per round trip.
 //   - hash.go: midhash256 and the one-pass sha2-256 + IPFS CID hasher.
+//   - streamhash.go: StreamHasher, the same three CIDs of bytes that
+//     pass and are not kept (metamesh get -o -): the one-pass hasher on
+//     a goroutine of its own, the midhash from its sample as it passes.
 //   - extract.go: the extractors' interface, running them on a file,
 //     and when a primary's metadata is extracted again; ffprobe.go,
 //     filename.go, nfo.go: metadata extractors
