@@ -18,9 +18,10 @@
 //     (apiGetJSON); then one file per command, with how it prints:
 //     status.go, lookup.go, providers.go, peers.go, id.go, search.go,
 //     health.go.
-//   - get.go: metamesh get, a file's bytes from GET /api/file saved
-//     beside their resume state (FILE.part, FILE.etag.part), checked
-//     against the CID asked for by the hasher of metamesh hash.
+//   - get.go: metamesh get: its flags, the request of the file on the
+//     node the command talks to, and how it prints (the progress bar, the
+//     lines of a resume); the download, its resume state and the check
+//     against the CID are the fetch package's.
 //   - hash.go: metamesh hash, and cidOrFile: a file where lookup and cid
 //     inspect take a CID, hashed for its canonical CID; cid.go: metamesh
 //     cid inspect and canonical.
@@ -32,7 +33,7 @@
 // The main goroutine runs the command; metamesh run starts a node, whose
 // goroutines node documents, and stops it when the context ends (the
 // first SIGINT or SIGTERM; a second one ends the process). metamesh get
-// has two more: a timer that cancels a download the node stopped sending
-// (its stall guard), and, for -o -, the hasher reading what passes
-// through a pipe.
+// runs its download (package fetch) on the main goroutine, with the
+// goroutines fetch documents (its stall guard's timer; for -o -, the
+// hasher of what passes).
 package main
