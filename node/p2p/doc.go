@@ -10,13 +10,31 @@
 //     DHT), DefaultListen, Validate.
 //   - identity.go: the node's key (DATA/identity.key), made on first use;
 //     a damaged one refused with the way out (identity_test.go).
-//   - p2p.go: the host (TCP and QUIC, Noise,
-//     Yamux, connection and resource managers, private network, allow-list
-//     gater, AutoNAT v2, the relay transport, hole punching) and the DHT;
-//     the loop that keeps the --bootstrap and --relay peers connected.
-//   - reach.go: reachability (verdict.go), reservations with the relays
-//     the household named (and the circuit addresses they give), the DHT
-//     mode that follows (--dht-mode auto), hole-punch counts.
+//   - p2p.go: Net (its accessors, Close), the cleanup stack (closers),
+//     Wrap, the DHT's options.
+//   - start.go: Start, as a sequence of small steps, each putting the
+//     close of what it built on the Net's one stack: the addresses given,
+//     the host (TCP and QUIC, Noise, Yamux, AutoNAT v2, the relay
+//     transport, hole punching, the addresses it tells), what runs on it
+//     (reachability, observed addresses, the connection log, the relay
+//     service), the DHT, the loops; a failed or cancelled start closes
+//     what it built, and Close all of it (start_test.go).
+//   - limits.go: the connection and resource managers, the protocols'
+//     own stream limits (limits_test.go).
+//   - access.go: who may connect: the private network's key
+//     (--swarm-key), the allow-list gater (--allow-peer), the gater
+//     chain.
+//   - bootstrap.go: the loop that keeps the --bootstrap and --relay peers
+//     connected, redialling past the swarm's backoff.
+//   - addrs.go: reading the flags' multiaddrs, and what an address or a
+//     connection is (QUIC, relayed).
+//   - reach.go: reachability (verdict.go), the DHT mode that follows
+//     (--dht-mode auto), hole-punch counts.
+//   - reservations.go: reservations with the relays the household named
+//     (and the circuit addresses they give), what /api/status tells of
+//     them.
+//   - dhtbus.go: the host as the DHT sees it, its reachability events
+//     from reach (--dht-mode auto).
 //   - observed.go: the addresses peers report seeing the node at (named
 //     peers believed at once) and which of its addresses it tells peers.
 //   - named.go: behind a NAT, the named peers reached over QUIC once
@@ -33,8 +51,7 @@
 //     dials); a failed dial's reason on one line.
 //   - status.go: Status (what /api/status tells of the host) and the
 //     host's metamesh_ series (RegisterMetrics).
-//   - verdict_test.go: the verdict, against scripted AutoNAT answers;
-//     limits_test.go: the protocols' stream limits.
+//   - verdict_test.go: the verdict, against scripted AutoNAT answers.
 //
 // # Goroutines and concurrency
 //
@@ -42,10 +59,12 @@
 // reach's AutoNAT subscriber and its once-a-second reservation loop (which
 // also sets the DHT mode), the trusted-observation subscriber and, behind
 // a NAT, the move of named peers to QUIC (named.go); the host and the DHT
-// run their own. Close stops them,
-// then the DHT and the host. Net's methods are safe for concurrent use; a
-// Net from Wrap (a simulated household's) runs none of this and closes
-// nothing.
+// run their own. Close runs the cleanup stack: it stops the loops, then
+// the DHT, reach, the relay service and the host, in the reverse of the
+// order Start built them. Net's methods are safe for concurrent use,
+// Close excepted (a second Close closes nothing). A Net from Wrap (a simulated
+// household's) runs none of this; its Close closes the DHT and the host
+// it was given.
 //
 // # Rules
 //
