@@ -13,6 +13,7 @@ import (
 	"github.com/metamesh/node/ingest"
 	"github.com/metamesh/node/internal/waiting"
 	"github.com/metamesh/node/node"
+	"github.com/metamesh/node/node/p2p"
 	"github.com/metamesh/node/store/storetest"
 )
 
@@ -31,7 +32,7 @@ func startNodeLogged(t testing.TB, lib string, edit func(*node.Config)) (*node.N
 	logs := &storetest.Buffer{}
 	cfg := node.Config{
 		Libraries: []string{lib}, RedisURL: storetest.Server(t).URL(), APIAddr: "127.0.0.1:0", DataDir: storetest.Dir(t),
-		Listen: []string{"/ip4/127.0.0.1/tcp/0"}, Settle: 30 * time.Millisecond,
+		P2P: p2p.Config{Listen: []string{"/ip4/127.0.0.1/tcp/0"}}, Settle: 30 * time.Millisecond,
 		Logger: slog.New(slog.NewTextHandler(logs, nil)),
 	}
 	if edit != nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/metamesh/node/ingest"
 	"github.com/metamesh/node/node"
+	"github.com/metamesh/node/node/p2p"
 	"github.com/metamesh/node/store/storetest"
 )
 
@@ -38,7 +39,7 @@ func BenchmarkFileThroughput(b *testing.B) {
 	srv := storetest.Server(b)
 	n, err := node.New(node.Config{
 		Libraries: []string{lib}, RedisURL: srv.URL(), APIAddr: "127.0.0.1:0", DataDir: storetest.Dir(b),
-		Listen: []string{"/ip4/127.0.0.1/tcp/0"}, Logger: storetest.Logger(b),
+		P2P: p2p.Config{Listen: []string{"/ip4/127.0.0.1/tcp/0"}}, Logger: storetest.Logger(b),
 	})
 	if err != nil {
 		b.Fatal(err)

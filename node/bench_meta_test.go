@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/metamesh/node/node"
+	"github.com/metamesh/node/node/p2p"
 	"github.com/metamesh/node/protocol"
 	"github.com/metamesh/node/store"
 	"github.com/metamesh/node/store/storetest"
@@ -346,7 +347,7 @@ func benchNode(b *testing.B, opts ...func(*node.Config)) (*node.Node, *store.Ser
 	lib, _ := filepath.EvalSymlinks(b.TempDir())
 	cfg := node.Config{
 		Libraries: []string{lib}, RedisURL: srv.URL(), APIAddr: "127.0.0.1:0", DataDir: storetest.Dir(b),
-		Listen: []string{"/ip4/127.0.0.1/tcp/0"}, Logger: storetest.Logger(b),
+		P2P: p2p.Config{Listen: []string{"/ip4/127.0.0.1/tcp/0"}}, Logger: storetest.Logger(b),
 	}
 	for _, o := range opts {
 		o(&cfg)

@@ -11,8 +11,6 @@ import (
 	"time"
 
 	"github.com/libp2p/go-libp2p-kad-dht/amino"
-	"github.com/libp2p/go-libp2p/core/connmgr"
-	"github.com/libp2p/go-libp2p/core/metrics"
 
 	"github.com/metamesh/node/ingest"
 	"github.com/metamesh/node/node/announce"
@@ -46,44 +44,14 @@ type Config struct {
 	// (--settle). Default 2s.
 	Settle time.Duration
 
-	// Listen are the libp2p listen multiaddrs (--listen). Default
-	// p2p.DefaultListen (TCP and QUIC on 4681, every interface).
-	Listen []string
-	// Bootstrap peers, /…/p2p/<peerID> multiaddrs (--bootstrap), redialled
-	// with backoff whenever the node is not connected to them. There are
-	// no default (public) bootstrap peers.
-	Bootstrap []string
-	// Announce replaces the addresses the node tells peers (--announce),
-	// for a node behind NAT or in a container.
-	Announce []string
-	// NATPortMap asks the household router for a port mapping (UPnP,
-	// NAT-PMP) (--nat-portmap). Off: the node never reaches out on its own.
-	NATPortMap bool
-	// SwarmKeyFile makes the federation private (--swarm-key): only nodes
-	// with the same /key/swarm/psk/1.0.0/ key connect. QUIC cannot run a
-	// private network, so the default QUIC address is dropped and a QUIC
-	// --listen is refused.
-	SwarmKeyFile string
-	// AllowPeers, when set, is the only peers the node connects with
-	// (--allow-peer).
-	AllowPeers []string
-	// DHTMode is auto (default), server or client (--dht-mode). Auto is a
-	// DHT server unless AutoNAT v2 finds the node private (behind NAT,
-	// its addresses confirmed undialable), or, until AutoNAT concludes,
-	// the peers it named see it at an outside address (reach.go), then a
-	// client: the DHT is
-	// made of reachable nodes, and a federation of private addresses (a
-	// home LAN, where AutoNAT servers probe nothing) keeps all its nodes
-	// in it.
-	DHTMode string
-	// Relays are static relays, /…/p2p/<peerID> multiaddrs (--relay): the
-	// node keeps a reservation with each while it is not publicly
-	// reachable, as with the --bootstrap peers that offer the relay
-	// service. No other relay is ever used for the node's own addresses.
-	Relays []string
-	// RelayService makes the node a circuit relay v2 for others
-	// (--relay-service), with libp2p's default limits (relay.go).
-	RelayService bool
+	// P2P is the libp2p host's and the DHT's part: --listen,
+	// --bootstrap, --announce, --nat-portmap, --swarm-key, --allow-peer,
+	// --dht-mode, --relay, --relay-service, --hole-punching, --conn-low
+	// and --conn-high (p2p.Config says what each does), with what
+	// programs that embed a node set (Gater, BandwidthReporter) and tests
+	// shorten (ProviderRecordTTL).
+	P2P p2p.Config
+
 	// NoSearchIndex stops providing search token keys
 	// (--search-index=false): peers' federated searches then find the
 	// household only when connected to it. It still searches others and
@@ -98,21 +66,12 @@ type Config struct {
 	// ShareRate caps the bytes a second served to peers, all together
 	// (--share-rate); 0 is unlimited.
 	ShareRate int64
-	// NoHolePunching turns DCUtR off (--hole-punching=false): connections
-	// that start over a relay stay relayed.
-	NoHolePunching bool
-	// ConnLow and ConnHigh are the connection manager's watermarks
-	// (--conn-low, --conn-high; default 100 and 400).
-	ConnLow, ConnHigh int
 	// ReprovideInterval is how often every announced CID is provided again
 	// (--reprovide-interval), region by region by the sweeping provider.
 	// 0: the default, 22h; announcing cannot be turned off. With the
 	// provider's slack (an hour, or a tenth of a shorter interval) it must
-	// end before provider records expire (ProviderRecordTTL, 48h).
+	// end before provider records expire (P2P.ProviderRecordTTL, 48h).
 	ReprovideInterval time.Duration
-	// ProviderRecordTTL is how long provider records the node stores for
-	// others stay valid; 0 keeps kad-dht's default (48h). Tests shorten it.
-	ProviderRecordTTL time.Duration
 	// LookupTimeout bounds a federated lookup (--lookup-timeout). Default
 	// 10s: an unknown CID answers 404 within it.
 	LookupTimeout time.Duration
@@ -151,15 +110,6 @@ type Config struct {
 	// (--stranger-burst). Default 10.
 	StrangerBurst int
 
-	// Gater, when set, also decides which peers the host may connect with
-	// (after AllowPeers). It has no flag: programs that embed a node (the
-	// testnet harness cutting partitions) set it.
-	Gater connmgr.ConnectionGater
-	// BandwidthReporter, when set, is told every byte the host's streams
-	// send and receive (libp2p.BandwidthReporter). It has no flag:
-	// benchmarks set it.
-	BandwidthReporter metrics.Reporter
-
 	// Logger; default slog.Default().
 	Logger *slog.Logger
 }
@@ -175,18 +125,7 @@ func (c *Config) SetDefaults() {
 	if c.Settle == 0 {
 		c.Settle = 2 * time.Second
 	}
-	if len(c.Listen) == 0 {
-		c.Listen = p2p.DefaultListen
-	}
-	if c.DHTMode == "" {
-		c.DHTMode = "auto"
-	}
-	if c.ConnLow == 0 {
-		c.ConnLow = 100
-	}
-	if c.ConnHigh == 0 {
-		c.ConnHigh = 400
-	}
+	c.P2P.SetDefaults()
 	if c.ReprovideInterval == 0 {
 		c.ReprovideInterval = federation.DefaultReprovideInterval
 	}
@@ -261,8 +200,7 @@ func (c *Config) validate() error {
 	if c.Settle < 0 {
 		return fmt.Errorf("config: --settle %s: may not be negative", c.Settle)
 	}
-	pc := c.p2p()
-	if err := pc.Validate(); err != nil {
+	if err := c.P2P.Validate(); err != nil {
 		return fmt.Errorf("config: %w", err)
 	}
 	if c.ReprovideInterval < 0 {
@@ -270,7 +208,7 @@ func (c *Config) validate() error {
 	}
 	// A region is reprovided at most maxReprovideDelay late: it must still
 	// be before the records it renews expire.
-	ttl := c.ProviderRecordTTL
+	ttl := c.P2P.ProviderRecordTTL
 	if ttl == 0 {
 		ttl = amino.DefaultProvideValidity
 	}
@@ -297,17 +235,6 @@ func (c *Config) validate() error {
 		return fmt.Errorf("config: --stranger-burst %d: may not be negative (0: the default, 10)", c.StrangerBurst)
 	}
 	return nil
-}
-
-// p2p is the host's and the DHT's part of the configuration.
-func (c *Config) p2p() p2p.Config {
-	return p2p.Config{
-		Listen: c.Listen, Bootstrap: c.Bootstrap, Announce: c.Announce, NATPortMap: c.NATPortMap,
-		SwarmKeyFile: c.SwarmKeyFile, AllowPeers: c.AllowPeers, DHTMode: c.DHTMode,
-		Relays: c.Relays, RelayService: c.RelayService, NoHolePunching: c.NoHolePunching,
-		ConnLow: c.ConnLow, ConnHigh: c.ConnHigh, ProviderRecordTTL: c.ProviderRecordTTL,
-		Gater: c.Gater, BandwidthReporter: c.BandwidthReporter,
-	}
 }
 
 // absolute puts library and data paths in the form stored paths take

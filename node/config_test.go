@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/metamesh/node/node"
+	"github.com/metamesh/node/node/p2p"
 )
 
 // TestConfig_ValidateNamesFlags: every refusal names the flag of the bad
@@ -30,38 +31,38 @@ func TestConfig_ValidateNamesFlags(t *testing.T) {
 		{"meta cache", func(c *node.Config) { c.MetaCache = -2 }, "config: --meta-cache -2: -1 (none), 0 (the default) or a number of documents"},
 		{"settle", func(c *node.Config) { c.Settle = -time.Second }, "config: --settle -1s: may not be negative"},
 		{"share-rate", func(c *node.Config) { c.ShareRate = -1 }, "config: --share-rate -1: may not be negative (bytes a second; 0 is unlimited)"},
-		{"listen", func(c *node.Config) { c.Listen = []string{"/ip4/127.0.0.1/tcp/0", "bogus"} }, `config: --listen "bogus": …`},
+		{"listen", func(c *node.Config) { c.P2P.Listen = []string{"/ip4/127.0.0.1/tcp/0", "bogus"} }, `config: --listen "bogus": …`},
 		{"listen QUIC, private", func(c *node.Config) {
-			c.SwarmKeyFile, c.Listen = "swarm.key", []string{"/ip4/127.0.0.1/udp/0/quic-v1"}
+			c.P2P.SwarmKeyFile, c.P2P.Listen = "swarm.key", []string{"/ip4/127.0.0.1/udp/0/quic-v1"}
 		}, `config: --listen "/ip4/127.0.0.1/udp/0/quic-v1" is QUIC, and QUIC cannot run a private network (--swarm-key); listen on TCP only`},
-		{"bootstrap", func(c *node.Config) { c.Bootstrap = []string{"bogus"} }, `config: --bootstrap "bogus": …`},
+		{"bootstrap", func(c *node.Config) { c.P2P.Bootstrap = []string{"bogus"} }, `config: --bootstrap "bogus": …`},
 		{"bootstrap without a peer ID", func(c *node.Config) {
-			c.Bootstrap = []string{"/ip4/10.0.0.1/tcp/4681/p2p/" + id, "/ip4/10.0.0.2/tcp/4681"}
+			c.P2P.Bootstrap = []string{"/ip4/10.0.0.1/tcp/4681/p2p/" + id, "/ip4/10.0.0.2/tcp/4681"}
 		}, `config: --bootstrap "/ip4/10.0.0.2/tcp/4681": …`},
 		{"bootstrap QUIC, private", func(c *node.Config) {
-			c.SwarmKeyFile, c.Bootstrap = "swarm.key", []string{"/ip4/10.0.0.1/udp/4681/quic-v1/p2p/" + id}
+			c.P2P.SwarmKeyFile, c.P2P.Bootstrap = "swarm.key", []string{"/ip4/10.0.0.1/udp/4681/quic-v1/p2p/" + id}
 		}, "config: --bootstrap /ip4/10.0.0.1/udp/4681/quic-v1/p2p/" + id + " is QUIC…"},
-		{"relay", func(c *node.Config) { c.Relays = []string{"bogus"} }, `config: --relay "bogus": …`},
-		{"relay without a peer ID", func(c *node.Config) { c.Relays = []string{"/ip4/10.0.0.2/tcp/4681"} }, `config: --relay "/ip4/10.0.0.2/tcp/4681": …`},
+		{"relay", func(c *node.Config) { c.P2P.Relays = []string{"bogus"} }, `config: --relay "bogus": …`},
+		{"relay without a peer ID", func(c *node.Config) { c.P2P.Relays = []string{"/ip4/10.0.0.2/tcp/4681"} }, `config: --relay "/ip4/10.0.0.2/tcp/4681": …`},
 		{"relay through a relay", func(c *node.Config) {
-			c.Relays = []string{"/ip4/10.0.0.1/tcp/4681/p2p/" + id + "/p2p-circuit/p2p/" + id}
+			c.P2P.Relays = []string{"/ip4/10.0.0.1/tcp/4681/p2p/" + id + "/p2p-circuit/p2p/" + id}
 		}, `config: --relay "/ip4/10.0.0.1/tcp/4681/p2p/` + id + `/p2p-circuit/p2p/` + id + `" goes through another relay; give the relay's own address`},
 		{"relay QUIC, private", func(c *node.Config) {
-			c.SwarmKeyFile, c.Relays = "swarm.key", []string{"/ip4/10.0.0.1/udp/4681/quic-v1/p2p/" + id}
+			c.P2P.SwarmKeyFile, c.P2P.Relays = "swarm.key", []string{"/ip4/10.0.0.1/udp/4681/quic-v1/p2p/" + id}
 		}, "config: --relay /ip4/10.0.0.1/udp/4681/quic-v1/p2p/" + id + " is QUIC…"},
-		{"announce", func(c *node.Config) { c.Announce = []string{"x"} }, `config: --announce "x": …`},
+		{"announce", func(c *node.Config) { c.P2P.Announce = []string{"x"} }, `config: --announce "x": …`},
 		{"announce with a relay", func(c *node.Config) {
-			c.Relays = []string{"/ip4/10.0.0.1/tcp/4681/p2p/" + id}
-			c.Announce = []string{"/ip4/10.0.0.1/tcp/4681/p2p/" + id + "/p2p-circuit", "/ip4/203.0.113.7/tcp/4681"}
+			c.P2P.Relays = []string{"/ip4/10.0.0.1/tcp/4681/p2p/" + id}
+			c.P2P.Announce = []string{"/ip4/10.0.0.1/tcp/4681/p2p/" + id + "/p2p-circuit", "/ip4/203.0.113.7/tcp/4681"}
 		}, `config: --announce "/ip4/203.0.113.7/tcp/4681" with --relay: the announced addresses replace the relay's circuit addresses, so no household could reach this node through its relay; leave --announce out, or announce /p2p-circuit addresses only`},
-		{"allow-peer", func(c *node.Config) { c.AllowPeers = []string{id, "x"} }, `config: --allow-peer "x": …`},
-		{"dht-mode", func(c *node.Config) { c.DHTMode = "x" }, `config: --dht-mode "x": want auto, server or client`},
-		{"conn-low", func(c *node.Config) { c.ConnLow = -1 }, "config: --conn-low -1: may not be negative"},
-		{"conn-high", func(c *node.Config) { c.ConnLow, c.ConnHigh = 5, 3 }, "config: --conn-high 3: must be above --conn-low 5"},
+		{"allow-peer", func(c *node.Config) { c.P2P.AllowPeers = []string{id, "x"} }, `config: --allow-peer "x": …`},
+		{"dht-mode", func(c *node.Config) { c.P2P.DHTMode = "x" }, `config: --dht-mode "x": want auto, server or client`},
+		{"conn-low", func(c *node.Config) { c.P2P.ConnLow = -1 }, "config: --conn-low -1: may not be negative"},
+		{"conn-high", func(c *node.Config) { c.P2P.ConnLow, c.P2P.ConnHigh = 5, 3 }, "config: --conn-high 3: must be above --conn-low 5"},
 		{"reprovide-interval", func(c *node.Config) { c.ReprovideInterval = -time.Hour }, "config: --reprovide-interval -1h0m0s: may not be negative"},
 		{"reprovide-interval past the records", func(c *node.Config) { c.ReprovideInterval = 47*time.Hour + 30*time.Minute },
 			"config: --reprovide-interval 47h30m0s: with the provider's 1h0m0s of slack a cycle must end before provider records expire (48h0m0s)"},
-		{"reprovide-interval past short records", func(c *node.Config) { c.ReprovideInterval, c.ProviderRecordTTL = 10*time.Second, 10*time.Second },
+		{"reprovide-interval past short records", func(c *node.Config) { c.ReprovideInterval, c.P2P.ProviderRecordTTL = 10*time.Second, 10*time.Second },
 			"config: --reprovide-interval 10s: with the provider's 1s of slack a cycle must end before provider records expire (10s)"},
 		{"lookup-timeout", func(c *node.Config) { c.LookupTimeout = -time.Second }, "config: --lookup-timeout -1s: may not be negative"},
 		{"peer-roots-max", func(c *node.Config) { c.PeerRootsMax = -1 }, "config: --peer-roots-max -1: may not be negative"},
@@ -128,7 +129,7 @@ func TestConfig_AnnounceCircuits(t *testing.T) {
 	t.Parallel()
 	const id = "12D3KooWBMpvJr2o9bmFxYoAnKpqgajzfqcinCRrH9vVktjt7TBn"
 	c := node.Config{Libraries: []string{t.TempDir()}, DataDir: t.TempDir(),
-		Relays: []string{"/ip4/10.0.0.1/tcp/4681/p2p/" + id}, Announce: []string{"/ip4/10.0.0.1/tcp/4681/p2p/" + id + "/p2p-circuit"}}
+		P2P: p2p.Config{Relays: []string{"/ip4/10.0.0.1/tcp/4681/p2p/" + id}, Announce: []string{"/ip4/10.0.0.1/tcp/4681/p2p/" + id + "/p2p-circuit"}}}
 	c.SetDefaults()
 	if err := c.Validate(); err != nil {
 		t.Errorf("Validate = %v", err)

@@ -116,7 +116,7 @@ func TestStart_ReadOnlyDataDir(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			n, err := node.New(node.Config{Libraries: []string{t.TempDir()}, DataDir: tt.dir, APIAddr: "127.0.0.1:0",
-				Listen: []string{"/ip4/127.0.0.1/tcp/0"}, Logger: storetest.Logger(t)})
+				P2P: p2p.Config{Listen: []string{"/ip4/127.0.0.1/tcp/0"}}, Logger: storetest.Logger(t)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -147,7 +147,7 @@ func TestStart_FailedFirstStart(t *testing.T) {
 	lib := t.TempDir()
 	start := func(dir, listen string) (*node.Node, error) {
 		n, err := node.New(node.Config{Libraries: []string{lib}, DataDir: dir, APIAddr: "127.0.0.1:0",
-			Listen: []string{listen}, Logger: storetest.Logger(t)})
+			P2P: p2p.Config{Listen: []string{listen}}, Logger: storetest.Logger(t)})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -7,14 +7,18 @@
 //
 // # Files
 //
-//   - config.go: Config, defaults, Validate.
+//   - config.go: Config (the host's and the DHT's part nested as P2P, a
+//     p2p.Config), defaults, Validate.
 //   - datadir.go: the data directory every command shares
 //     (DefaultDataDir, CheckDataDir) and DATA/api.url, where a running
 //     node tells the client commands its API; claimDataDir, which Start
 //     calls before it opens a file there: a directory it cannot write
 //     said as such, and what a failed first start made removed.
 //   - node.go: New, Start, Close, Run: a Node is a Household plus
-//     ingest plus the HTTP API.
+//     ingest plus the HTTP API. Start is a sequence of small steps (the
+//     data directory claimed, the API's address bound, the store, the
+//     host, the Household, sharing, ingest, the API served); once the
+//     address is bound, Close undoes a step that fails.
 //   - running.go: what Start says, before it binds anything, when a node
 //     already runs on its data directory or its API address
 //     (ErrAlreadyRunning), and how to reach that node.

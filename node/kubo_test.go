@@ -44,7 +44,7 @@ func TestKubo_FetchesASharedFile(t *testing.T) {
 					if err := os.WriteFile(kf, key, 0o600); err != nil {
 						t.Fatal(err)
 					}
-					c.SwarmKeyFile = kf
+					c.P2P.SwarmKeyFile = kf
 				}
 			})
 			h, err := ingest.HashFile(context.Background(), p)

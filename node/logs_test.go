@@ -96,7 +96,7 @@ func TestLogs_BootstrapDialFailureIsOneLine(t *testing.T) {
 	id, _ := peer.IDFromPublicKey(pub)
 	addr := "/ip4/127.0.0.1/tcp/" + closedPort(t)
 	logs := &storetest.Buffer{}
-	logNode(t, logs, func(c *Config) { c.Bootstrap = []string{addr + "/p2p/" + id.String()} })
+	logNode(t, logs, func(c *Config) { c.P2P.Bootstrap = []string{addr + "/p2p/" + id.String()} })
 	waitLog(t, logs, "level=WARN", "cannot reach bootstrap peer")
 	waitLog(t, logs, "level=DEBUG", `msg="failed to bootstrap"`, id.String())
 
@@ -118,7 +118,7 @@ func TestLogs_ListenPortTakenIsOneError(t *testing.T) {
 	addr := "/ip4/127.0.0.1/udp/" + takenUDPPort(t) + "/quic-v1"
 	logs := &storetest.Buffer{}
 	cfg := logConfig(t, logs)
-	cfg.Listen = []string{addr}
+	cfg.P2P.Listen = []string{addr}
 	n, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -166,7 +166,7 @@ func logConfig(t *testing.T, logs *storetest.Buffer) Config {
 	t.Helper()
 	return Config{
 		Libraries: []string{t.TempDir()}, RedisURL: storetest.Server(t).URL(), APIAddr: "127.0.0.1:0", DataDir: storetest.Dir(t),
-		Listen: []string{"/ip4/127.0.0.1/tcp/0"}, Settle: 30 * time.Millisecond,
+		P2P: p2p.Config{Listen: []string{"/ip4/127.0.0.1/tcp/0"}}, Settle: 30 * time.Millisecond,
 		Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 	}
 }

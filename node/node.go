@@ -12,6 +12,7 @@ import (
 
 	"path/filepath"
 
+	"github.com/libp2p/go-libp2p/core/crypto"
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -39,6 +40,7 @@ type Node struct {
 	http *http.Server
 	ln   net.Listener
 
+	key crypto.PrivKey // the node's identity (DATA/identity.key)
 	p2p *p2p.Net
 	hh  *federation.Household // the federation side, on p2p's host and DHT
 	met *nodeMetrics
@@ -78,22 +80,11 @@ func New(cfg Config) (*Node, error) {
 
 // Start opens the store (starting the managed redis-server when no URL is
 // set), starts the libp2p host and the DHT, ingest (watch, then scan),
-// the announcer and the HTTP API.
+// the announcer and the HTTP API. Once the API's address is bound, a step
+// that fails has Close stop the ones before it; a first start that fails
+// leaves no data directory half made (datadir.go).
 func (n *Node) Start(ctx context.Context) (err error) {
-	// A node already running on the data directory is said first, with
-	// how to reach it (running.go); then the API is bound: a busy port is
-	// the commonest start-up failure and costs nothing to find out.
-	if err := n.checkDataDirFree(ctx); err != nil {
-		return err
-	}
-	// A full data directory is said before anything opens a file there.
-	if err := checkSpace(n.cfg.DataDir); err != nil {
-		return err
-	}
-	n.space = &spaceWatch{dir: n.cfg.DataDir, log: n.log}
-	// A data directory the node cannot write is said as such; a first
-	// start that fails leaves none half made (datadir.go).
-	undo, err := claimDataDir(n.cfg.DataDir)
+	undo, err := n.claim(ctx)
 	if err != nil {
 		return err
 	}
@@ -102,64 +93,145 @@ func (n *Node) Start(ctx context.Context) (err error) {
 			undo()
 		}
 	}()
+	if err := n.listenAPI(ctx); err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, n.Close())
+		}
+	}()
+	if err := n.openStore(ctx); err != nil {
+		return err
+	}
+	if err := n.startP2P(ctx); err != nil {
+		return err
+	}
+	bg, cancel := context.WithCancel(context.Background())
+	n.stop = cancel
+	n.follow(ctx, bg)
+	n.cat = catalog.New()
+	if n.thumbs, err = thumbs.Open(filepath.Join(n.cfg.DataDir, "thumbs")); err != nil {
+		return err
+	}
+	if err := n.startHousehold(ctx); err != nil {
+		return err
+	}
+	if err := n.startShare(ctx); err != nil {
+		return err
+	}
+	if err := n.startIngest(ctx, bg); err != nil {
+		return err
+	}
+	if err := n.serveAPI(); err != nil {
+		return err
+	}
+	n.log.Info("node running", "api", "http://"+n.apiAddr, "peerId", n.p2p.Host().ID().String(), "addrs", n.p2p.Addrs(),
+		"libraries", n.cfg.Libraries, "version", Version)
+	return nil
+}
+
+// claim makes the data directory this node's: refused when a node runs
+// on it or it is full, made (or checked) writable. undo removes what a
+// first start that fails made there.
+func (n *Node) claim(ctx context.Context) (undo func(), err error) {
+	// A node already running on the data directory is said first, with
+	// how to reach it (running.go); then the API is bound: a busy port is
+	// the commonest start-up failure and costs nothing to find out.
+	if err := n.checkDataDirFree(ctx); err != nil {
+		return nil, err
+	}
+	// A full data directory is said before anything opens a file there.
+	if err := checkSpace(n.cfg.DataDir); err != nil {
+		return nil, err
+	}
+	n.space = &spaceWatch{dir: n.cfg.DataDir, log: n.log}
+	// A data directory the node cannot write is said as such; a first
+	// start that fails leaves none half made (datadir.go).
+	return claimDataDir(n.cfg.DataDir)
+}
+
+// listenAPI binds the API's address; a taken one is said with who holds
+// it (running.go).
+func (n *Node) listenAPI(ctx context.Context) error {
 	ln, err := net.Listen("tcp", n.cfg.APIAddr)
 	if err != nil {
 		return n.apiTaken(ctx, err)
 	}
 	n.ln = ln
 	n.apiAddr = shownAddr(n.cfg.APIAddr, ln.Addr())
+	return nil
+}
+
+// openStore opens the store, starting the managed redis-server when no
+// URL is set.
+func (n *Node) openStore(ctx context.Context) error {
 	st, err := store.Open(ctx, store.Options{URL: n.cfg.RedisURL, DataDir: n.cfg.DataDir, Logger: n.log, PeerRootsMax: int64(n.cfg.PeerRootsMax),
 		DocCache: max(n.cfg.MetaCache, 0)})
 	if err != nil {
-		return errors.Join(err, n.Close())
+		return err
 	}
 	n.st = st
+	return nil
+}
+
+// startP2P starts the libp2p host and the DHT (node/p2p) under the node's
+// identity, libp2p's own log lines routed into the node's.
+func (n *Node) startP2P(ctx context.Context) error {
 	key, err := p2p.LoadIdentity(n.cfg.DataDir)
 	if err != nil {
-		return errors.Join(err, n.Close())
+		return err
 	}
+	n.key = key
 	p2p.RouteLogs(n.log, n.logLevel())
-	p, err := p2p.Start(ctx, n.cfg.p2p(), key, n.log)
+	p, err := p2p.Start(ctx, n.cfg.P2P, key, n.log)
 	if err != nil {
-		return errors.Join(err, n.Close())
+		return err
 	}
 	n.p2p = p
-	// Outside writers' fields (the open schema) are indexed as they come.
-	bg, cancel := context.WithCancel(context.Background())
-	n.stop = cancel
+	return nil
+}
+
+// follow indexes outside writers' fields (the open schema) as they come,
+// until bg ends (Close).
+func (n *Node) follow(ctx, bg context.Context) {
 	n.wg.Add(1)
 	go func() {
 		defer n.wg.Done()
-		_ = st.Follow(bg)
+		_ = n.st.Follow(bg)
 	}()
 	// What an outside writer writes once the node runs is seen: its
 	// subscription is in place before the node serves (a few
 	// milliseconds; a Redis too slow to confirm it is not waited for
 	// long, and Follow catches up with a Repair when it resubscribes).
 	select {
-	case <-st.Following():
+	case <-n.st.Following():
 	case <-time.After(5 * time.Second):
 		n.log.Warn("following outside writers: no subscription yet; writes made before it are indexed by the next fsck --repair")
 	case <-ctx.Done():
 	}
-	n.cat = catalog.New()
-	if n.thumbs, err = thumbs.Open(filepath.Join(n.cfg.DataDir, "thumbs")); err != nil {
-		return errors.Join(err, n.Close())
-	}
+}
+
+// startHousehold starts the federation side on the node's host and DHT
+// (node/federation).
+func (n *Node) startHousehold(ctx context.Context) error {
 	hh, err := federation.StartHousehold(ctx, federation.HouseholdConfig{
-		Net: p, Key: key, Store: st, ProviderDir: filepath.Join(n.cfg.DataDir, "provider"), SearchDir: filepath.Join(n.cfg.DataDir, "search"),
-		ReprovideInterval: n.cfg.ReprovideInterval, ProviderRecordTTL: n.cfg.ProviderRecordTTL,
+		Net: n.p2p, Key: n.key, Store: n.st, ProviderDir: filepath.Join(n.cfg.DataDir, "provider"), SearchDir: filepath.Join(n.cfg.DataDir, "search"),
+		ReprovideInterval: n.cfg.ReprovideInterval, ProviderRecordTTL: n.cfg.P2P.ProviderRecordTTL,
 		LookupTimeout: n.cfg.LookupTimeout, PeerRecordTTL: n.cfg.PeerRecordTTL,
 		NoSearchIndex: n.cfg.NoSearchIndex, Catalog: n.cat, Logger: n.log,
 	})
 	if err != nil {
-		return errors.Join(err, n.Close())
+		return err
 	}
 	n.hh = hh
-	if err := n.startShare(ctx); err != nil {
-		return errors.Join(err, n.Close())
-	}
-	ing, err := ingest.New(st, ingest.Config{
+	return nil
+}
+
+// startIngest starts ingest of the libraries (watch, then scan), and the
+// watch of the data directory's space until bg ends (Close).
+func (n *Node) startIngest(ctx, bg context.Context) error {
+	ing, err := ingest.New(n.st, ingest.Config{
 		Libraries: append([]string(nil), n.cfg.Libraries...),
 		Workers:   n.cfg.Workers,
 		Settle:    n.cfg.Settle,
@@ -173,22 +245,28 @@ func (n *Node) Start(ctx context.Context) (err error) {
 		Logger:         n.log,
 	})
 	if err != nil {
-		return errors.Join(err, n.Close())
+		return err
 	}
 	n.ing = ing
 	if err := ing.Start(ctx); err != nil {
-		return errors.Join(err, n.Close())
+		return err
 	}
 	// Files skipped while the data directory was full are taken in once
 	// it has space again and Redis takes writes (space.go).
 	n.wg.Add(1)
 	go func() {
 		defer n.wg.Done()
-		n.space.run(bg, st.Ping, ing.Rescan)
+		n.space.run(bg, n.st.Ping, ing.Rescan)
 	}()
+	return nil
+}
+
+// serveAPI serves the HTTP API on the bound address, and tells the
+// client commands where (DATA/api.url).
+func (n *Node) serveAPI() error {
 	acc, err := n.access()
 	if err != nil {
-		return errors.Join(err, n.Close())
+		return err
 	}
 	n.met = newMetrics(n)
 	n.http = &http.Server{
@@ -205,15 +283,13 @@ func (n *Node) Start(ctx context.Context) (err error) {
 	n.wg.Add(1)
 	go func() {
 		defer n.wg.Done()
-		if err := n.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := n.http.Serve(n.ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			n.log.Error("api server stopped", "err", err)
 		}
 	}()
 	if err := WriteAPIURL(n.cfg.DataDir, ClientURL(n.apiAddr)); err != nil {
 		n.log.Warn("the client commands will not find this node's API without --api", "err", err)
 	}
-	n.log.Info("node running", "api", "http://"+n.apiAddr, "peerId", p.Host().ID().String(), "addrs", p.Addrs(),
-		"libraries", n.cfg.Libraries, "version", Version)
 	return nil
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/metamesh/node/ingest"
 	"github.com/metamesh/node/internal/waiting"
 	"github.com/metamesh/node/node"
+	"github.com/metamesh/node/node/p2p"
 	"github.com/metamesh/node/store"
 	"github.com/metamesh/node/store/storetest"
 )
@@ -27,7 +28,7 @@ func startNode(t *testing.T, lib string) (*node.Node, *store.Server) {
 	srv := storetest.Server(t)
 	n, err := node.New(node.Config{
 		Libraries: []string{lib}, RedisURL: srv.URL(), APIAddr: "127.0.0.1:0", DataDir: storetest.Dir(t),
-		Listen: []string{"/ip4/127.0.0.1/tcp/0"}, Settle: 30 * time.Millisecond, Logger: storetest.Logger(t),
+		P2P: p2p.Config{Listen: []string{"/ip4/127.0.0.1/tcp/0"}}, Settle: 30 * time.Millisecond, Logger: storetest.Logger(t),
 	})
 	if err != nil {
 		t.Fatal(err)

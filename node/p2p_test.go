@@ -53,12 +53,12 @@ func swarmKey(t *testing.T, seed byte) string {
 func TestP2P_SwarmKey(t *testing.T) {
 	t.Parallel()
 	key := swarmKey(t, 1)
-	a := p2pNode(t, func(c *node.Config) { c.SwarmKeyFile = key })
-	b := p2pNode(t, func(c *node.Config) { c.SwarmKeyFile = key })
+	a := p2pNode(t, func(c *node.Config) { c.P2P.SwarmKeyFile = key })
+	b := p2pNode(t, func(c *node.Config) { c.P2P.SwarmKeyFile = key })
 	if err := connect(b, a); err != nil {
 		t.Fatalf("same key: %v", err)
 	}
-	other := p2pNode(t, func(c *node.Config) { c.SwarmKeyFile = swarmKey(t, 9) })
+	other := p2pNode(t, func(c *node.Config) { c.P2P.SwarmKeyFile = swarmKey(t, 9) })
 	if err := connect(other, a); err == nil {
 		t.Error("a node with another swarm key connected")
 	}
@@ -71,8 +71,8 @@ func TestP2P_SwarmKey(t *testing.T) {
 			t.Errorf("a private node listens on QUIC: %s", addr)
 		}
 	}
-	_, err := node.New(node.Config{Libraries: []string{t.TempDir()}, DataDir: t.TempDir(), SwarmKeyFile: key,
-		Listen: []string{"/ip4/127.0.0.1/udp/0/quic-v1"}})
+	_, err := node.New(node.Config{Libraries: []string{t.TempDir()}, DataDir: t.TempDir(),
+		P2P: p2p.Config{SwarmKeyFile: key, Listen: []string{"/ip4/127.0.0.1/udp/0/quic-v1"}}})
 	if err == nil || !strings.Contains(err.Error(), "QUIC") {
 		t.Errorf("explicit QUIC with a swarm key: %v, want a refusal naming QUIC", err)
 	}
@@ -83,7 +83,7 @@ func TestP2P_SwarmKey(t *testing.T) {
 func TestP2P_SwarmKeyDropsDefaultQUIC(t *testing.T) {
 	t.Parallel()
 	key := swarmKey(t, 3)
-	cfg := node.Config{Libraries: []string{t.TempDir()}, DataDir: t.TempDir(), SwarmKeyFile: key}
+	cfg := node.Config{Libraries: []string{t.TempDir()}, DataDir: t.TempDir(), P2P: p2p.Config{SwarmKeyFile: key}}
 	if _, err := node.New(cfg); err != nil {
 		t.Fatalf("default listen with a swarm key refused: %v", err)
 	}
@@ -94,7 +94,7 @@ func TestP2P_AllowPeer(t *testing.T) {
 	t.Parallel()
 	a := p2pNode(t, nil)
 	b := p2pNode(t, nil)
-	guarded := p2pNode(t, func(c *node.Config) { c.AllowPeers = []string{a.PeerID()} })
+	guarded := p2pNode(t, func(c *node.Config) { c.P2P.AllowPeers = []string{a.PeerID()} })
 	if err := connect(a, guarded); err != nil {
 		t.Fatalf("allowed peer: %v", err)
 	}
@@ -183,7 +183,7 @@ func TestP2P_SecondNodeOnTheSamePortIsRefused(t *testing.T) {
 	srv := storetest.Server(t)
 	n, err := node.New(node.Config{
 		Libraries: []string{t.TempDir()}, RedisURL: srv.URL(), APIAddr: "127.0.0.1:0", DataDir: storetest.Dir(t),
-		Listen: []string{addr}, Logger: storetest.Logger(t),
+		P2P: p2p.Config{Listen: []string{addr}}, Logger: storetest.Logger(t),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -209,15 +209,15 @@ func TestP2P_SecondNodeOnTheSamePortIsRefused(t *testing.T) {
 func relayedTrio(t testing.TB, lib string, editR, editB, editC func(*node.Config)) (r, b, c *node.Node) {
 	t.Helper()
 	r = p2pNode(t, func(cfg *node.Config) {
-		cfg.RelayService = true
+		cfg.P2P.RelayService = true
 		if editR != nil {
 			editR(cfg)
 		}
 	})
 	b = startNodeWith(t, lib, func(cfg *node.Config) {
-		cfg.Relays = []string{r.P2PAddrs()[0]}
-		cfg.Announce = []string{r.P2PAddrs()[0] + "/p2p-circuit"}
-		cfg.NoHolePunching = true
+		cfg.P2P.Relays = []string{r.P2PAddrs()[0]}
+		cfg.P2P.Announce = []string{r.P2PAddrs()[0] + "/p2p-circuit"}
+		cfg.P2P.NoHolePunching = true
 		if editB != nil {
 			editB(cfg)
 		}
@@ -232,9 +232,9 @@ func relayedTrio(t testing.TB, lib string, editR, editB, editC func(*node.Config
 		circuit += "/p2p/" + b.PeerID()
 	}
 	c = p2pNode(t, func(cfg *node.Config) {
-		cfg.Bootstrap = []string{circuit}
-		cfg.Announce = []string{"/ip4/127.0.0.1/tcp/9"} // the discard port: nothing listens there
-		cfg.NoHolePunching = true
+		cfg.P2P.Bootstrap = []string{circuit}
+		cfg.P2P.Announce = []string{"/ip4/127.0.0.1/tcp/9"} // the discard port: nothing listens there
+		cfg.P2P.NoHolePunching = true
 		if editC != nil {
 			editC(cfg)
 		}

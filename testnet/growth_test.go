@@ -42,7 +42,7 @@ func grow(t *testing.T, n int, films, episodes []int, seed uint64) *growth {
 	rng := rand.New(rand.NewPCG(seed, seed))
 	g := &growth{films: map[int]ingest.FileHashes{}, episodes: map[int]ingest.FileHashes{}}
 	g.c = New(t, 0, Options{Configure: func(_ *Cluster, _ int, cfg *node.Config) {
-		cfg.ConnLow, cfg.ConnHigh = 3, 6
+		cfg.P2P.ConnLow, cfg.P2P.ConnHigh = 3, 6
 	}})
 	c := g.c
 	for i := range n {

@@ -28,17 +28,17 @@ func natCluster(t *testing.T, n int, relay func(cfg *node.Config)) *Cluster {
 	}
 	c := New(t, n+1, Options{NAT: nat, LookupTimeout: 5 * time.Second, Configure: func(c *Cluster, i int, cfg *node.Config) {
 		if i == 0 {
-			cfg.RelayService = true
+			cfg.P2P.RelayService = true
 			if relay != nil {
 				relay(cfg)
 			}
 			return
 		}
-		cfg.Bootstrap = []string{c.Nodes[0].Addr}
+		cfg.P2P.Bootstrap = []string{c.Nodes[0].Addr}
 		// What AutoNAT v2 concludes behind a real NAT (private, so a DHT
 		// client); on loopback it probes nothing and the node would
 		// serve a DHT nobody can dial it for.
-		cfg.DHTMode = "client"
+		cfg.P2P.DHTMode = "client"
 	}})
 	for i := 1; i <= n; i++ {
 		waitReserved(t, c, i, c.Nodes[0].PeerID)
@@ -212,13 +212,13 @@ func TestNAT_RelayServiceOnlyForItsFederation(t *testing.T) {
 	}{
 		{"allow-peer", func(c *Cluster, i int, cfg *node.Config) {
 			if i == 0 {
-				cfg.AllowPeers = []string{c.Nodes[1].PeerID}
+				cfg.P2P.AllowPeers = []string{c.Nodes[1].PeerID}
 			}
 		}},
 		{"swarm-key", func(c *Cluster, i int, cfg *node.Config) {
-			cfg.SwarmKeyFile = keyA
+			cfg.P2P.SwarmKeyFile = keyA
 			if i == 2 {
-				cfg.SwarmKeyFile = keyB
+				cfg.P2P.SwarmKeyFile = keyB
 			}
 		}},
 	} {
@@ -226,9 +226,9 @@ func TestNAT_RelayServiceOnlyForItsFederation(t *testing.T) {
 			started := false
 			c := New(t, 3, Options{NAT: []int{1, 2}, Configure: func(c *Cluster, i int, cfg *node.Config) {
 				if i == 0 {
-					cfg.RelayService = true
+					cfg.P2P.RelayService = true
 				} else {
-					cfg.Bootstrap = []string{c.Nodes[0].Addr}
+					cfg.P2P.Bootstrap = []string{c.Nodes[0].Addr}
 				}
 				if started {
 					tc.set(c, i, cfg)

@@ -67,7 +67,7 @@ type Options struct {
 	PeerRecordTTL time.Duration
 	// Reporter, when set, is called at every start of member i and what
 	// it returns counts that node's libp2p stream bytes
-	// (node.Config.BandwidthReporter). Benchmarks set it.
+	// (node.Config.P2P.BandwidthReporter). Benchmarks set it.
 	Reporter func(i int) metrics.Reporter
 	// NAT are the members behind a NAT: they accept no direct connection
 	// (only relayed ones), but dial out to anyone, as behind a home
@@ -308,10 +308,10 @@ func (m *Member) start(bootstrap []string) {
 	}
 	cfg := node.Config{
 		Libraries: []string{m.Library}, DataDir: m.Data, RedisURL: srv.URL(), APIAddr: "127.0.0.1:0",
-		Settle: 50 * time.Millisecond, Listen: []string{m.listen}, Bootstrap: bootstrap,
-		ReprovideInterval: o.ReprovideInterval, ProviderRecordTTL: o.ProviderRecordTTL,
-		LookupTimeout: o.LookupTimeout, PeerRootsMax: o.PeerRootsMax, PeerRecordTTL: o.PeerRecordTTL, BandwidthReporter: bw,
-		Gater:  &memberGater{p: m.c.cut, self: self},
+		Settle: 50 * time.Millisecond, ReprovideInterval: o.ReprovideInterval,
+		LookupTimeout: o.LookupTimeout, PeerRootsMax: o.PeerRootsMax, PeerRecordTTL: o.PeerRecordTTL,
+		P2P: p2p.Config{Listen: []string{m.listen}, Bootstrap: bootstrap, ProviderRecordTTL: o.ProviderRecordTTL,
+			BandwidthReporter: bw, Gater: &memberGater{p: m.c.cut, self: self}},
 		Logger: m.logger("node"),
 	}
 	if o.Configure != nil {

@@ -11,45 +11,88 @@ import (
 	ma "github.com/multiformats/go-multiaddr"
 )
 
-// Config is what the host and the DHT are built from; node.Config fills
-// it from the node's flags, whose names its errors give.
+// Config is what the host and the DHT are built from: node.Config.P2P,
+// which cmd/metamesh fills from the node's flags, whose names its errors
+// give. Every field but ProviderRecordTTL, Gater and BandwidthReporter
+// has a flag and an environment twin.
 type Config struct {
-	// Listen are the listen multiaddrs (--listen); DefaultListen when
-	// empty is the caller's to set.
+	// Listen are the libp2p listen multiaddrs (--listen). Default
+	// DefaultListen (TCP and QUIC on 4681, every interface).
 	Listen []string
-	// Bootstrap peers, …/p2p/<peerID> multiaddrs (--bootstrap), redialled
-	// with backoff whenever the node is not connected to them.
+	// Bootstrap peers, /…/p2p/<peerID> multiaddrs (--bootstrap), redialled
+	// with backoff whenever the node is not connected to them. There are
+	// no default (public) bootstrap peers.
 	Bootstrap []string
-	// Announce replaces the addresses the node tells peers (--announce).
+	// Announce replaces the addresses the node tells peers (--announce),
+	// for a node behind NAT or in a container.
 	Announce []string
-	// NATPortMap asks the router for a port mapping (--nat-portmap).
+	// NATPortMap asks the household router for a port mapping (UPnP,
+	// NAT-PMP) (--nat-portmap). Off: the node never reaches out on its own.
 	NATPortMap bool
-	// SwarmKeyFile makes the network private (--swarm-key).
+	// SwarmKeyFile makes the federation private (--swarm-key): only nodes
+	// with the same /key/swarm/psk/1.0.0/ key connect. QUIC cannot run a
+	// private network, so the default QUIC address is dropped and a QUIC
+	// --listen is refused.
 	SwarmKeyFile string
-	// AllowPeers, when set, is the only peers the host connects with
+	// AllowPeers, when set, is the only peers the node connects with
 	// (--allow-peer).
 	AllowPeers []string
-	// DHTMode is auto, server or client (--dht-mode).
+	// DHTMode is auto (default), server or client (--dht-mode). Auto is a
+	// DHT server unless AutoNAT v2 finds the node private (behind NAT,
+	// its addresses confirmed undialable), or, until AutoNAT concludes,
+	// the peers it named see it at an outside address (reach.go), then a
+	// client: the DHT is made of reachable nodes, and a federation of
+	// private addresses (a home LAN, where AutoNAT servers probe nothing)
+	// keeps all its nodes in it.
 	DHTMode string
-	// Relays are static relays (--relay); RelayService makes the host a
-	// relay for others (--relay-service); NoHolePunching turns DCUtR off.
-	Relays         []string
-	RelayService   bool
+	// Relays are static relays, /…/p2p/<peerID> multiaddrs (--relay): the
+	// node keeps a reservation with each while it is not publicly
+	// reachable, as with the --bootstrap peers that offer the relay
+	// service. No other relay is ever used for the node's own addresses.
+	Relays []string
+	// RelayService makes the node a circuit relay v2 for others
+	// (--relay-service), with libp2p's default limits (relay.go).
+	RelayService bool
+	// NoHolePunching turns DCUtR off (--hole-punching=false): connections
+	// that start over a relay stay relayed.
 	NoHolePunching bool
-	// ConnLow and ConnHigh are the connection manager's watermarks.
+	// ConnLow and ConnHigh are the connection manager's watermarks
+	// (--conn-low, --conn-high; default 100 and 400).
 	ConnLow, ConnHigh int
-	// ProviderRecordTTL is how long provider records stored for others
-	// stay valid; 0 keeps kad-dht's default.
+	// ProviderRecordTTL is how long provider records the node stores for
+	// others stay valid; 0 keeps kad-dht's default (48h). It has no flag:
+	// tests shorten it.
 	ProviderRecordTTL time.Duration
-	// Gater, when set, is asked before every connection (tests cut links
-	// with it); BandwidthReporter, when set, counts stream bytes.
-	Gater             connmgr.ConnectionGater
+	// Gater, when set, also decides which peers the host may connect with
+	// (after AllowPeers). It has no flag: programs that embed a node (the
+	// testnet harness cutting partitions) set it.
+	Gater connmgr.ConnectionGater
+	// BandwidthReporter, when set, is told every byte the host's streams
+	// send and receive (libp2p.BandwidthReporter). It has no flag:
+	// benchmarks set it.
 	BandwidthReporter metrics.Reporter
 }
 
 // DefaultListen are the libp2p addresses a node listens on by default:
 // not 4001, so it runs beside Kubo.
 var DefaultListen = []string{"/ip4/0.0.0.0/tcp/4681", "/ip4/0.0.0.0/udp/4681/quic-v1"}
+
+// SetDefaults fills zero fields: DefaultListen, --dht-mode auto, the
+// watermarks 100 and 400. Start takes cfg as it is.
+func (c *Config) SetDefaults() {
+	if len(c.Listen) == 0 {
+		c.Listen = DefaultListen
+	}
+	if c.DHTMode == "" {
+		c.DHTMode = "auto"
+	}
+	if c.ConnLow == 0 {
+		c.ConnLow = 100
+	}
+	if c.ConnHigh == 0 {
+		c.ConnHigh = 400
+	}
+}
 
 // Validate checks the addresses, peer IDs and modes, naming the flag of
 // whatever is wrong.

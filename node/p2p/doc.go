@@ -7,7 +7,8 @@
 // # Files
 //
 //   - config.go: Config (the node's flags that concern the host and the
-//     DHT), DefaultListen, Validate.
+//     DHT; node.Config holds it as P2P), DefaultListen, SetDefaults,
+//     Validate.
 //   - identity.go: the node's key (DATA/identity.key), made on first use;
 //     a damaged one refused with the way out (identity_test.go).
 //   - p2p.go: Net (its accessors, Close), the cleanup stack (closers),
