@@ -111,7 +111,7 @@ func (d *download) save(a *answer, out string, have int64, etag string) (int64, 
 			return 0, fmt.Errorf("the node answered bytes=%d- with the range %q", have, a.Header.Get("Content-Range"))
 		}
 		from = have
-		d.note("resuming %s after %s", out, bytesText(have))
+		d.note("resuming %s after %s", out, BytesText(have))
 	default:
 		d.startingOver(part, have, etag)
 	}

@@ -36,8 +36,9 @@ func (d *download) note(format string, a ...any) {
 	d.report.Note(fmt.Sprintf(format, a...))
 }
 
-// bytesText is n bytes as the commands print them: "293.0 KiB".
-func bytesText(n int64) string {
+// BytesText is n bytes as the commands print them: "293.0 KiB" (binary
+// units, one decimal; plain bytes under 1 KiB).
+func BytesText(n int64) string {
 	const unit = 1024
 	if n < unit {
 		return fmt.Sprintf("%d B", n)

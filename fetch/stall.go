@@ -43,7 +43,7 @@ func (g *stallGuard) stalled() error {
 	if !g.started.Load() {
 		return fmt.Errorf("the node did not answer in %s (--stall)", g.d)
 	}
-	return fmt.Errorf("the node sent nothing for %s after %s (--stall)", g.d, bytesText(g.got.Load()))
+	return fmt.Errorf("the node sent nothing for %s after %s (--stall)", g.d, BytesText(g.got.Load()))
 }
 
 // answered notes that the node answered: the wait for bytes begins.

@@ -211,7 +211,7 @@ func (g *getRun) Progress(what string, from, total int64) fetch.Progress {
 		max = total - from
 	}
 	if from > 0 {
-		desc += fmt.Sprintf(" (the %s after %s)", bytesText(max), bytesText(from))
+		desc += fmt.Sprintf(" (the %s after %s)", fetch.BytesText(max), fetch.BytesText(from))
 	}
 	w := p.w
 	p.bar = progressbar.NewOptions64(max, progressbar.OptionSetWriter(w), progressbar.OptionSetDescription(desc),
@@ -236,9 +236,9 @@ func (p *progress) Add(n int64) {
 // line is how far it got, for a log: "film.mkv: 1.2 GiB of 4.4 GiB
 // (27%), 11.3 MB/s".
 func (p *progress) line() string {
-	s := p.what + ": " + bytesText(p.done)
+	s := p.what + ": " + fetch.BytesText(p.done)
 	if p.total > 0 {
-		s += fmt.Sprintf(" of %s (%d%%)", bytesText(p.total), p.done*100/p.total)
+		s += fmt.Sprintf(" of %s (%d%%)", fetch.BytesText(p.total), p.done*100/p.total)
 	}
 	if t := time.Since(p.start).Seconds(); t > 0 {
 		s += fmt.Sprintf(", %.1f MB/s", float64(p.done-p.from)/t/1e6)

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/metamesh/node/fetch"
 	"github.com/metamesh/node/ingest"
 	"github.com/metamesh/node/node"
 )
@@ -48,7 +49,7 @@ directory may not lie inside a library.`,
 			if asJSON, _ := cmd.Flags().GetBool("json"); asJSON {
 				return json.NewEncoder(cmd.OutOrStdout()).Encode(p)
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "scanned %d files (%s), %d errors\n", p.FilesDone, bytesText(p.BytesDone), p.Errors)
+			fmt.Fprintf(cmd.OutOrStdout(), "scanned %d files (%s), %d errors\n", p.FilesDone, fetch.BytesText(p.BytesDone), p.Errors)
 			return nil
 		},
 	}
@@ -69,7 +70,7 @@ func stateWord(state string) string {
 func progressLines(w io.Writer) func(ingest.Progress) {
 	return func(p ingest.Progress) {
 		fmt.Fprintf(w, "%s: %d/%d files, %s/%s, hashing at %.1f MB/s\n", stateWord(p.State), p.FilesDone, p.FilesTotal,
-			bytesText(min(p.BytesDone+p.BytesInFlight, max(p.BytesTotal, p.BytesDone))), bytesText(p.BytesTotal), p.HashRate/1e6)
+			fetch.BytesText(min(p.BytesDone+p.BytesInFlight, max(p.BytesTotal, p.BytesDone))), fetch.BytesText(p.BytesTotal), p.HashRate/1e6)
 	}
 }
 
@@ -95,23 +96,10 @@ func progressBar(w io.Writer) func(ingest.Progress) {
 		}
 		shown = max(shown, min(done, total)) // never backwards
 		bar.Describe(fmt.Sprintf("%-8s %d/%d files, %s/%s, %.1f MB/s", stateWord(p.State), p.FilesDone, p.FilesTotal,
-			bytesText(shown), bytesText(p.BytesTotal), p.HashRate/1e6))
+			fetch.BytesText(shown), fetch.BytesText(p.BytesTotal), p.HashRate/1e6))
 		_ = bar.Set64(shown)
 		if finished {
 			_ = bar.Finish()
 		}
 	}
-}
-
-func bytesText(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }

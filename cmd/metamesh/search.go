@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/metamesh/node/api"
+	"github.com/metamesh/node/fetch"
 )
 
 func newSearchCmd() *cobra.Command {
@@ -134,16 +135,7 @@ func humanSize(n int64) string {
 	if n <= 0 {
 		return "-"
 	}
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+	return fetch.BytesText(n)
 }
 
 // plural writes n and the noun, with an s unless n is 1.

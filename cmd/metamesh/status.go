@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/metamesh/node/api"
+	"github.com/metamesh/node/fetch"
 	"github.com/metamesh/node/ingest"
 )
 
@@ -111,9 +112,9 @@ func dataDirLine(d api.DataDir) string {
 		return fmt.Sprintf("%s (free space unknown: %s)", d.Path, oneLine(d.Error))
 	case d.Full:
 		return fmt.Sprintf("%s, FULL: %s free, under the %s the node needs; new files wait until space is freed",
-			d.Path, bytesText(int64(d.FreeBytes)), bytesText(int64(d.MinFreeBytes)))
+			d.Path, fetch.BytesText(int64(d.FreeBytes)), fetch.BytesText(int64(d.MinFreeBytes)))
 	}
-	return fmt.Sprintf("%s, %s free", d.Path, bytesText(int64(d.FreeBytes)))
+	return fmt.Sprintf("%s, %s free", d.Path, fetch.BytesText(int64(d.FreeBytes)))
 }
 
 // scanLine says where the scan stands: while a full scan runs, how far
