@@ -334,6 +334,8 @@ func TestWeb_PeerOnlyRecord(t *testing.T) {
 	if source != "known from a peer "+peerID {
 		t.Errorf("source shown %q", source)
 	}
+	// The summary comes with the node's status, apart from the list.
+	p.waitList("the summary", `document.getElementById("summary").textContent !== ""`)
 	summary := p.eval("read the summary", `document.getElementById("summary").textContent`)
 	if !strings.Contains(summary, " 1 local file · 1 known from peers · 0 peers") {
 		t.Errorf("summary %q", summary)
@@ -393,6 +395,8 @@ func TestWeb_EmptyLibrary(t *testing.T) {
 	p.waitList("the hint", `!document.getElementById("empty-hint").hidden`)
 	hint := p.eval("read the hint", `document.getElementById("empty-hint").textContent.replace(/\s+/g, " ")`)
 	folders := p.eval("read the folders", `[...document.querySelectorAll("#empty-folders code")].map((c) => c.textContent).join("|")`)
+	// The summary comes with the node's status, apart from the list.
+	p.waitList("the summary", `document.getElementById("summary").textContent !== ""`)
 	summary := p.eval("read the summary", `document.getElementById("summary").textContent`)
 	if !strings.Contains(hint, "Copy videos into the library folder") || !strings.Contains(hint, "make sample") || folders != lib {
 		t.Errorf("hint %q with folders %q, want the library folder %s and make sample", hint, folders, lib)
