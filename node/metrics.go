@@ -62,52 +62,15 @@ func newMetrics(n *Node) *nodeMetrics {
 	m.foundLocal = m.lookups.WithLabelValues("local", "found")
 	m.localLatency = m.lookupLatency.WithLabelValues("local")
 	prog := func() ingest.Progress { return n.ing.Progress() }
-	gauge := func(name, help string, f func() float64) prometheus.Collector {
-		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, f)
-	}
-	counter := func(name, help string, f func() float64) prometheus.Collector {
-		return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help}, f)
-	}
 	m.reg.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.lookups, m.lookupLatency, n.hashDuration,
-		counter("metamesh_share_served_bytes_total", "Bytes of the library files' blocks sent to peers over bitswap (--share-files).",
-			func() float64 { return float64(n.shr.Stats().ServedBytes) }),
-		counter("metamesh_share_served_blocks_total", "Blocks of the library files sent to peers over bitswap.",
-			func() float64 { return float64(n.shr.Stats().ServedBlocks) }),
-		counter("metamesh_peer_records_disproved_total", "Peers' records whose pairing of the asked CID with an IPFS CID the fetched bytes disproved: each dropped, its signers not believed for a day (log line names them).",
-			func() float64 { return float64(n.pairs.disproved.Load()) }),
-		counter("metamesh_share_fetched_bytes_total", "Bytes of peers' files' blocks received over bitswap for this node's fetches (GET /api/file of a peer's file).",
-			func() float64 { return float64(n.shr.Stats().FetchedBytes) }),
-		gauge("metamesh_scan_files_done", "Files the current (or last) full scan finished, whatever the result.",
-			func() float64 { return float64(prog().FilesDone) }),
-		gauge("metamesh_scan_files_total", "Files the current (or last) full scan found.",
-			func() float64 { return float64(prog().FilesTotal) }),
-		gauge("metamesh_scan_files_hashed", "Full hash passes (sha2-256 and UnixFS) since the current scan started.",
-			func() float64 { return float64(prog().Hashed) }),
-		gauge("metamesh_scan_files_failed", "Files the current scan could not ingest.",
-			func() float64 { return float64(prog().Errors) }),
-		gauge("metamesh_scan_bytes_done", "Bytes of the files the current scan finished (unchanged files included).",
-			func() float64 { return float64(prog().BytesDone) }),
-		gauge("metamesh_scan_bytes_hashed", "Bytes read by full hash passes since the current scan started.",
-			func() float64 { return float64(prog().BytesHashed) }),
-		gauge("metamesh_scan_bytes_total", "Bytes the current scan has to hash.",
-			func() float64 { return float64(prog().BytesTotal) }),
-		gauge("metamesh_scan_hash_bytes_per_second", "Hashing rate of the current (or last) scan: bytes hashed per second.",
-			func() float64 { return prog().HashRate }),
-		gauge("metamesh_scan_duration_seconds", "How long the current scan has run, or the last one took.",
-			func() float64 {
-				p := prog()
-				if p.StartedAt.IsZero() {
-					return 0
-				}
-				end := p.FinishedAt
-				if end.IsZero() {
-					end = time.Now()
-				}
-				return end.Sub(p.StartedAt).Seconds()
-			}),
+	)
+	m.reg.MustRegister(shareMetrics(n)...)
+	m.reg.MustRegister(scanMetrics(prog)...)
+	m.reg.MustRegister(provideMetrics(n)...)
+	m.reg.MustRegister(
 		gauge("metamesh_hash_queue", "Files waiting for a hashing worker.",
 			func() float64 { return float64(n.ing.QueueLen()) }),
 		gauge("metamesh_meta_cache_documents", "Documents the /api/meta cache holds (--meta-cache).",
@@ -116,48 +79,6 @@ func newMetrics(n *Node) *nodeMetrics {
 			func() float64 { return float64(n.st.CacheStats().Hits) }),
 		counter("metamesh_meta_cache_misses_total", "Document reads the cache did not answer (Redis did).",
 			func() float64 { return float64(n.st.CacheStats().Misses) }),
-		counter("metamesh_provides_done_total", "Keys provided to the DHT (first provides and reprovides).",
-			func() float64 { return float64(n.hh.ProvideStats().Provided) }),
-		counter("metamesh_provides_failed_total", "Keys whose provide failed.",
-			func() float64 { return float64(n.hh.ProvideStats().Failed) }),
-		gauge("metamesh_provides_queued", "Keys waiting for their first provide.",
-			func() float64 { return float64(n.hh.ProvideStats().Queued) }),
-		gauge("metamesh_provides_announced", "Local files with a CID to announce.",
-			func() float64 { return float64(n.hh.ProvideStats().Announced) }),
-		counter("metamesh_provide_walks_total", "DHT walks the sweeping provider ran.",
-			func() float64 { return float64(n.hh.ProvideStats().Walks) }),
-		counter("metamesh_provide_messages_total", "DHT messages the sweeping provider sent.",
-			func() float64 { return float64(n.hh.ProvideStats().Messages) }),
-		gauge("metamesh_provide_keys", "Keys in the provider's keystore: file CIDs and search token keys.",
-			func() float64 { return float64(n.hh.ProvideStats().Keys) }),
-		gauge("metamesh_provide_token_keys", "Search token keys the announcer gave the keystore (one per keyed word of the local files).",
-			func() float64 { return float64(n.hh.ProvideStats().TokenKeys) }),
-		gauge("metamesh_provide_regions", "Keyspace regions the provider reprovides.",
-			func() float64 { return float64(n.hh.ProvideStats().Regions) }),
-		gauge("metamesh_provide_last_cycle_seconds", "How long the regions reprovided in the last cycle took in all.",
-			func() float64 { return n.hh.ProvideStats().LastCycle.Seconds() }),
-		gauge("metamesh_provide_oldest_region_provided_timestamp_seconds", "When the keyspace region provided longest ago was last provided (Unix time); 0 while a region was not provided since the start, or there is none.",
-			func() float64 {
-				if at, ok := n.hh.ProvideStats().OldestRegionProvided(); ok && !at.IsZero() {
-					return float64(at.UnixNano()) / 1e9
-				}
-				return 0
-			}),
-		gauge("metamesh_provide_findable_closest", "Peers closest to the key of each region's latest findability check, summed.",
-			func() float64 { return float64(n.hh.ProvideStats().Findable.Closest) }),
-		gauge("metamesh_provide_findable_holding", "Of them, the peers that returned this household among the key's providers.",
-			func() float64 { return float64(n.hh.ProvideStats().Findable.Holding) }),
-		gauge("metamesh_provide_findable_checked_timestamp_seconds", "When the last findability check ran (Unix time); 0 before the first.",
-			func() float64 {
-				if at := n.hh.ProvideStats().Findable.CheckedAt; !at.IsZero() {
-					return float64(at.UnixNano()) / 1e9
-				}
-				return 0
-			}),
-		counter("metamesh_provide_checks_total", "Findability checks run.",
-			func() float64 { return float64(n.hh.ProvideStats().Findable.Checks) }),
-		counter("metamesh_provide_check_messages_total", "DHT messages the findability checks sent (GET_PROVIDERS; not in metamesh_provide_messages_total).",
-			func() float64 { return float64(n.hh.ProvideStats().Findable.CheckMessages) }),
 		gauge("metamesh_peers", "Connected peers.",
 			func() float64 { return float64(len(n.p2p.Host().Network().Peers())) }),
 		gauge("metamesh_data_free_bytes", "Bytes still available on the data directory's file system.",
@@ -227,4 +148,111 @@ func (m *nodeMetrics) lookup(doc api.Document, err error, took time.Duration) {
 	}
 	m.lookups.WithLabelValues(source, result).Inc()
 	m.lookupLatency.WithLabelValues(source).Observe(took.Seconds())
+}
+
+// shareMetrics are the sharing's collectors: blocks served and fetched over
+// bitswap, and the peers' records the bytes disproved.
+func shareMetrics(n *Node) []prometheus.Collector {
+	return []prometheus.Collector{
+		counter("metamesh_share_served_bytes_total", "Bytes of the library files' blocks sent to peers over bitswap (--share-files).",
+			func() float64 { return float64(n.shr.Stats().ServedBytes) }),
+		counter("metamesh_share_served_blocks_total", "Blocks of the library files sent to peers over bitswap.",
+			func() float64 { return float64(n.shr.Stats().ServedBlocks) }),
+		counter("metamesh_peer_records_disproved_total", "Peers' records whose pairing of the asked CID with an IPFS CID the fetched bytes disproved: each dropped, its signers not believed for a day (log line names them).",
+			func() float64 { return float64(n.pairs.disproved.Load()) }),
+		counter("metamesh_share_fetched_bytes_total", "Bytes of peers' files' blocks received over bitswap for this node's fetches (GET /api/file of a peer's file).",
+			func() float64 { return float64(n.shr.Stats().FetchedBytes) }),
+	}
+}
+
+// scanMetrics are the current (or last) scan's collectors, read from prog.
+func scanMetrics(prog func() ingest.Progress) []prometheus.Collector {
+	return []prometheus.Collector{
+		gauge("metamesh_scan_files_done", "Files the current (or last) full scan finished, whatever the result.",
+			func() float64 { return float64(prog().FilesDone) }),
+		gauge("metamesh_scan_files_total", "Files the current (or last) full scan found.",
+			func() float64 { return float64(prog().FilesTotal) }),
+		gauge("metamesh_scan_files_hashed", "Full hash passes (sha2-256 and UnixFS) since the current scan started.",
+			func() float64 { return float64(prog().Hashed) }),
+		gauge("metamesh_scan_files_failed", "Files the current scan could not ingest.",
+			func() float64 { return float64(prog().Errors) }),
+		gauge("metamesh_scan_bytes_done", "Bytes of the files the current scan finished (unchanged files included).",
+			func() float64 { return float64(prog().BytesDone) }),
+		gauge("metamesh_scan_bytes_hashed", "Bytes read by full hash passes since the current scan started.",
+			func() float64 { return float64(prog().BytesHashed) }),
+		gauge("metamesh_scan_bytes_total", "Bytes the current scan has to hash.",
+			func() float64 { return float64(prog().BytesTotal) }),
+		gauge("metamesh_scan_hash_bytes_per_second", "Hashing rate of the current (or last) scan: bytes hashed per second.",
+			func() float64 { return prog().HashRate }),
+		gauge("metamesh_scan_duration_seconds", "How long the current scan has run, or the last one took.",
+			func() float64 {
+				p := prog()
+				if p.StartedAt.IsZero() {
+					return 0
+				}
+				end := p.FinishedAt
+				if end.IsZero() {
+					end = time.Now()
+				}
+				return end.Sub(p.StartedAt).Seconds()
+			}),
+	}
+}
+
+// provideMetrics are the sweeping provider's collectors and its findability
+// checks'.
+func provideMetrics(n *Node) []prometheus.Collector {
+	return []prometheus.Collector{
+		counter("metamesh_provides_done_total", "Keys provided to the DHT (first provides and reprovides).",
+			func() float64 { return float64(n.hh.ProvideStats().Provided) }),
+		counter("metamesh_provides_failed_total", "Keys whose provide failed.",
+			func() float64 { return float64(n.hh.ProvideStats().Failed) }),
+		gauge("metamesh_provides_queued", "Keys waiting for their first provide.",
+			func() float64 { return float64(n.hh.ProvideStats().Queued) }),
+		gauge("metamesh_provides_announced", "Local files with a CID to announce.",
+			func() float64 { return float64(n.hh.ProvideStats().Announced) }),
+		counter("metamesh_provide_walks_total", "DHT walks the sweeping provider ran.",
+			func() float64 { return float64(n.hh.ProvideStats().Walks) }),
+		counter("metamesh_provide_messages_total", "DHT messages the sweeping provider sent.",
+			func() float64 { return float64(n.hh.ProvideStats().Messages) }),
+		gauge("metamesh_provide_keys", "Keys in the provider's keystore: file CIDs and search token keys.",
+			func() float64 { return float64(n.hh.ProvideStats().Keys) }),
+		gauge("metamesh_provide_token_keys", "Search token keys the announcer gave the keystore (one per keyed word of the local files).",
+			func() float64 { return float64(n.hh.ProvideStats().TokenKeys) }),
+		gauge("metamesh_provide_regions", "Keyspace regions the provider reprovides.",
+			func() float64 { return float64(n.hh.ProvideStats().Regions) }),
+		gauge("metamesh_provide_last_cycle_seconds", "How long the regions reprovided in the last cycle took in all.",
+			func() float64 { return n.hh.ProvideStats().LastCycle.Seconds() }),
+		gauge("metamesh_provide_oldest_region_provided_timestamp_seconds", "When the keyspace region provided longest ago was last provided (Unix time); 0 while a region was not provided since the start, or there is none.",
+			func() float64 {
+				if at, ok := n.hh.ProvideStats().OldestRegionProvided(); ok && !at.IsZero() {
+					return float64(at.UnixNano()) / 1e9
+				}
+				return 0
+			}),
+		gauge("metamesh_provide_findable_closest", "Peers closest to the key of each region's latest findability check, summed.",
+			func() float64 { return float64(n.hh.ProvideStats().Findable.Closest) }),
+		gauge("metamesh_provide_findable_holding", "Of them, the peers that returned this household among the key's providers.",
+			func() float64 { return float64(n.hh.ProvideStats().Findable.Holding) }),
+		gauge("metamesh_provide_findable_checked_timestamp_seconds", "When the last findability check ran (Unix time); 0 before the first.",
+			func() float64 {
+				if at := n.hh.ProvideStats().Findable.CheckedAt; !at.IsZero() {
+					return float64(at.UnixNano()) / 1e9
+				}
+				return 0
+			}),
+		counter("metamesh_provide_checks_total", "Findability checks run.",
+			func() float64 { return float64(n.hh.ProvideStats().Findable.Checks) }),
+		counter("metamesh_provide_check_messages_total", "DHT messages the findability checks sent (GET_PROVIDERS; not in metamesh_provide_messages_total).",
+			func() float64 { return float64(n.hh.ProvideStats().Findable.CheckMessages) }),
+	}
+}
+
+// gauge and counter are collectors of what f reads when scraped.
+func gauge(name, help string, f func() float64) prometheus.Collector {
+	return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, f)
+}
+
+func counter(name, help string, f func() float64) prometheus.Collector {
+	return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help}, f)
 }
