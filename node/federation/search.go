@@ -225,13 +225,10 @@ type peerHits struct {
 
 // fanOutResult is what a federated search's asking brought: the answers
 // that verified, by peer ID; how many households were asked, and how many
-// of them by the keyword index's path; whether its budget (or its
-// caller) ended it before every household was asked and the keyword
-// lookups were over.
+// of them by the keyword index's path.
 type fanOutResult struct {
 	answers          []peerHits
 	asked, fromIndex int
-	overBudget       bool
 }
 
 // fanOut asks, within searchFanOutTimeout, up to searchFanOutPeers
@@ -274,7 +271,6 @@ func (ss *searchService) fanOut(ctx context.Context, req protocol.SearchRequest)
 	// within the budget; then the search ends, those still silent are
 	// cut off.
 	a.waitAwaited(ctx)
-	a.res.overBudget = ctx.Err() != nil
 	cancel()
 	a.late.Wait()
 	// By peer ID: the merge's turns do not depend on who answered first.
@@ -302,10 +298,9 @@ type asking struct {
 	asked map[peer.ID]bool // and the node itself
 	res   fanOutResult
 	// late are the requests still open past their household's deadline;
-	// awaited those of them the search waits for before it ends, open how
-	// many of those are still open.
-	late, awaited sync.WaitGroup
-	open          atomic.Int64
+	// awaited tell the end of those the search waits for before it ends.
+	late    sync.WaitGroup
+	awaited []chan struct{}
 }
 
 // waitAwaited waits, until ctx ends, for the requests of the households
@@ -316,20 +311,25 @@ type asking struct {
 // household that makes the search wait this way to the end of its
 // budget is marked, so it is not waited for again.
 func (a *asking) waitAwaited(ctx context.Context) {
-	if a.open.Load() == 0 {
-		return
-	}
-	done := make(chan struct{})
-	go func() {
-		a.awaited.Wait()
-		close(done)
-	}()
-	if a.ss.awaiting != nil {
-		a.ss.awaiting()
-	}
-	select {
-	case <-done:
-	case <-ctx.Done():
+	a.mu.Lock()
+	awaited := a.awaited
+	a.mu.Unlock()
+	told := false
+	for _, done := range awaited {
+		select {
+		case <-done:
+			continue
+		default:
+		}
+		if !told && a.ss.awaiting != nil {
+			a.ss.awaiting()
+			told = true
+		}
+		select {
+		case <-done:
+		case <-ctx.Done():
+			return
+		}
 	}
 }
 
@@ -422,17 +422,13 @@ func (a *asking) ask(ctx context.Context, p peer.ID, indexed bool) {
 	}
 	var late atomic.Bool
 	done := make(chan struct{})
-	awaited := indexed && a.ss.scores.of(p) == 0
-	if awaited {
-		a.awaited.Add(1)
-		a.open.Add(1)
+	if indexed && a.ss.scores.of(p) == 0 {
+		a.mu.Lock()
+		a.awaited = append(a.awaited, done)
+		a.mu.Unlock()
 	}
 	a.late.Go(func() {
 		defer close(done)
-		if awaited {
-			defer a.awaited.Done()
-			defer a.open.Add(-1)
-		}
 		hits, err := a.ss.ask(ctx, p, a.req)
 		if err != nil {
 			if ctx.Err() == nil || late.Load() {
