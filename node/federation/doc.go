@@ -49,6 +49,8 @@
 //     marked (a hang).
 //   - index.go: the households the DHT's keyword index names for a query
 //     (the providers of its words' token keys, looked up in parallel).
+//   - walk.go: a word's DHT walk, ended once the peers nearest its key
+//     have answered (followed through kad-dht's lookup and query events).
 //   - score.go: the peers that hung or lied, each mark fading (six
 //     hours' half-life): asked last by lookups and searches, a liar's
 //     records not believed for a day.
@@ -65,6 +67,8 @@
 //   - resolve_rules_test.go: the lookup's rules against it: which record
 //     wins, whom it asks and in what order, when it stops, a disproved
 //     lie.
+//   - walk_test.go: when a walk ends, told by the peers' distance to
+//     the key.
 //   - search_hostile_test.go: hanging peers whose IDs sort first do not
 //     blind a federated search (real hosts on loopback); the order of the
 //     connected peers and of those waiting, and who is marked.

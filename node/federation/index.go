@@ -47,7 +47,7 @@ func (ss *searchService) indexCandidates(ctx context.Context, q string) <-chan p
 		go func() {
 			defer wg.Done()
 			n := 0
-			for ai := range ss.providers.FindProvidersAsync(ctx, protocol.SearchTokenKey(w), searchIndexProviders) {
+			for ai := range findNear(ctx, ss.providers, protocol.SearchTokenKey(w), searchIndexProviders, walkNearest) {
 				n++
 				if ai.ID == self {
 					continue
