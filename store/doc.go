@@ -194,6 +194,12 @@
 //     ingestion (Ingest, IngestBatch). flatten.go, document.go: reads.
 //   - paths.go: the path and inode indexes. events.go: meta:events, Feed.
 //   - follow.go: Follow and Repair (the open schema).
+//   - changes.go: Changes, the one follower of what changes in the store
+//     (the change feed and the file:* notifications, tracked as Follow
+//     does) for all the node keeps in step with it, handing batches of
+//     changed roots each read once (ReadChanged: a thousand per round
+//     trip); sweeps at start, after a trim or a lost subscription, on
+//     request.
 //   - merge.go: MergeRecord, the conflict-free merge of peers' records,
 //     and the eviction of roots known only from peers.
 //   - search.go: what the search index (node/catalog's TextIndex, out
