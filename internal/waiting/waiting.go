@@ -9,20 +9,29 @@ import (
 // Guard bounds every wait: a hang detector, not a timing check.
 const Guard = 2 * time.Minute
 
-// poll is how often For looks again.
+// poll is how often a wait looks again unless Every says otherwise.
 const poll = 20 * time.Millisecond
 
 // For polls cond until it holds, failing tb with what it waited for once
-// Guard has passed.
-func For(tb testing.TB, what string, cond func() bool) {
+// Guard (or the Limit given) has passed.
+func For(tb testing.TB, what string, cond func() bool, opts ...Option) {
 	tb.Helper()
-	deadline := time.Now().Add(Guard)
-	for !cond() {
-		if time.Now().After(deadline) {
-			tb.Fatalf("waited %v for %s", Guard, what)
+	check := func() string {
+		if cond() {
+			return ""
 		}
-		time.Sleep(poll)
+		return "not yet"
 	}
+	newWait(opts).poll(tb, what, check, false)
+}
+
+// Until polls check until it returns "", failing tb with what it waited
+// for and the last reason check gave (why it was not yet true) once
+// Guard (or the Limit given) has passed. It returns how long the wait
+// took, for a test that reports how long a testnet took to converge.
+func Until(tb testing.TB, what string, check func() string, opts ...Option) time.Duration {
+	tb.Helper()
+	return newWait(opts).poll(tb, what, check, true)
 }
 
 // Context is a context that ends once Guard has passed (or the test
