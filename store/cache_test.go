@@ -30,18 +30,13 @@ func openCached(t *testing.T, size int) (*store.Store, *redis.Client) {
 	// The cache serves once its subscription is in place.
 	probe := ingest(t, s, stat("/l/probe.mkv", 1), content{9000, 9000})
 	c := must[store.Hashes](t)(s.Own(ctx, probe.Root)).SHA256
-	waitFor(t, "the cache to serve", func() bool {
+	waiting.For(t, "the cache to serve", func() bool {
 		resolve(t, s, c)
 		before := s.CacheStats().Hits
 		resolve(t, s, c)
 		return s.CacheStats().Hits > before
 	})
 	return s, raw
-}
-
-func waitFor(t *testing.T, what string, ok func() bool) {
-	t.Helper()
-	waiting.For(t, what, ok)
 }
 
 // A read never returns a document older than a write that finished
@@ -122,10 +117,10 @@ func TestDocCache_Coherent(t *testing.T) {
 		}
 	}()
 	// Outside writes show: each value read is eventually the latest.
-	waitFor(t, "the outside writer to start", func() bool { return extDone.Load() > 0 })
+	waiting.For(t, "the outside writer to start", func() bool { return extDone.Load() > 0 })
 	for n := 0; n < 20; n++ {
 		want := extDone.Load()
-		waitFor(t, "an outside write to show", func() bool {
+		waiting.For(t, "an outside write to show", func() bool {
 			d := must[store.Document](t)(s.DocumentByCID(ctx, cb))
 			got, _ := strconv.ParseInt(d.Fields["counter"], 10, 64)
 			return got >= want
@@ -160,7 +155,7 @@ func TestDocCache_HitsAndOutsideChanges(t *testing.T) {
 	r := ingest(t, s, stat("/l/a.mkv", 10), content{1, 1})
 	c := content{1, 1}.hashes().SHA256
 	must[int](t)(s.SetFields(ctx, r.Root, map[string]string{"rating": "7"}))
-	waitFor(t, "the document to be cached", func() bool { return resolve(t, s, c).Memo() != nil })
+	waiting.For(t, "the document to be cached", func() bool { return resolve(t, s, c).Memo() != nil })
 	before := s.CacheStats()
 	for i := 0; i < 10; i++ {
 		if d := resolve(t, s, c); d.Fields["rating"] != "7" {
@@ -173,7 +168,7 @@ func TestDocCache_HitsAndOutsideChanges(t *testing.T) {
 	if err := raw.Del(ctx, "file:"+string(r.Root)+"/rating").Err(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the DEL to show", func() bool { _, ok := resolve(t, s, c).Fields["rating"]; return !ok })
+	waiting.For(t, "the DEL to show", func() bool { _, ok := resolve(t, s, c).Fields["rating"]; return !ok })
 	// A read of a document must not change what a later read returns.
 	d := resolve(t, s, c)
 	d.Fields["title"] = "changed by the caller"
@@ -195,14 +190,14 @@ func TestDocCache_Memo(t *testing.T) {
 	s, _ := openCached(t, 8)
 	r := ingest(t, s, stat("/l/a.mkv", 10), content{1, 1})
 	c := content{1, 1}.hashes().SHA256
-	waitFor(t, "the document to be cached", func() bool { return resolve(t, s, c).Memo() != nil })
+	waiting.For(t, "the document to be cached", func() bool { return resolve(t, s, c).Memo() != nil })
 	m := resolve(t, s, c).Memo()
 	m.Store([]byte("encoded"))
 	if got := resolve(t, s, c).Memo().Load(); string(got) != "encoded" {
 		t.Fatalf("the next read's memo holds %v", got)
 	}
 	must[int](t)(s.SetFields(ctx, r.Root, map[string]string{"rating": "7"}))
-	waitFor(t, "the changed document to be cached", func() bool { return resolve(t, s, c).Memo() != nil })
+	waiting.For(t, "the changed document to be cached", func() bool { return resolve(t, s, c).Memo() != nil })
 	if got := resolve(t, s, c).Memo().Load(); got != nil {
 		t.Errorf("after a change the memo still holds %v", got)
 	}

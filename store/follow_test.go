@@ -2,10 +2,12 @@ package store_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
 
+	"github.com/metamesh/node/internal/waiting"
 	"github.com/metamesh/node/store"
 	"github.com/metamesh/node/store/storetest"
 )
@@ -20,19 +22,17 @@ func openOn(t *testing.T, srv *store.Server) *store.Store {
 	return s
 }
 
+// waitDoc waits until r's document meets cond, failing with the last
+// document read (or the error reading it).
 func waitDoc(t *testing.T, s *store.Store, r store.RootID, what string, cond func(store.Document) bool) {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for {
+	waiting.Until(t, what, func() string {
 		doc, err := s.Document(ctx, r)
 		if err == nil && cond(doc) {
-			return
+			return ""
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s: %+v %v", what, doc, err)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return fmt.Sprintf("%+v %v", doc, err)
+	})
 }
 
 func TestFollow_OutsideWriters(t *testing.T) {
@@ -46,7 +46,7 @@ func TestFollow_OutsideWriters(t *testing.T) {
 	go func() { defer close(done); s.Follow(fctx) }()
 	t.Cleanup(func() { cancel(); <-done })
 	r := ingest(t, s, stat("/l/a", 10), content{1, 1}).Root
-	waitFor(t, "Follow's subscription", func() bool { return patterns() > before })
+	waiting.For(t, "Follow's subscription", func() bool { return patterns() > before })
 
 	k := "file:" + string(r) + "/tmdb/id"
 	if err := o.Set(ctx, k, "27205", 0).Err(); err != nil {

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/metamesh/node/internal/waiting"
 	"github.com/metamesh/node/store"
 	"github.com/metamesh/node/store/storetest"
 )
@@ -276,11 +278,7 @@ func TestRunningServer(t *testing.T) {
 // Redis answers again.
 func waitRestarted(t *testing.T, srv *store.Server, s *store.Store, old int) {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for srv.Pid() == old || s.Ping(ctx) != nil {
-		if time.Now().After(deadline) {
-			t.Fatalf("redis-server (pid %d) was not restarted", old)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	waiting.For(t, fmt.Sprintf("redis-server (pid %d) to be restarted", old), func() bool {
+		return srv.Pid() != old && s.Ping(ctx) == nil
+	})
 }

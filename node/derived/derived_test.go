@@ -120,12 +120,6 @@ func readAll(p *derived.Pebble, n int) error {
 	return err
 }
 
-// waitFor polls cond until it holds (waiting.For: a guard for hangs).
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	waiting.For(t, what, cond)
-}
-
 func TestPebble_Damaged(t *testing.T) {
 	const n = 5000
 	for _, tc := range []struct {
@@ -154,7 +148,7 @@ func TestPebble_Damaged(t *testing.T) {
 			defer p.Close()
 			// Opened, or moved aside at open; read until every read
 			// answers (a damage found by a read is moved aside once).
-			waitFor(t, "reads to answer again", func() bool {
+			waiting.For(t, "reads to answer again", func() bool {
 				err := readAll(p, n)
 				return len(aside(t, dir)) == 1 && (err == nil || errors.Is(err, datastore.ErrNotFound))
 			})
