@@ -23,6 +23,7 @@ import (
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/libp2p/go-libp2p/core/routing"
 
+	"github.com/metamesh/node/internal/waiting"
 	"github.com/metamesh/node/node/announce"
 	"github.com/metamesh/node/protocol"
 )
@@ -218,10 +219,10 @@ func BenchmarkSimNetwork(b *testing.B) {
 			// Every key of the holders (their files' CIDs and their titles'
 			// words) provided before anything is measured.
 			for _, m := range holders {
-				waitForB(b, fmt.Sprintf("household %d's provides", m.Index), 5*time.Minute, func() bool {
+				waiting.For(b, fmt.Sprintf("household %d's provides", m.Index), func() bool {
 					st := m.HH.ProvideStats()
 					return st.CIDKeys == 2 && st.Provided >= int64(st.CIDKeys+st.TokenKeys) && st.Queued == 0
-				})
+				}, waiting.Limit(crowdProvide))
 			}
 			runtime.GC()
 			var m1 runtime.MemStats
@@ -271,10 +272,10 @@ func BenchmarkSimNetwork(b *testing.B) {
 			if _, err := n.AddFiles(ctx, rare, 1, func(int) string { return "Forgotten Harbour Chronicles" }); err != nil {
 				b.Fatal(err)
 			}
-			waitForB(b, "the rare title's provides", 5*time.Minute, func() bool {
+			waiting.For(b, "the rare title's provides", func() bool {
 				st := rare.HH.ProvideStats()
 				return st.CIDKeys == 1 && st.TokenKeys == 3 && st.Provided >= 4 && st.Queued == 0
-			})
+			}, waiting.Limit(crowdProvide))
 			var reach []float64
 			var searchLat []time.Duration
 			asked, fromIndex, rareFound, rareSearches := 0, 0, 0, 0
@@ -330,16 +331,14 @@ func BenchmarkSimNetwork(b *testing.B) {
 	}
 }
 
-func waitForB(b *testing.B, what string, timeout time.Duration, cond func() bool) {
-	b.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			b.Fatalf("timed out after %s waiting for %s", timeout, what)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-}
+// The benchmark's waits past waiting.Guard: with hundreds of households
+// bootstrapping at once a few keys take minutes to be provided, and one
+// household's bulk library (100,000 keys unless METAMESH_SIM_KEYS says
+// otherwise) far longer.
+const (
+	crowdProvide = 5 * time.Minute
+	bulkProvide  = 30 * time.Minute
+)
 
 // providing measures one fresh household announcing L files.
 func providing(b *testing.B, n *Network, L int, report func(string, ...any)) {
@@ -355,10 +354,10 @@ func providing(b *testing.B, n *Network, L int, report func(string, ...any)) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	waitForB(b, fmt.Sprintf("%d provides", L), 30*time.Minute, func() bool {
+	waiting.For(b, fmt.Sprintf("%d provides", L), func() bool {
 		st := m.HH.ProvideStats()
 		return st.Provided-before.Provided >= int64(L) && st.Queued == 0
-	})
+	}, waiting.Limit(bulkProvide))
 	provided := time.Since(start)
 	after := m.HH.ProvideStats()
 	// A sample of the keys, each looked for from a random household until found.
@@ -521,10 +520,10 @@ func tokenCost(b *testing.B, n *Network, interval time.Duration, report func(str
 		}
 	}
 	for _, m := range []*Member{with, without} {
-		waitForB(b, "the first provides", 30*time.Minute, func() bool {
+		waiting.For(b, "the first provides", func() bool {
 			st := m.HH.ProvideStats()
 			return st.Provided >= st.Keys && st.Keys > 0 && st.Queued == 0
-		})
+		}, waiting.Limit(bulkProvide))
 	}
 	s0, t0 := ProvideStatsPair{with.HH.ProvideStats(), without.HH.ProvideStats()}, time.Now()
 	time.Sleep(interval + interval/10)

@@ -219,17 +219,13 @@ func (g *grower) probeCycle(every time.Duration) cycle {
 	g.waitProvided(m)
 	s0, d0, t0 := m.HH.ProvideStats(), m.DHTMessages(), time.Now()
 	var s1 announce.Stats
-	deadline := t0.Add(3*every + waiting.Guard)
-	for {
+	waiting.Until(g.tb, fmt.Sprintf("household %d to reprovide its %d keys (interval %s)", m.Index, s0.Keys, every), func() string {
 		s1 = m.HH.ProvideStats()
 		if s1.Provided >= s0.Provided+s0.Keys {
-			break
+			return ""
 		}
-		if time.Now().After(deadline) {
-			g.tb.Fatalf("household %d reprovided %d of its %d keys in %s (interval %s)", m.Index, s1.Provided-s0.Provided, s0.Keys, time.Since(t0), every)
-		}
-		time.Sleep(time.Second)
-	}
+		return fmt.Sprintf("%d reprovided", s1.Provided-s0.Provided)
+	}, waiting.Limit(3*every+waiting.Guard), waiting.Every(time.Second))
 	c := cycle{keys: s0.Keys, provider: s1.Messages - s0.Messages, walks: s1.Walks - s0.Walks, dht: m.DHTMessages() - d0, took: time.Since(t0)}
 	if err := g.n.Kill(m.Index); err != nil {
 		g.tb.Fatal(err)

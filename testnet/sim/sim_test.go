@@ -12,20 +12,6 @@ import (
 	"github.com/ipfs/go-cid"
 )
 
-// waitFor polls cond until it holds, failing after timeout (a guard
-// against a hang, not a timing assertion: never less than waiting.Guard).
-func waitFor(t *testing.T, what string, timeout time.Duration, cond func() bool) {
-	t.Helper()
-	timeout = max(timeout, waiting.Guard)
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", timeout, what)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
-
 // findable reports whether from's DHT returns m as a provider of c.
 func findable(ctx context.Context, from, m *Member, c string) bool {
 	id, err := cid.Decode(c)
@@ -73,7 +59,7 @@ func TestSim_SmallFederation(t *testing.T) {
 		}
 	}
 	for _, m := range holders {
-		waitFor(t, fmt.Sprintf("household %d to provide its 3 files", m.Index), 60*time.Second, func() bool {
+		waiting.For(t, fmt.Sprintf("household %d to provide its 3 files", m.Index), func() bool {
 			st := m.HH.ProvideStats()
 			return st.CIDKeys == 3 && st.Provided >= 3
 		})
@@ -128,7 +114,7 @@ func TestSim_SmallFederation(t *testing.T) {
 	}
 	stage("search and churn")
 	cycle := time.Now()
-	waitFor(t, "a reprovide cycle past the churn", 60*time.Second, func() bool {
+	waiting.For(t, "a reprovide cycle past the churn", func() bool {
 		for _, m := range holders {
 			if at := m.HH.ProvideStats().NextReprovideAt; at.IsZero() || !at.After(cycle.Add(4*time.Second)) {
 				return false
@@ -140,7 +126,7 @@ func TestSim_SmallFederation(t *testing.T) {
 	for _, m := range holders {
 		for _, c := range m.CIDs {
 			from := n.Random(m)
-			waitFor(t, fmt.Sprintf("household %d to find household %d's %s", from.Index, m.Index, c), 30*time.Second, func() bool {
+			waiting.For(t, fmt.Sprintf("household %d to find household %d's %s", from.Index, m.Index, c), func() bool {
 				return findable(ctx, from, m, c)
 			})
 		}
