@@ -24,6 +24,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/metamesh/node/internal/waiting"
 )
 
 // composeNet is one compose project: the command, its files and the
@@ -108,23 +110,29 @@ func (c *composeNet) peerID(svc string) string {
 	return lines[len(lines)-1]
 }
 
-// waitHealthy waits until every service's container reports healthy.
+// waitHealthy waits until every service's container reports healthy
+// (for up to limit, past waiting.Guard when a start needs it); a
+// container that does not has its last log lines written to the test's
+// log.
 func (c *composeNet) waitHealthy(limit time.Duration, svcs ...string) {
 	c.t.Helper()
-	deadline := time.Now().Add(limit)
 	for _, s := range svcs {
 		id := c.container(s)
-		for {
-			out, _ := exec.Command("docker", "inspect", "-f", "{{.State.Health.Status}}", id).Output()
-			if strings.TrimSpace(string(out)) == "healthy" {
-				break
-			}
-			if time.Now().After(deadline) {
+		healthy := false
+		defer func() { // runs on the failed wait's Fatalf too
+			if !healthy {
 				logs, _ := exec.Command("docker", "logs", "--tail", "40", id).CombinedOutput()
-				c.t.Fatalf("%s not healthy after %s (%s); log:\n%s", s, limit, strings.TrimSpace(string(out)), logs)
+				c.t.Logf("%s's log:\n%s", s, logs)
 			}
-			time.Sleep(300 * time.Millisecond)
-		}
+		}()
+		waiting.Until(c.t, s+" healthy", func() string {
+			out, _ := exec.Command("docker", "inspect", "-f", "{{.State.Health.Status}}", id).Output()
+			if st := strings.TrimSpace(string(out)); st != "healthy" {
+				return fmt.Sprintf("health %q", st)
+			}
+			return ""
+		}, sweep, waiting.Limit(limit))
+		healthy = true
 	}
 }
 
@@ -311,20 +319,10 @@ func checkMeta(h *household, c string, want fileCIDs, holders []string) string {
 	return ""
 }
 
-// eventually retries check until it returns "" or limit passes.
-func eventually(t *testing.T, limit time.Duration, what string, check func() string) time.Duration {
-	t.Helper()
-	start := time.Now()
-	var last string
-	for time.Since(start) < limit {
-		if last = check(); last == "" {
-			return time.Since(start)
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
-	t.Fatalf("%s: not within %s: %s", what, limit, last)
-	return 0
-}
+// sweep is how often a wait on a compose testnet asks again: a check is
+// HTTP requests to the containers, often to every one of them, and
+// asking twice a second leaves the nodes their CPU.
+var sweep = waiting.Every(500 * time.Millisecond)
 
 func freePort(t *testing.T) int {
 	t.Helper()
@@ -459,8 +457,8 @@ func TestCompose(t *testing.T) {
 	}
 	// resolveAll: every household resolves every file by every CID to the
 	// right key-set, attributed to a holder when it is not its own.
-	resolveAll := func(limit time.Duration, what string) time.Duration {
-		return eventually(t, limit, what, func() string {
+	resolveAll := func(what string, opts ...waiting.Option) time.Duration {
+		return waiting.Until(t, what, func() string {
 			for i, h := range hs {
 				for _, f := range files {
 					var holders []string
@@ -475,7 +473,7 @@ func TestCompose(t *testing.T) {
 				}
 			}
 			return ""
-		})
+		}, append([]waiting.Option{sweep}, opts...)...)
 	}
 	mem := map[string]map[string]string{}
 	nodeIDs := func() map[string]string {
@@ -497,7 +495,7 @@ func TestCompose(t *testing.T) {
 				if i == owner {
 					continue
 				}
-				eventually(t, 60*time.Second, h.svc+" search "+w, func() string {
+				waiting.Until(t, h.svc+" search "+w, func() string {
 					code, m, err := getJSON(h.url, "/api/search?federated=1&q="+w, "")
 					if err != nil || code != 200 {
 						return fmt.Sprintf("%d %v %v", code, err, m)
@@ -510,13 +508,13 @@ func TestCompose(t *testing.T) {
 						}
 					}
 					return fmt.Sprintf("no hit from %s in %v", hs[owner].svc, m)
-				})
+				}, sweep)
 			}
 		}
 	})
 
 	t.Run("ResolveEveryCID", func(t *testing.T) {
-		d := resolveAll(2*time.Minute, "every household resolves every CID")
+		d := resolveAll("every household resolves every CID")
 		t.Logf("all %d files resolved by every CID on every household in %.1f s", len(files), d.Seconds())
 	})
 
@@ -526,7 +524,7 @@ func TestCompose(t *testing.T) {
 			if len(f.holders) != 2 || holds(f, 2) {
 				continue
 			}
-			eventually(t, 30*time.Second, "both providers", func() string {
+			waiting.Until(t, "both providers", func() string {
 				for _, cid := range f.cids.all() {
 					if e := checkMeta(hs[2], cid, f.cids, peersOf(f.holders)); e != "" {
 						return e
@@ -541,7 +539,7 @@ func TestCompose(t *testing.T) {
 					return fmt.Sprintf("providers %v, want both %s and %s", p, hs[0].peer, hs[1].peer)
 				}
 				return ""
-			})
+			}, sweep)
 			return
 		}
 		t.Fatal("no file shared by household1 and household2")
@@ -560,10 +558,10 @@ func TestCompose(t *testing.T) {
 		}
 		for _, h := range hs[:2] {
 			for _, f := range fresh {
-				eventually(t, 60*time.Second, h.svc+" ingests", func() string { return checkMeta(h, f.Canonical+"?local=1", f, nil) })
+				waiting.Until(t, h.svc+" ingests", func() string { return checkMeta(h, f.Canonical+"?local=1", f, nil) }, sweep)
 			}
 		}
-		eventually(t, 60*time.Second, "announced", func() string {
+		waiting.Until(t, "announced", func() string {
 			for _, h := range hs[:2] {
 				_, m, err := getJSON(h.url, "/api/status", h.token)
 				if err != nil || m["provideQueue"] != float64(0) {
@@ -571,7 +569,7 @@ func TestCompose(t *testing.T) {
 				}
 			}
 			return ""
-		})
+		}, sweep)
 		_, before, _ := getJSON(hs[0].url, "/api/status", hs[0].token)
 		// Kill household1's node and its Redis.
 		for _, s := range []string{"household1", "redis1"} {
@@ -616,13 +614,13 @@ func TestCompose(t *testing.T) {
 		}
 		for _, h := range hs[1:] {
 			for _, cid := range added.all() {
-				eventually(t, 60*time.Second, h.svc+" resolves the file added while household1 was down", func() string {
+				waiting.Until(t, h.svc+" resolves the file added while household1 was down", func() string {
 					return checkMeta(h, cid, added, []string{hs[0].peer})
-				})
+				}, sweep)
 			}
 		}
 		scanLibs()
-		resolveAll(2*time.Minute, "every CID after the restart")
+		resolveAll("every CID after the restart")
 	})
 
 	t.Run("PartitionAndHeal", func(t *testing.T) {
@@ -648,7 +646,7 @@ func TestCompose(t *testing.T) {
 		if out, err := exec.Command("docker", "network", "connect", "--alias", "household1", shared, h1).CombinedOutput(); err != nil {
 			t.Fatalf("connect: %v %s", err, out)
 		}
-		d := resolveAll(3*time.Minute, "converged after heal")
+		d := resolveAll("converged after heal", waiting.Limit(3*time.Minute))
 		_ = d
 		t.Logf("FIGURE time to converge after heal (every household resolves every CID of %d files to the same key-set): %.1f s", len(files), time.Since(heal).Seconds())
 	})
@@ -673,9 +671,9 @@ func TestCompose(t *testing.T) {
 		}
 		for _, h := range []*household{hs[0], hs[2]} {
 			for _, cid := range f.all() {
-				eventually(t, 60*time.Second, h.svc+" resolves the re-ingested household's new file", func() string {
+				waiting.Until(t, h.svc+" resolves the re-ingested household's new file", func() string {
 					return checkMeta(h, cid, f, []string{hs[1].peer})
-				})
+				}, sweep)
 			}
 		}
 	})
@@ -719,7 +717,7 @@ func TestCompose(t *testing.T) {
 			}
 		}
 		start := time.Now()
-		eventually(t, 5*time.Minute, "household1 ingests the bulk files", func() string {
+		waiting.Until(t, "household1 ingests the bulk files", func() string {
 			_, st, err := getJSON(hs[0].url, "/api/status", hs[0].token)
 			if err != nil {
 				return err.Error()
@@ -728,7 +726,7 @@ func TestCompose(t *testing.T) {
 				return fmt.Sprintf("roots %v of %v", r, base+float64(n))
 			}
 			return ""
-		})
+		}, sweep, waiting.Limit(5*time.Minute))
 		t.Logf("household1 ingested %d files of 4 KiB in %.1f s (over a bind mount, watching)", n, time.Since(start).Seconds())
 		mem[fmt.Sprintf("after %d files on household1", n)] = dockerStats(t, nodeIDs())
 		for k, v := range mem {
@@ -780,9 +778,9 @@ func TestComposePrivate(t *testing.T) {
 	f1 := hashFile(t, filepath.Join(libs, "priv1", "priv1 only.mkv"))
 	// The members see each other.
 	for _, cid := range f1.all() {
-		eventually(t, 60*time.Second, "priv2 resolves priv1's file", func() string {
+		waiting.Until(t, "priv2 resolves priv1's file", func() string {
 			return checkMeta(hs["priv2"], cid, f1, []string{hs["priv1"].peer})
-		})
+		}, sweep)
 	}
 	// Give the intruders time to try (they redial the bootstrap peer).
 	time.Sleep(5 * time.Second)

@@ -21,6 +21,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/metamesh/node/internal/waiting"
 )
 
 // natRun is one run of the NAT testnet: the project, its households, the
@@ -199,14 +201,14 @@ func (r *natRun) up(t *testing.T) {
 	// before they report healthy: a NATed node lists its observed address
 	// only for its first seconds.
 	for _, h := range r.hs {
-		eventually(t, time.Minute, h.svc+" writes its API token", func() string {
+		waiting.Until(t, h.svc+" writes its API token", func() string {
 			tok, err := natToken(r.c, h.svc)
 			if err != nil {
 				return err.Error()
 			}
 			h.token = tok
 			return ""
-		})
+		}, sweep)
 	}
 	r.watch = watchConns(t, r.start, 200*time.Millisecond, r.cone1, r.cone2, r.sym)
 	r.reach = watchReach(t, map[*natHousehold]string{r.pub: "public", r.cone1: "private", r.cone2: "private", r.sym: "private"})
@@ -227,7 +229,7 @@ func (r *natRun) coneDirect(t *testing.T) {
 	natResolveAll(t, cone2, cone1, natFiles(t, cone1.lib))
 	natSearch(t, cone1, "Lantern", cone2)
 	natSearch(t, cone2, "Kestrel", cone1)
-	eventually(t, 2*time.Minute, "cone1's connection to cone2 is direct", func() string {
+	waiting.Until(t, "cone1's connection to cone2 is direct", func() string {
 		peers, err := natPeersOf(cone1)
 		if err != nil {
 			return err.Error()
@@ -236,7 +238,7 @@ func (r *natRun) coneDirect(t *testing.T) {
 			return fmt.Sprintf("cone2 in cone1's peers: %+v", p)
 		}
 		return ""
-	})
+	}, sweep)
 	// The households bootstrap over TCP and then reach the public one
 	// over QUIC too, so they know their outside addresses on both: behind
 	// routers that refuse an unsolicited SYN only QUIC can punch.
@@ -289,14 +291,14 @@ func (r *natRun) symRelayed(t *testing.T) {
 		p := filepath.Join(sym.lib, "Probe", fmt.Sprintf("Relay Probe %d.mkv", k))
 		writeRandom(t, p, 300000)
 		f := hashFile(t, p)
-		eventually(t, time.Minute, "sym ingests "+filepath.Base(p), func() string { return checkMeta(&sym.household, f.Canonical+"?local=1", f, nil) })
+		waiting.Until(t, "sym ingests "+filepath.Base(p), func() string { return checkMeta(&sym.household, f.Canonical+"?local=1", f, nil) }, sweep)
 		before, src, err := relayBytes(pub, r.c.container("public"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, time.Minute, "cone1 resolves "+filepath.Base(p), func() string {
+		waiting.Until(t, "cone1 resolves "+filepath.Base(p), func() string {
 			return checkMeta(&cone1.household, f.Canonical, f, []string{sym.peer})
-		})
+		}, sweep)
 		after, _, err := relayBytes(pub, r.c.container("public"))
 		if err != nil {
 			t.Fatal(err)
@@ -338,7 +340,7 @@ func (r *natRun) restartNATed(t *testing.T) {
 	}
 	restarted := time.Now()
 	r.c.waitHealthy(2*time.Minute, "cone2")
-	eventually(t, 2*time.Minute, "cone2 holds a reservation with public again", func() string {
+	waiting.Until(t, "cone2 holds a reservation with public again", func() string {
 		st, err := natStatusOf(cone2)
 		if err != nil {
 			return err.Error()
@@ -349,20 +351,20 @@ func (r *natRun) restartNATed(t *testing.T) {
 			}
 		}
 		return fmt.Sprintf("relays %+v", st.Relays)
-	})
+	}, sweep)
 	r.figure(t, "cone2 restarted: reservation renewed %.1f s after docker restart returned", time.Since(restarted).Seconds())
 	p := filepath.Join(cone2.lib, "Movies", "After The Restart (2024).mkv")
 	writeRandom(t, p, 300000)
 	f := hashFile(t, p)
-	eventually(t, time.Minute, "cone2 ingests the new file", func() string { return checkMeta(&cone2.household, f.Canonical+"?local=1", f, nil) })
+	waiting.Until(t, "cone2 ingests the new file", func() string { return checkMeta(&cone2.household, f.Canonical+"?local=1", f, nil) }, sweep)
 	ingested := time.Now()
-	eventually(t, time.Minute, "cone2 announces the new file", func() string {
+	waiting.Until(t, "cone2 announces the new file", func() string {
 		_, m, err := getJSON(cone2.url, "/api/status", cone2.token)
 		if err != nil || m["provideQueue"] != float64(0) {
 			return fmt.Sprintf("provideQueue %v %v", m["provideQueue"], err)
 		}
 		return ""
-	})
+	}, sweep)
 	announced := time.Now()
 	natResolveAll(t, cone1, cone2, []fileCIDs{f})
 	r.figure(t, "cone2 restarted: a file added after the restart announced %.1f s after cone2 ingested it, resolved from cone1 (every CID) %.1f s after that",
@@ -386,7 +388,7 @@ func (r *natRun) topology(t *testing.T) {
 			}
 		}
 	}
-	eventually(t, time.Minute, "public sees each NATed household at its router's WAN address", func() string {
+	waiting.Until(t, "public sees each NATed household at its router's WAN address", func() string {
 		peers, err := natPeersOf(pub)
 		if err != nil {
 			return err.Error()
@@ -417,20 +419,20 @@ func (r *natRun) topology(t *testing.T) {
 			}
 		}
 		return ""
-	})
+	}, sweep)
 	// Each node learns its router's WAN address from the relay (a peer it
 	// named, believed at once): listed in /api/status observedAddrs, but
 	// never advertised (addrs) unless AutoNAT v2 confirms it dialable, so
 	// no peer dials into the NAT before a hole punch. Behind the cone
 	// NATs AutoNAT finds it undialable: the node is private.
-	eventually(t, time.Minute, "each NATed node observes its router's WAN address", func() string {
+	waiting.Until(t, "each NATed node observes its router's WAN address", func() string {
 		for _, h := range hs[1:] {
 			if watch.observedAddr(h) == "" {
 				return fmt.Sprintf("%s never listed an address at %s in /api/status observedAddrs", h.svc, h.wan)
 			}
 		}
 		return ""
-	})
+	}, sweep)
 	for _, h := range hs[1:] {
 		t.Logf("%s observed at %s (its router's WAN)", h.svc, watch.observedAddr(h))
 	}
@@ -505,7 +507,7 @@ func (r *natRun) relayDown(t *testing.T) {
 		p := filepath.Join(h.lib, "Movies", name)
 		writeRandom(t, p, 300000)
 		f := hashFile(t, p)
-		eventually(t, time.Minute, h.svc+" ingests "+name, func() string { return checkMeta(&h.household, f.Canonical+"?local=1", f, nil) })
+		waiting.Until(t, h.svc+" ingests "+name, func() string { return checkMeta(&h.household, f.Canonical+"?local=1", f, nil) }, sweep)
 		return f
 	}
 	coneNew := fresh(cone2, "While The Relay Is Down (2025).mkv")
@@ -522,7 +524,7 @@ func (r *natRun) relayDown(t *testing.T) {
 			c.waitHealthy(2*time.Minute, "public")
 		}
 	}()
-	eventually(t, time.Minute, "cone1 notices the relay is gone", func() string {
+	waiting.Until(t, "cone1 notices the relay is gone", func() string {
 		peers, err := natPeersOf(cone1)
 		if err != nil {
 			return err.Error()
@@ -534,7 +536,7 @@ func (r *natRun) relayDown(t *testing.T) {
 			return fmt.Sprintf("cone1–cone2 did not stay direct: %+v", p)
 		}
 		return ""
-	})
+	}, sweep)
 	natResolveAll(t, cone1, cone2, []fileCIDs{coneNew})
 
 	since := time.Now().UTC().Format(time.RFC3339Nano)
@@ -609,9 +611,9 @@ func natResolveAll(t *testing.T, from, owner *natHousehold, files []fileCIDs) {
 	t.Helper()
 	for _, f := range files {
 		for _, cid := range f.all() {
-			eventually(t, 2*time.Minute, from.svc+" resolves "+owner.svc+"'s "+cid, func() string {
+			waiting.Until(t, from.svc+" resolves "+owner.svc+"'s "+cid, func() string {
 				return checkMeta(&from.household, cid, f, []string{owner.peer})
-			})
+			}, sweep)
 		}
 	}
 }
@@ -619,7 +621,7 @@ func natResolveAll(t *testing.T, from, owner *natHousehold, files []fileCIDs) {
 // natSearch: a federated search on h for q finds a hit from owner.
 func natSearch(t *testing.T, h *natHousehold, q string, owner *natHousehold) {
 	t.Helper()
-	eventually(t, time.Minute, h.svc+" searches "+q, func() string {
+	waiting.Until(t, h.svc+" searches "+q, func() string {
 		code, m, err := getJSON(h.url, "/api/search?federated=1&q="+q, "")
 		if err != nil || code != http.StatusOK {
 			return fmt.Sprintf("%d %v %v", code, err, m)
@@ -632,7 +634,7 @@ func natSearch(t *testing.T, h *natHousehold, q string, owner *natHousehold) {
 			}
 		}
 		return fmt.Sprintf("no hit from %s in %v", owner.svc, m)
-	})
+	}, sweep)
 }
 
 // firstResolve asks from for every CID of owner's files (staggered, so the
