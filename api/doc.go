@@ -1,29 +1,27 @@
 // Package api serves the node's HTTP API: JSON handlers, the error shape
 // ({"error": "..."} with a fitting status) and routing. It never reaches
 // Redis: everything goes through the Backend interface, which the node
-// satisfies.
+// satisfies. It owns only HTTP: the types it answers with and the errors
+// it maps to statuses are package model's, the vocabulary of the layers
+// below it, none of which imports api.
 //
 // Files: server.go (routes, handlers, ServeHTTP), errors.go (error →
 // status mapping), param.go (parsing of untrusted path and query input),
 // access.go (loopback Host check, bearer token, --public-read),
 // strangers.go (who a request is for, and the per-address token buckets
 // that limit the federated work of clients without the token),
-// document.go (Document, the answer of /api/meta, and its one JSON
-// form; the node fills it and types its known fields), nest.go
-// (NestMeta: flat fields nested into Meta, each typed by the caller;
-// FlattenMeta, back to flat fields),
-// summary.go (FileSummary, what a search hit and a library entry show
-// of a file), file.go
+// model.go (the model's names the API speaks, given here: Document,
+// SearchHit, the errors, …), file.go
 // (/api/file), peerfile.go (a peer's file through /api/file, and
 // /api/sources, when the Backend is a PeerFiles), thumb.go (/api/thumb: a poster's thumbnail, through the
 // Backend's Thumbnailer), subtitle.go (/api/subtitle: a subtitle file as
 // WebVTT, ToWebVTT; at most MaxSubtitleConversions at once, the WebVTT
 // made kept by CID), events.go (/api/events, server-sent events), metrics.go
-// (HTTP request metrics), search.go (GET /api/search, its limits,
-// HasWord and SearchHit, the one hit type), status.go (the typed parts of
-// /api/status and the answers of /api/providers and /api/peers, which
-// the CLI decodes as they are), library.go (GET /api/library: the
-// library's lists, paged, and their parameters),
+// (HTTP request metrics), search.go (GET /api/search, its limits
+// and HasWord), status.go (the answers of /api/providers and /api/peers
+// and the data directory's part of /api/status, which the CLI decodes as
+// they are), library.go (GET /api/library: the library's lists, paged,
+// and their parameters),
 // cid.go (GET /api/cid/<cid>, what the page labels CIDs with), web.go
 // (the embedded web page under web/, served like /health: index.html at
 // /, every other file at its own path with its type; the page's script

@@ -1,57 +1,28 @@
 package api
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/metamesh/node/model"
 )
 
-// Sentinel errors a Backend returns; the API maps them to status codes.
+// Sentinel errors of the HTTP API's own; the errors a Backend returns
+// for what a request asked are model's (api/model.go names them here).
 var (
-	// ErrNotFound: no such CID (404).
-	ErrNotFound = errors.New("not found")
-	// ErrBadRequest: malformed input (400).
-	ErrBadRequest = errors.New("bad request")
-	// ErrUnavailable: a dependency (Redis) cannot be reached, or the
-	// library of a file that went away (ingest.LibraryUnavailableError,
-	// "library unavailable: /media/films", unwraps to it) (503).
-	ErrUnavailable = errors.New("unavailable")
-	// ErrConflict: the file is known but cannot be served under its
-	// identity now: its sha2-256 is not confirmed yet, or it changed on
-	// disk since it was hashed (409).
-	ErrConflict = errors.New("conflict")
 	// ErrRateLimited: a stranger asked for more federated work than its
 	// limit allows (429 with Retry-After); a *RateLimitedError says more.
 	ErrRateLimited = errors.New("rate limited")
 	// ErrForbidden: a request this node's settings never serve (403).
 	ErrForbidden = errors.New("forbidden")
-	// ErrUnprocessable: the file is there but is not what the request
-	// needs: no image to make a thumbnail of, no subtitle to convert (422).
-	ErrUnprocessable = errors.New("unprocessable")
 	// ErrEventsTrimmed: the position an event stream resumes from was
 	// trimmed from the capped event stream; the client must reload
 	// (the SSE "reset" event).
 	ErrEventsTrimmed = errors.New("events trimmed past the resume position")
 )
-
-// NotFoundError is a 404 that names the peers known to have the file: a
-// CID known only from peers is not served (fetching from peers is out of
-// scope), but the client learns where to ask.
-type NotFoundError struct {
-	CID       string
-	Providers []string
-}
-
-func (e *NotFoundError) Error() string {
-	return fmt.Sprintf("CID %s is known only from peers; this node has no local copy to serve", e.CID)
-}
-
-// Unwrap makes errors.Is(err, ErrNotFound) hold.
-func (e *NotFoundError) Unwrap() error { return ErrNotFound }
 
 // RateLimitedError refuses a stranger's federated request (strangers.go):
 // it unwraps to ErrRateLimited (429, Retry-After: RetryAfter in whole
@@ -107,19 +78,19 @@ func (e *statusError) Unwrap() error { return e.sentinel }
 // status maps an error to its HTTP status code.
 func status(err error) int {
 	switch {
-	case errors.Is(err, ErrNotFound):
+	case errors.Is(err, model.ErrNotFound):
 		return http.StatusNotFound
-	case errors.Is(err, ErrBadRequest):
+	case errors.Is(err, model.ErrBadRequest):
 		return http.StatusBadRequest
-	case errors.Is(err, ErrConflict):
+	case errors.Is(err, model.ErrConflict):
 		return http.StatusConflict
-	case errors.Is(err, ErrUnavailable):
+	case errors.Is(err, model.ErrUnavailable):
 		return http.StatusServiceUnavailable
 	case errors.Is(err, ErrRateLimited):
 		return http.StatusTooManyRequests
 	case errors.Is(err, ErrForbidden):
 		return http.StatusForbidden
-	case errors.Is(err, ErrUnprocessable):
+	case errors.Is(err, model.ErrUnprocessable):
 		return http.StatusUnprocessableEntity
 	}
 	return http.StatusInternalServerError
@@ -130,7 +101,7 @@ func status(err error) int {
 // RateLimitedError past its limit.
 func writeError(w http.ResponseWriter, err error) {
 	body := map[string]any{"error": err.Error()}
-	if nf := (*NotFoundError)(nil); errors.As(err, &nf) {
+	if nf := (*model.NotFoundError)(nil); errors.As(err, &nf) {
 		body["cid"] = nf.CID
 		body["providers"] = append([]string{}, nf.Providers...)
 	}
@@ -152,24 +123,12 @@ func writeErrorCode(w http.ResponseWriter, code int, msg string) {
 // encoded (a NaN in a document built by hand) is a 500 saying why, not
 // a status without its body.
 func writeJSON(w http.ResponseWriter, code int, v any) {
-	body, err := encodeBody(v)
+	body, err := model.EncodeAnswer(v)
 	if err != nil {
 		code = http.StatusInternalServerError
-		body, _ = encodeBody(map[string]string{"error": "cannot encode the answer: " + err.Error()})
+		body, _ = model.EncodeAnswer(map[string]string{"error": "cannot encode the answer: " + err.Error()})
 	}
 	writeBody(w, code, body)
-}
-
-// encodeBody is the JSON body of an answer v, as every answer is
-// written: indented by two spaces, ending in a newline.
-func encodeBody(v any) ([]byte, error) {
-	var body bytes.Buffer
-	enc := json.NewEncoder(&body)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return body.Bytes(), nil
 }
 
 var (

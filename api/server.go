@@ -450,8 +450,8 @@ func (s *Server) meta(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	if doc.encoded != nil {
-		writeBody(w, http.StatusOK, doc.encoded)
+	if b := doc.Encoded(); b != nil {
+		writeBody(w, http.StatusOK, b)
 		return
 	}
 	writeJSON(w, http.StatusOK, doc)

@@ -15,7 +15,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/metamesh/node/api"
+	"github.com/metamesh/node/model"
 )
 
 // A library is a place that can go away: a drive is unmounted, a NAS
@@ -69,9 +69,9 @@ type LibraryUnavailableError struct {
 func (e *LibraryUnavailableError) Error() string { return "library unavailable: " + e.Dir }
 
 // Unwrap makes errors.Is(err, ErrLibraryUnavailable) hold, and
-// errors.Is(err, api.ErrUnavailable): the API answers it 503.
+// errors.Is(err, model.ErrUnavailable): the API answers it 503.
 func (e *LibraryUnavailableError) Unwrap() []error {
-	return []error{ErrLibraryUnavailable, api.ErrUnavailable}
+	return []error{ErrLibraryUnavailable, model.ErrUnavailable}
 }
 
 // LibraryState is whether one library is available (Ingester.Libraries).

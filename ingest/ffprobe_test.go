@@ -8,8 +8,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/metamesh/node/api"
 	"github.com/metamesh/node/ingest"
+	"github.com/metamesh/node/model"
 	"github.com/metamesh/node/store/storetest"
 )
 
@@ -102,7 +102,7 @@ func TestScan_ExtractsMediaMetadata(t *testing.T) {
 			t.Errorf("%s = %q, want %q", k, doc.Fields[k], v)
 		}
 	}
-	n := api.NestMeta(doc.Presented(), nil)
+	n := model.NestMeta(doc.Presented(), nil)
 	video := n["fileinfo"].Object["streamdetails"].Object["video"].List
 	if len(video) == 0 || video[0].Object["codec"].Str != "mpeg4" {
 		t.Errorf("nested video = %v", video)

@@ -4,7 +4,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/metamesh/node/api"
+	"github.com/metamesh/node/model"
 )
 
 // Scan states.
@@ -19,8 +19,8 @@ const (
 )
 
 // Progress of the current (or last) full scan (the wire's type,
-// api.ScanProgress: Status.Scan).
-type Progress = api.ScanProgress
+// model.ScanProgress: Status.Scan).
+type Progress = model.ScanProgress
 
 type progress struct {
 	mu sync.Mutex

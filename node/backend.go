@@ -39,7 +39,7 @@ type backend struct{ n *Node }
 // lookup.
 func (b *backend) Meta(ctx context.Context, cid string, local bool, from api.Caller) (api.Document, error) {
 	start := time.Now()
-	doc, err := b.n.hh.Meta(ctx, cid, local, from)
+	doc, err := b.n.hh.Meta(ctx, cid, local, federate(from, api.FederatedLookup))
 	if b.n.met != nil && !errors.As(err, new(*api.RateLimitedError)) {
 		b.n.met.lookup(doc, err, time.Since(start))
 	}
@@ -432,7 +432,15 @@ func exactBytes(p string) []byte {
 // connected peers' answers as far as from may make the node ask them
 // (search.go).
 func (b *backend) Search(ctx context.Context, q string, limit int, cursor string, federated bool, from api.Caller) (api.SearchResult, error) {
-	return b.n.hh.SearchPage(ctx, q, limit, cursor, federated, from)
+	return b.n.hh.SearchPage(ctx, q, limit, cursor, federated, federate(from, api.FederatedSearch))
+}
+
+// federate is the federation's permission to do network work what on
+// from's behalf: from.Federate, which the federation calls only when that
+// work starts (a stranger's token is taken then, not for an answer the
+// store holds).
+func federate(from api.Caller, what api.Federated) func() error {
+	return func() error { return from.Federate(what) }
 }
 
 // Library answers GET /api/library from the catalog (catalog.go): no

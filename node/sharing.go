@@ -181,7 +181,7 @@ func (n *Node) peerFile(ctx context.Context, c string, from api.Caller) (peerFet
 	doc, err := n.st.DocumentByCID(sctx, c)
 	cancel()
 	if errors.Is(err, store.ErrNotFound) {
-		if _, err := n.hh.Meta(ctx, c, false, from); err != nil {
+		if _, err := n.hh.Meta(ctx, c, false, federate(from, api.FederatedLookup)); err != nil {
 			return peerFetch{}, err
 		}
 		sctx, cancel := context.WithTimeout(ctx, federation.RequestTimeout)

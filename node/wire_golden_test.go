@@ -329,12 +329,12 @@ func (h *wireHousehold) merge(ctx context.Context, t *testing.T, from *wireHouse
 func (h *wireHousehold) waitIndexed(ctx context.Context, t *testing.T, q string, n int) {
 	t.Helper()
 	for {
-		page, err := h.hh.SearchPage(ctx, q, 100, "", false, api.Caller{})
+		page, err := h.hh.SearchPage(ctx, q, 100, "", false, nil)
 		if err == nil && len(page.Hits) == n {
 			// Fields written after the first indexing may still be on
 			// their way: one more look after a pause.
 			time.Sleep(300 * time.Millisecond)
-			if page, err = h.hh.SearchPage(ctx, q, 100, "", false, api.Caller{}); err == nil && len(page.Hits) == n {
+			if page, err = h.hh.SearchPage(ctx, q, 100, "", false, nil); err == nil && len(page.Hits) == n {
 				return
 			}
 		}

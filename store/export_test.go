@@ -15,7 +15,7 @@ import (
 	"github.com/oklog/ulid/v2"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/metamesh/node/api"
+	"github.com/metamesh/node/model"
 )
 
 // Rename moves a local path, keeping its root, and emits "rename" with
@@ -150,7 +150,7 @@ func (s *Store) DebugDump(ctx context.Context) (map[string]string, error) {
 }
 
 // Nested is the document as one nested map (tests only; the node builds
-// GET /api/meta's answer, api.Document, from Presented): nested metadata plus "cids",
+// GET /api/meta's answer, model.Document, from Presented): nested metadata plus "cids",
 // "canonical_cid", "duplicates" and "duplicateCount", "peers" when peers
 // supplied any of it, "learned" (member → the peers that vouch for it)
 // when the root holds members only because peers' records carried them,
@@ -247,21 +247,21 @@ func ParseRootID(s string) (RootID, error) {
 	return RootID(s), nil
 }
 
-// Unflatten is flat nested as GET /api/meta nests it (api.NestMeta,
+// Unflatten is flat nested as GET /api/meta nests it (model.NestMeta,
 // nothing typed), in plain Go values: strings, map[string]any and []any.
 func Unflatten(flat map[string]string) map[string]any {
-	return plain(api.ObjectValue(api.NestMeta(flat, nil))).(map[string]any)
+	return plain(model.ObjectValue(model.NestMeta(flat, nil))).(map[string]any)
 }
 
-func plain(v api.Value) any {
+func plain(v model.Value) any {
 	switch v.Kind {
-	case api.KindObject:
+	case model.KindObject:
 		m := make(map[string]any, len(v.Object))
 		for k, x := range v.Object {
 			m[k] = plain(x)
 		}
 		return m
-	case api.KindList:
+	case model.KindList:
 		l := make([]any, len(v.List))
 		for i, x := range v.List {
 			l[i] = plain(x)

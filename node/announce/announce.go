@@ -9,7 +9,7 @@ import (
 
 	"github.com/ipfs/go-cid"
 
-	"github.com/metamesh/node/api"
+	"github.com/metamesh/node/model"
 	"github.com/metamesh/node/protocol"
 	"github.com/metamesh/node/store"
 )
@@ -60,8 +60,8 @@ type Announcer struct {
 }
 
 // Stats are the provider's statistics and the announcer's counters, as
-// /api/status.provide gives them (the wire's type, api.ProvideStats).
-type Stats = api.ProvideStats
+// /api/status.provide gives them (the wire's type, model.ProvideStats).
+type Stats = model.ProvideStats
 
 // New announces on sw what st holds; index: the search token
 // keys too.

@@ -14,9 +14,9 @@ import (
 	"github.com/libp2p/go-libp2p/core/host"
 	mh "github.com/multiformats/go-multihash"
 
-	"github.com/metamesh/node/api"
 	"github.com/metamesh/node/internal/dhttest"
 	"github.com/metamesh/node/internal/waiting"
+	"github.com/metamesh/node/model"
 	"github.com/metamesh/node/node/handoff"
 	"github.com/metamesh/node/node/p2p"
 )
@@ -126,7 +126,7 @@ func (f *federation) provide(t *testing.T, n int) {
 }
 
 // report is what /api/status.provide says of the regions and checks.
-func (f *federation) report(t *testing.T) ([]api.ProvidedRegion, api.Findable) {
+func (f *federation) report(t *testing.T) ([]model.ProvidedRegion, model.Findable) {
 	t.Helper()
 	st, err := f.sw.sp.Stats(t.Context())
 	if err != nil {

@@ -15,7 +15,7 @@ import (
 	"github.com/libp2p/go-libp2p/core/peer"
 	mh "github.com/multiformats/go-multihash"
 
-	"github.com/metamesh/node/api"
+	"github.com/metamesh/node/model"
 )
 
 // ledger is what the household knows of its keys' findability: for every
@@ -243,15 +243,15 @@ func (l *ledger) regionsLocked(pl int) []region {
 
 // report gives the regions at the provider's mean prefix length avg
 // (rounded down), each with its latest check, and the checks summed.
-func (l *ledger) report(avg float64) ([]api.ProvidedRegion, api.Findable) {
+func (l *ledger) report(avg float64) ([]model.ProvidedRegion, model.Findable) {
 	pl := prefixLen(avg)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	rs := l.regionsLocked(pl)
-	out := make([]api.ProvidedRegion, 0, len(rs))
-	f := api.Findable{CheckedAt: l.last, Checks: l.done}
+	out := make([]model.ProvidedRegion, 0, len(rs))
+	f := model.Findable{CheckedAt: l.last, Checks: l.done}
 	for _, r := range rs {
-		pr := api.ProvidedRegion{Prefix: prefixString(r.bits, pl), Keys: r.keys, NewestProvidedAt: r.newest}
+		pr := model.ProvidedRegion{Prefix: prefixString(r.bits, pl), Keys: r.keys, NewestProvidedAt: r.newest}
 		if !r.unprovided {
 			pr.LastProvidedAt = r.oldest
 		}

@@ -5,7 +5,7 @@ import (
 	"runtime"
 	"testing"
 
-	"github.com/metamesh/node/api"
+	"github.com/metamesh/node/model"
 	"github.com/metamesh/node/store"
 )
 
@@ -63,7 +63,7 @@ func BenchmarkCatalog(b *testing.B) {
 	})
 	b.Run("page", func(b *testing.B) {
 		for b.Loop() {
-			if _, err := c.Page(api.LibraryQuery{View: api.ViewMovies, Season: -1, Page: 300, Limit: 50}); err != nil {
+			if _, err := c.Page(model.LibraryQuery{View: model.ViewMovies, Season: -1, Page: 300, Limit: 50}); err != nil {
 				b.Fatal(err)
 			}
 		}

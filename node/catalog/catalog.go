@@ -8,7 +8,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/metamesh/node/api"
+	"github.com/metamesh/node/model"
 	"github.com/metamesh/node/store"
 )
 
@@ -110,15 +110,15 @@ func (c *Catalog) drop(r store.RootID) {
 }
 
 // counts counts the library's files.
-func (c *Catalog) Counts() api.LibraryCounts {
+func (c *Catalog) Counts() model.LibraryCounts {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	return c.countsLocked()
 }
 
 // countsLocked is counts with c.mu held.
-func (c *Catalog) countsLocked() api.LibraryCounts {
-	return api.LibraryCounts{Local: c.local, FromPeers: len(c.entries) - c.local, Loaded: c.loaded}
+func (c *Catalog) countsLocked() model.LibraryCounts {
+	return model.LibraryCounts{Local: c.local, FromPeers: len(c.entries) - c.local, Loaded: c.loaded}
 }
 
 // catalogViews are the sorted lists of the catalog. Every order is total
@@ -346,38 +346,38 @@ func (s *catalogShow) poster() string {
 }
 
 // Page answers GET /api/library.
-func (c *Catalog) Page(q api.LibraryQuery) (api.LibraryPage, error) {
+func (c *Catalog) Page(q model.LibraryQuery) (model.LibraryPage, error) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	v := &c.views
-	p := api.LibraryPage{View: q.View, Files: c.countsLocked()}
+	p := model.LibraryPage{View: q.View, Files: c.countsLocked()}
 	switch {
-	case q.View == api.ViewRecent:
+	case q.View == model.ViewRecent:
 		cut(&p, q, newestFirst(v.recent), fileEntry)
-	case q.View == api.ViewMovies:
+	case q.View == model.ViewMovies:
 		cut(&p, q, v.movies, fileEntry)
-	case q.View == api.ViewPeers:
+	case q.View == model.ViewPeers:
 		cut(&p, q, newestFirst(v.peers), fileEntry)
 	case q.Show == "":
-		cut(&p, q, v.shows, func(s *catalogShow) api.LibraryEntry {
-			return api.LibraryEntry{Kind: "show", Show: s.key, FileSummary: api.FileSummary{Title: s.title, Poster: s.poster()}, Seasons: len(s.seasons), Episodes: s.episodes}
+		cut(&p, q, v.shows, func(s *catalogShow) model.LibraryEntry {
+			return model.LibraryEntry{Kind: "show", Show: s.key, FileSummary: model.FileSummary{Title: s.title, Poster: s.poster()}, Seasons: len(s.seasons), Episodes: s.episodes}
 		})
 	default:
 		s := v.show[q.Show]
 		if s == nil {
-			return api.LibraryPage{}, fmt.Errorf("%w: no show %q in the library (GET /api/library?view=shows lists their keys)", api.ErrNotFound, q.Show)
+			return model.LibraryPage{}, fmt.Errorf("%w: no show %q in the library (GET /api/library?view=shows lists their keys)", model.ErrNotFound, q.Show)
 		}
 		p.Show, p.ShowTitle = s.key, s.title
 		if q.Season < 0 {
 			p.View = "seasons"
-			cut(&p, q, s.seasons, func(se *catalogSeason) api.LibraryEntry {
-				return api.LibraryEntry{Kind: "season", Show: s.key, FileSummary: api.FileSummary{Title: s.title, Season: ptr(se.n), Poster: poster(se.episodes)}, Episodes: len(se.episodes)}
+			cut(&p, q, s.seasons, func(se *catalogSeason) model.LibraryEntry {
+				return model.LibraryEntry{Kind: "season", Show: s.key, FileSummary: model.FileSummary{Title: s.title, Season: ptr(se.n), Poster: poster(se.episodes)}, Episodes: len(se.episodes)}
 			})
 			break
 		}
 		i := slices.IndexFunc(s.seasons, func(se *catalogSeason) bool { return se.n == q.Season })
 		if i < 0 {
-			return api.LibraryPage{}, fmt.Errorf("%w: show %q has no season %d", api.ErrNotFound, q.Show, q.Season)
+			return model.LibraryPage{}, fmt.Errorf("%w: show %q has no season %d", model.ErrNotFound, q.Show, q.Season)
 		}
 		p.View, p.Season = "episodes", ptr(q.Season)
 		cut(&p, q, s.seasons[i].episodes, fileEntry)
@@ -393,11 +393,11 @@ func newestFirst(list []*listed) reversed[*listed] { return reversed[*listed](li
 
 // cut fills p with page q.Page of list (a slice, or a reversed one), of
 // q.Limit entries.
-func cut[L ~[]T, T any](p *api.LibraryPage, q api.LibraryQuery, list L, entry func(T) api.LibraryEntry) {
+func cut[L ~[]T, T any](p *model.LibraryPage, q model.LibraryQuery, list L, entry func(T) model.LibraryEntry) {
 	n := len(list)
 	p.Page, p.Limit, p.Total = q.Page, q.Limit, n
 	p.Pages = (n + q.Limit - 1) / q.Limit
-	p.Entries = []api.LibraryEntry{}
+	p.Entries = []model.LibraryEntry{}
 	_, rev := any(list).(reversed[T])
 	for i := min((q.Page-1)*q.Limit, n); i < min(q.Page*q.Limit, n); i++ {
 		if rev {
@@ -409,8 +409,8 @@ func cut[L ~[]T, T any](p *api.LibraryPage, q api.LibraryQuery, list L, entry fu
 }
 
 // fileEntry is a file's entry; an episode's names its show.
-func fileEntry(l *listed) api.LibraryEntry {
-	e := api.LibraryEntry{Kind: "file", FileSummary: Summary(l.Summary)}
+func fileEntry(l *listed) model.LibraryEntry {
+	e := model.LibraryEntry{Kind: "file", FileSummary: Summary(l.Summary)}
 	if episode(l.Summary) {
 		e.Show = l.fold
 	}
@@ -419,8 +419,8 @@ func fileEntry(l *listed) api.LibraryEntry {
 
 // Summary is the one conversion of the store's summary of a root to the
 // API's, for the library's lists and the search's local hits.
-func Summary(s store.Summary) api.FileSummary {
-	return api.FileSummary{CID: s.CID, Title: s.Title, Year: s.Year, Season: s.Season, Episode: s.Episode,
+func Summary(s store.Summary) model.FileSummary {
+	return model.FileSummary{CID: s.CID, Title: s.Title, Year: s.Year, Season: s.Season, Episode: s.Episode,
 		EpisodeTitle: s.EpisodeTitle, Size: s.Size, FileType: s.FileType, Poster: s.Poster, Source: s.Source}
 }
 

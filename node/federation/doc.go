@@ -3,14 +3,15 @@
 // and search protocols, both sides, the federated resolver behind
 // GET /api/meta, and the search that asks other households. It runs on a
 // p2p.Net (a node's host and DHT) or on a bare host (a simulated
-// household's, with a DHT of its own), and knows nothing of ingest or HTTP
-// beyond the api types it answers with.
+// household's, with a DHT of its own), and knows nothing of ingest or HTTP:
+// it answers with package model's types and errors.
 //
 // # Files
 //
 //   - household.go: HouseholdConfig, StartHousehold, the Household's
 //     answers (Meta, Providers, KnownProviders, SearchPage, Lookup,
-//     Search, ProvideStats) and the reprovide on a first peer.
+//     Search, ProvideStats), permit (a caller's permission to ask
+//     peers) and the reprovide on a first peer.
 //   - records.go: /metamesh/record/1.0.0, both sides (peerService, what
 //     the record and search services share: the host, the store, the
 //     signing key and one peer's open-stream bound).
@@ -28,7 +29,7 @@
 //   - resolve_net.go: lookupNet, all a lookup touches of the network
 //     (the walk's providers, the connected and routing-table peers, one
 //     peer's record), and dhtNet, its libp2p and kad-dht side.
-//   - document.go: the api.Document GET /api/meta answers, built from a
+//   - document.go: the model.Document GET /api/meta answers, built from a
 //     store.Document in one place (known fields typed, exact bytes of
 //     paths that are not UTF-8).
 //   - search.go: /metamesh/search/1.1.0 and 1.0.0 (answered with local
@@ -99,11 +100,14 @@
 //   - Every record and search stream has a deadline, is reset on error
 //     and closed on success; a peer may have at most p2p.MaxInboundPerPeer
 //     open at once.
-//   - Work that asks peers for an API request is cleared with the
-//     request's api.Caller first (Federate: a stranger's token bucket):
-//     the resolver when it would start a lookup (not to join one or for a
-//     remembered miss), search before a federated first page. What the
-//     store holds is answered without asking.
+//   - Work that asks peers for a request is cleared first with the
+//     permission its caller hands in (allow func() error, nil: always;
+//     the node's backend takes a stranger's token there): the resolver
+//     when it would start a lookup (not to join one or for a remembered
+//     miss), search before a federated first page; a refusal is returned
+//     as it is. What the store holds is answered without asking. The
+//     package knows nothing of HTTP: its answers and errors are package
+//     model's.
 //   - An API request's Redis calls are bounded by RequestTimeout; a
 //     federated lookup by the lookup timeout.
 package federation

@@ -8,20 +8,20 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/metamesh/node/api"
+	"github.com/metamesh/node/model"
 	"github.com/metamesh/node/store"
 )
 
 // newDocument is the one place GET /api/meta's answer is built: d's
 // members, duplicates, peers and learned members, its paths with their
 // exact bytes where they are not UTF-8, and its metadata as the store
-// presents it (d.Presented), nested straight into api.Meta with the
+// presents it (d.Presented), nested straight into model.Meta with the
 // fields store.TypeOf types typed, at top level and in what each peer
 // said (origin/<peer>/). source and providers are
 // the resolver's: who answered for the file and who has it (nil leaves
 // providers out).
-func newDocument(d store.Document, source string, providers []string) api.Document {
-	doc := api.Document{
+func newDocument(d store.Document, source string, providers []string) model.Document {
+	doc := model.Document{
 		CIDs:           slices.Clone(d.CIDs),
 		CanonicalCID:   d.CanonicalCID(),
 		Duplicates:     slices.Clone(d.Duplicates),
@@ -50,10 +50,10 @@ func newDocument(d store.Document, source string, providers []string) api.Docume
 		}
 	}
 
-	meta := api.NestMeta(d.Presented(), typedValue)
+	meta := model.NestMeta(d.Presented(), typedValue)
 	// A filePath that is also an object (an outside writer's filePath/x)
 	// stays metadata, as it is shown.
-	if fp := meta["filePath"]; fp.Kind == api.KindString && fp.Str != "" {
+	if fp := meta["filePath"]; fp.Kind == model.KindString && fp.Str != "" {
 		doc.FilePath = fp.Str
 		delete(meta, "filePath")
 	}
@@ -61,8 +61,8 @@ func newDocument(d store.Document, source string, providers []string) api.Docume
 	// level) is the document's Origin; when origin holds entries that are
 	// not a peer's object (an outside writer's origin/<name>), the whole
 	// origin stays metadata.
-	if origin := meta[store.OriginPrefix]; origin.Kind == api.KindObject && peerObjects(origin.Object) {
-		doc.Origin = make(map[string]api.Meta, len(origin.Object))
+	if origin := meta[store.OriginPrefix]; origin.Kind == model.KindObject && peerObjects(origin.Object) {
+		doc.Origin = make(map[string]model.Meta, len(origin.Object))
 		for p, v := range origin.Object {
 			doc.Origin[p] = v.Object
 		}
@@ -81,9 +81,9 @@ func newDocument(d store.Document, source string, providers []string) api.Docume
 
 // peerObjects reports whether every member of origin is an object (a
 // peer's fields).
-func peerObjects(origin api.Meta) bool {
+func peerObjects(origin model.Meta) bool {
 	for _, v := range origin {
-		if v.Kind != api.KindObject {
+		if v.Kind != model.KindObject {
 			return false
 		}
 	}
@@ -95,7 +95,7 @@ func peerObjects(origin api.Meta) bool {
 // time (from Unix nanoseconds) when store.TypeOf says it is one and s
 // parses as such, else the string. What a peer said (origin/<peer>/<field>)
 // is typed as the field it names.
-func typedValue(pattern, s string) api.Value {
+func typedValue(pattern, s string) model.Value {
 	if rest, ok := strings.CutPrefix(pattern, store.OriginPrefix+"/"); ok {
 		if p, field, ok := strings.Cut(rest, "/"); ok && p != "*" {
 			pattern = field
@@ -104,17 +104,17 @@ func typedValue(pattern, s string) api.Value {
 	switch store.TypeOf(pattern) {
 	case store.FieldInt:
 		if n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64); err == nil {
-			return api.IntValue(n)
+			return model.IntValue(n)
 		}
 	case store.FieldFloat:
 		// JSON has no NaN or infinity: such a value stays the string it is.
 		if f, err := strconv.ParseFloat(strings.TrimSpace(s), 64); err == nil && !math.IsNaN(f) && !math.IsInf(f, 0) {
-			return api.FloatValue(f)
+			return model.FloatValue(f)
 		}
 	case store.FieldNanoTime:
 		if n, err := strconv.ParseInt(s, 10, 64); err == nil {
-			return api.StringValue(time.Unix(0, n).UTC().Format(time.RFC3339Nano))
+			return model.StringValue(time.Unix(0, n).UTC().Format(time.RFC3339Nano))
 		}
 	}
-	return api.StringValue(s)
+	return model.StringValue(s)
 }

@@ -4,7 +4,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/metamesh/node/api"
+	"github.com/metamesh/node/model"
 	"github.com/metamesh/node/store"
 )
 
@@ -23,21 +23,21 @@ func TestNewDocument_Typing(t *testing.T) {
 		"tmdb/id": "27205", "rating": "8.369", "imdbid": "tt1375666",
 	}, CIDs: []string{"bafkreicysg23kiwv34eg2d7qweipxwosdo2py4ldv42nbauguluen5v6am"}, Peers: []string{peer}}
 	doc := newDocument(d, "local", []string{"12D3KooWself", peer})
-	want := api.Meta{
-		"sizeByte": api.IntValue(26415), "season": api.IntValue(1), "episode": api.IntValue(2), "movieYear": api.IntValue(2005),
-		"mtime": api.StringValue("2023-11-14T22:13:20Z"), "episodes": api.ListValue(api.IntValue(1), api.IntValue(2)),
-		"title":   api.StringValue("1984"),
-		"release": api.ObjectValue(api.Meta{"cd": api.IntValue(2), "group": api.StringValue("GRP")}),
-		"fileinfo": api.ObjectValue(api.Meta{"duration": api.FloatValue(1422.5), "streamdetails": api.ObjectValue(api.Meta{
-			"video": api.ListValue(api.ObjectValue(api.Meta{"width": api.IntValue(1920), "codec": api.StringValue("h264")}))})}),
-		"tmdb":   api.ObjectValue(api.Meta{"id": api.StringValue("27205")}),
-		"rating": api.FloatValue(8.369), "imdbid": api.StringValue("tt1375666"),
+	want := model.Meta{
+		"sizeByte": model.IntValue(26415), "season": model.IntValue(1), "episode": model.IntValue(2), "movieYear": model.IntValue(2005),
+		"mtime": model.StringValue("2023-11-14T22:13:20Z"), "episodes": model.ListValue(model.IntValue(1), model.IntValue(2)),
+		"title":   model.StringValue("1984"),
+		"release": model.ObjectValue(model.Meta{"cd": model.IntValue(2), "group": model.StringValue("GRP")}),
+		"fileinfo": model.ObjectValue(model.Meta{"duration": model.FloatValue(1422.5), "streamdetails": model.ObjectValue(model.Meta{
+			"video": model.ListValue(model.ObjectValue(model.Meta{"width": model.IntValue(1920), "codec": model.StringValue("h264")}))})}),
+		"tmdb":   model.ObjectValue(model.Meta{"id": model.StringValue("27205")}),
+		"rating": model.FloatValue(8.369), "imdbid": model.StringValue("tt1375666"),
 	}
 	if !reflect.DeepEqual(doc.Meta, want) {
 		t.Errorf("meta\n got  %+v\n want %+v", doc.Meta, want)
 	}
-	wantOrigin := map[string]api.Meta{peer: {"season": api.IntValue(3), "sizeByte": api.StringValue("x"),
-		"fileinfo": api.ObjectValue(api.Meta{"duration": api.StringValue("NaN")})}}
+	wantOrigin := map[string]model.Meta{peer: {"season": model.IntValue(3), "sizeByte": model.StringValue("x"),
+		"fileinfo": model.ObjectValue(model.Meta{"duration": model.StringValue("NaN")})}}
 	if !reflect.DeepEqual(doc.Origin, wantOrigin) {
 		t.Errorf("origin\n got  %+v\n want %+v", doc.Origin, wantOrigin)
 	}
@@ -56,7 +56,7 @@ func TestNewDocument_OwnKeys(t *testing.T) {
 		"filePath": "/lib/S\xe9ries/a.mkv", "peers": "a field", "providers": "another", "source": "hidden",
 	}, Duplicates: []string{"/lib/b.mkv", "/lib/\xff.mkv"}, DuplicateCount: 2}
 	doc := newDocument(d, "local", nil)
-	if !reflect.DeepEqual(doc.Meta, api.Meta{"peers": api.StringValue("a field"), "providers": api.StringValue("another")}) {
+	if !reflect.DeepEqual(doc.Meta, model.Meta{"peers": model.StringValue("a field"), "providers": model.StringValue("another")}) {
 		t.Errorf("meta %+v", doc.Meta)
 	}
 	if string(doc.FilePathBytes) != d.FilePath() || doc.FilePath != d.FilePath() ||

@@ -7,7 +7,7 @@ import (
 	"net"
 	"time"
 
-	"github.com/metamesh/node/api"
+	"github.com/metamesh/node/model"
 	"github.com/metamesh/node/store"
 )
 
@@ -22,7 +22,7 @@ const RequestTimeout = time.Second
 func APIError(err error, cid string) error {
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		return fmt.Errorf("%w: no file with CID %s", api.ErrNotFound, cid)
+		return fmt.Errorf("%w: no file with CID %s", model.ErrNotFound, cid)
 	case store.IsUnavailable(err):
 		return RedisDown(err)
 	}
@@ -33,7 +33,7 @@ func APIError(err error, cid string) error {
 func RedisDown(err error) error {
 	var ne net.Error
 	if errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()) {
-		return fmt.Errorf("%w: redis is not answering (no reply within %s): %v", api.ErrUnavailable, RequestTimeout, err)
+		return fmt.Errorf("%w: redis is not answering (no reply within %s): %v", model.ErrUnavailable, RequestTimeout, err)
 	}
-	return fmt.Errorf("%w: redis is not reachable: %v", api.ErrUnavailable, err)
+	return fmt.Errorf("%w: redis is not reachable: %v", model.ErrUnavailable, err)
 }

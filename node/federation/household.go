@@ -14,7 +14,7 @@ import (
 	"github.com/libp2p/go-libp2p/core/host"
 	"github.com/libp2p/go-libp2p/core/peer"
 
-	"github.com/metamesh/node/api"
+	"github.com/metamesh/node/model"
 	"github.com/metamesh/node/node/announce"
 	"github.com/metamesh/node/node/catalog"
 	"github.com/metamesh/node/node/handoff"
@@ -208,19 +208,21 @@ func (hh *Household) DHT() *dht.IpfsDHT { return hh.p.DHT() }
 
 // Lookup answers for c as GET /api/meta/<c> does for a client on loopback:
 // the store, else the federation. c is in canonical form.
-func (hh *Household) Lookup(ctx context.Context, c string) (api.Document, error) {
-	return hh.res.Meta(ctx, c, false, api.Caller{})
+func (hh *Household) Lookup(ctx context.Context, c string) (model.Document, error) {
+	return hh.res.Meta(ctx, c, false, nil)
 }
 
 // Search answers q as GET /api/search?federated=1 does (first page).
-func (hh *Household) Search(ctx context.Context, q string, limit int) (api.SearchResult, error) {
-	return hh.ss.search(ctx, q, limit, "", true, api.Caller{})
+func (hh *Household) Search(ctx context.Context, q string, limit int) (model.SearchResult, error) {
+	return hh.ss.search(ctx, q, limit, "", true, nil)
 }
 
 // Meta answers GET /api/meta/<c> for a caller: the store, else (unless
-// local) the federation. c is in canonical form.
-func (hh *Household) Meta(ctx context.Context, c string, local bool, from api.Caller) (api.Document, error) {
-	return hh.res.Meta(ctx, c, local, from)
+// local) the federation. c is in canonical form. allow is asked before a
+// lookup that must ask peers starts (nil: always allowed); its error is
+// returned as it is.
+func (hh *Household) Meta(ctx context.Context, c string, local bool, allow func() error) (model.Document, error) {
+	return hh.res.Meta(ctx, c, local, allow)
 }
 
 // Providers lists the peers the DHT returns for c.
@@ -236,9 +238,20 @@ func (hh *Household) KnownProviders(ctx context.Context, c string) []string {
 }
 
 // SearchPage answers GET /api/search: the local page, and on the first
-// page of a federated search the other households' hits.
-func (hh *Household) SearchPage(ctx context.Context, q string, limit int, cursor string, federated bool, from api.Caller) (api.SearchResult, error) {
-	return hh.ss.search(ctx, q, limit, cursor, federated, from)
+// page of a federated search the other households' hits. allow is asked
+// before a federated search asks peers (nil: always allowed); its error
+// is returned as it is.
+func (hh *Household) SearchPage(ctx context.Context, q string, limit int, cursor string, federated bool, allow func() error) (model.SearchResult, error) {
+	return hh.ss.search(ctx, q, limit, cursor, federated, allow)
+}
+
+// permit asks allow whether a request may make the node ask its peers
+// now: nil always allows, allow's error refuses as it is.
+func permit(allow func() error) error {
+	if allow == nil {
+		return nil
+	}
+	return allow()
 }
 
 // ProvideStats are the sweeping provider's statistics, and the handoff's.

@@ -13,7 +13,7 @@ import (
 	"github.com/ipfs/go-cid"
 	"github.com/libp2p/go-libp2p/core/peer"
 
-	"github.com/metamesh/node/api"
+	"github.com/metamesh/node/model"
 	"github.com/metamesh/node/node/p2p"
 	"github.com/metamesh/node/store"
 )
@@ -82,7 +82,7 @@ type source struct {
 // asked for its CID meanwhile.
 type call struct {
 	done chan struct{}
-	doc  api.Document
+	doc  model.Document
 	err  error
 }
 
@@ -98,55 +98,55 @@ func newResolver(st *store.Store, p *p2p.Net, rs *recordService, timeout time.Du
 }
 
 // Meta answers for c (canonical form): a local file, a file peers sent
-// before, or, unless local, the federation, as far as from may make the
+// before, or, unless local, the federation, as far as allow lets the
 // node ask its peers.
-func (r *resolver) Meta(ctx context.Context, c string, local bool, from api.Caller) (api.Document, error) {
+func (r *resolver) Meta(ctx context.Context, c string, local bool, allow func() error) (model.Document, error) {
 	doc, stale, err := r.fromStore(ctx, c)
 	if err == nil && stale != "" && !local && r.net != nil {
 		// What peers said is a cache: past PeerRecordTTL the peers are
 		// asked again, and their fresh record replaces it. Without an
 		// answer (a stranger past its limit included), the old one is
 		// still better than none.
-		if fresh, ferr := r.lookup(ctx, c, stale, from); ferr == nil {
+		if fresh, ferr := r.lookup(ctx, c, stale, allow); ferr == nil {
 			return fresh, nil
 		}
 		return doc, nil
 	}
-	if err == nil || local || !errors.Is(err, api.ErrNotFound) || r.net == nil {
+	if err == nil || local || !errors.Is(err, model.ErrNotFound) || r.net == nil {
 		return doc, err
 	}
-	return r.lookup(ctx, c, "", from)
+	return r.lookup(ctx, c, "", allow)
 }
 
 // lookup runs (or joins) the federated lookup of c; replace, when set, is
 // a stale root known only from peers that a fresh answer replaces. Only
-// starting one costs from a token: a miss remembered or a lookup in
-// flight asks no peer for this request.
-func (r *resolver) lookup(ctx context.Context, c string, replace store.RootID, from api.Caller) (api.Document, error) {
-	cl, err := r.join(c, replace, from)
+// starting one asks allow: a miss remembered or a lookup in flight asks
+// no peer for this request.
+func (r *resolver) lookup(ctx context.Context, c string, replace store.RootID, allow func() error) (model.Document, error) {
+	cl, err := r.join(c, replace, allow)
 	if err != nil {
-		return api.Document{}, err
+		return model.Document{}, err
 	}
 	select {
 	case <-cl.done:
 		return cl.doc, cl.err
 	case <-ctx.Done():
-		return api.Document{}, ctx.Err()
+		return model.Document{}, ctx.Err()
 	}
 }
 
-// join is the lookup of c in flight, or a new one once from may start
-// it; a miss remembered is api.ErrNotFound at once.
-func (r *resolver) join(c string, replace store.RootID, from api.Caller) (*call, error) {
+// join is the lookup of c in flight, or a new one once allow lets it
+// start; a miss remembered is model.ErrNotFound at once.
+func (r *resolver) join(c string, replace store.RootID, allow func() error) (*call, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if until, ok := r.negative[c]; ok && time.Now().Before(until) {
-		return nil, fmt.Errorf("%w: no file with CID %s here or on the peers asked (cached for %s)", api.ErrNotFound, c, negativeTTL)
+		return nil, fmt.Errorf("%w: no file with CID %s here or on the peers asked (cached for %s)", model.ErrNotFound, c, negativeTTL)
 	}
 	if cl, ok := r.inflight[c]; ok {
 		return cl, nil
 	}
-	if err := from.Federate(api.FederatedLookup); err != nil {
+	if err := permit(allow); err != nil {
 		return nil, err
 	}
 	cl := &call{done: make(chan struct{})}
@@ -161,7 +161,7 @@ func (r *resolver) run(cl *call, c string, replace store.RootID) {
 	cl.doc, cl.err = r.federated(c, replace)
 	r.mu.Lock()
 	delete(r.inflight, c)
-	if errors.Is(cl.err, api.ErrNotFound) {
+	if errors.Is(cl.err, model.ErrNotFound) {
 		r.rememberMiss(c)
 	}
 	r.mu.Unlock()
@@ -198,12 +198,12 @@ func (r *resolver) rememberSource(c string, src source) {
 
 // fromStore reads c's document (present). stale is the root of a file
 // known only from peers whose record is older than refreshAfter.
-func (r *resolver) fromStore(ctx context.Context, c string) (api.Document, store.RootID, error) {
+func (r *resolver) fromStore(ctx context.Context, c string) (model.Document, store.RootID, error) {
 	ctx, cancel := context.WithTimeout(ctx, RequestTimeout)
 	defer cancel()
 	doc, err := r.st.DocumentByCID(ctx, c)
 	if err != nil {
-		return api.Document{}, "", APIError(err, c)
+		return model.Document{}, "", APIError(err, c)
 	}
 	var stale store.RootID
 	if !doc.Local() && r.refreshAfter > 0 {
@@ -219,7 +219,7 @@ func (r *resolver) fromStore(ctx context.Context, c string) (api.Document, store
 // records of it it merged as providers; for a file known only from peers,
 // the peer that answered the lookup and the providers it found, or else
 // the peers that sent it.
-func (r *resolver) present(doc store.Document, c string) api.Document {
+func (r *resolver) present(doc store.Document, c string) model.Document {
 	if doc.Local() {
 		var providers []string
 		if r.net != nil {
@@ -262,7 +262,7 @@ func (r *resolver) Providers(ctx context.Context, c string) ([]string, error) {
 	}
 	id, err := cid.Decode(c)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", api.ErrBadRequest, err)
+		return nil, fmt.Errorf("%w: %v", model.ErrBadRequest, err)
 	}
 	ctx, cancel := context.WithTimeout(ctx, r.timeout)
 	defer cancel()

@@ -12,7 +12,7 @@ import (
 	"github.com/ipfs/go-cid"
 	"github.com/libp2p/go-libp2p/core/peer"
 
-	"github.com/metamesh/node/api"
+	"github.com/metamesh/node/model"
 	"github.com/metamesh/node/protocol"
 	"github.com/metamesh/node/store"
 )
@@ -54,12 +54,12 @@ type lookupRun struct {
 // federated asks the network for c within the lookup timeout: the
 // walk's providers and the fan-out (start), the answer chosen (choice)
 // and merged, else the miss.
-func (r *resolver) federated(c string, replace store.RootID) (api.Document, error) {
+func (r *resolver) federated(c string, replace store.RootID) (model.Document, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), r.timeout)
 	defer cancel()
 	id, err := cid.Decode(c)
 	if err != nil {
-		return api.Document{}, fmt.Errorf("%w: %v", api.ErrBadRequest, err)
+		return model.Document{}, fmt.Errorf("%w: %v", model.ErrBadRequest, err)
 	}
 	l := &lookupRun{r: r, c: c, ctx: ctx, replace: replace,
 		answers: make(chan answer, lookupFanout), changed: make(chan struct{}, 1), walked: make(chan struct{}),
@@ -70,7 +70,7 @@ func (r *resolver) federated(c string, replace store.RootID) (api.Document, erro
 	for {
 		a, ok := ch.next()
 		if !ok {
-			return api.Document{}, l.miss(refused)
+			return model.Document{}, l.miss(refused)
 		}
 		merged, conflict := l.merge(a)
 		if conflict {
@@ -298,9 +298,9 @@ func (l *lookupRun) miss(refused int) error {
 	if cut := l.cut.Load(); cut > 0 {
 		why += fmt.Sprintf(" (%d answered over a relay that cut the record off: a relayed connection carries at most 128 KiB each way; it comes through once the connection is direct)", cut)
 	}
-	err := fmt.Errorf("%w: no file with CID %s here or on the %d peers asked%s", api.ErrNotFound, l.c, n, why)
+	err := fmt.Errorf("%w: no file with CID %s here or on the %d peers asked%s", model.ErrNotFound, l.c, n, why)
 	if l.ctx.Err() != nil && why == "" {
-		err = fmt.Errorf("%w: no file with CID %s here, and none of the %d peers asked had it within %s", api.ErrNotFound, l.c, n, l.r.timeout)
+		err = fmt.Errorf("%w: no file with CID %s here, and none of the %d peers asked had it within %s", model.ErrNotFound, l.c, n, l.r.timeout)
 	}
 	l.r.log.Info("lookup: no peer answered with the file", "cid", l.c, "asked", n, "providers", found, "err", err)
 	return err

@@ -9,8 +9,8 @@ import (
 
 	"github.com/libp2p/go-libp2p/core/peer"
 
-	"github.com/metamesh/node/api"
 	"github.com/metamesh/node/internal/waiting"
+	"github.com/metamesh/node/model"
 )
 
 // The rules of a federated lookup, against the twin (resolvetwin_test.go):
@@ -350,7 +350,7 @@ func TestLookup_DisprovedLie(t *testing.T) {
 // wantMiss checks that a lookup answered 404 with an error that says want.
 func wantMiss(t *testing.T, got lookupResult, want string) {
 	t.Helper()
-	if !errors.Is(got.err, api.ErrNotFound) || !strings.Contains(got.err.Error(), want) {
+	if !errors.Is(got.err, model.ErrNotFound) || !strings.Contains(got.err.Error(), want) {
 		t.Fatalf("lookup: %v (source %q); want a 404 that says %q", got.err, got.doc.Source, want)
 	}
 }

@@ -14,8 +14,8 @@ import (
 	"github.com/libp2p/go-libp2p/core/crypto"
 	"github.com/libp2p/go-libp2p/core/peer"
 
-	"github.com/metamesh/node/api"
 	"github.com/metamesh/node/internal/waiting"
+	"github.com/metamesh/node/model"
 	"github.com/metamesh/node/protocol"
 	"github.com/metamesh/node/store"
 	"github.com/metamesh/node/store/storetest"
@@ -251,7 +251,7 @@ func newTwinScene(t *testing.T, timeout, hold time.Duration) *twinScene {
 
 // lookupResult is what a lookup answered.
 type lookupResult struct {
-	doc api.Document
+	doc model.Document
 	err error
 }
 
@@ -262,7 +262,7 @@ func (s *twinScene) lookup(t *testing.T, c string) <-chan lookupResult {
 	out := make(chan lookupResult, 1)
 	ctx := waiting.Context(t)
 	go func() {
-		doc, err := s.r.Meta(ctx, c, false, api.Caller{})
+		doc, err := s.r.Meta(ctx, c, false, nil)
 		out <- lookupResult{doc, err}
 	}()
 	return out

@@ -19,7 +19,7 @@ import (
 	"github.com/libp2p/go-libp2p/core/peer"
 	libp2pproto "github.com/libp2p/go-libp2p/core/protocol"
 
-	"github.com/metamesh/node/api"
+	"github.com/metamesh/node/model"
 	"github.com/metamesh/node/node/catalog"
 	"github.com/metamesh/node/node/p2p"
 	"github.com/metamesh/node/protocol"
@@ -456,19 +456,20 @@ func (a *asking) ask(ctx context.Context, p peer.ID, indexed bool) {
 // attributed to every peer that sent them. Peers' new hits are at most
 // limit in all, taken in turns (every peer's first hit, then every peer's
 // second, …, peers by ID), so no one peer's answer fills the page. A
-// federated search that from may not make now is refused whole, before
-// any work: the same search without federated answers.
-func (ss *searchService) search(ctx context.Context, q string, limit int, cursor string, federated bool, from api.Caller) (api.SearchResult, error) {
-	var res api.SearchResult
+// federated search that allow refuses (nil allows all) is refused whole,
+// with allow's error, before any work: the same search without federated
+// answers.
+func (ss *searchService) search(ctx context.Context, q string, limit int, cursor string, federated bool, allow func() error) (model.SearchResult, error) {
+	var res model.SearchResult
 	federated = federated && cursor == ""
 	var asked chan fanOutResult
 	if federated {
-		if err := from.Federate(api.FederatedSearch); err != nil {
+		if err := permit(allow); err != nil {
 			return res, err
 		}
 		req := protocol.SearchRequest{Q: q, Limit: limit}
 		if err := req.Validate(); err != nil {
-			return res, fmt.Errorf("%w: %v", api.ErrBadRequest, err)
+			return res, fmt.Errorf("%w: %v", model.ErrBadRequest, err)
 		}
 		// Peers are asked while the household's own index is read: the
 		// keyword lookups' DHT walks, which most searches wait for, start
@@ -483,7 +484,7 @@ func (ss *searchService) search(ctx context.Context, q string, limit int, cursor
 	cancel()
 	switch {
 	case errors.Is(err, catalog.ErrInvalidCursor):
-		return res, fmt.Errorf("%w: cursor: %v", api.ErrBadRequest, err)
+		return res, fmt.Errorf("%w: cursor: %v", model.ErrBadRequest, err)
 	case err != nil && store.IsUnavailable(err):
 		return res, RedisDown(err)
 	case err != nil:
@@ -546,12 +547,12 @@ func (ss *searchService) search(ctx context.Context, q string, limit int, cursor
 // protocol.SearchHit: source and peers are that peer; the details are
 // what a 1.1.0 answer carried, none over 1.0.0). from is unused for a
 // store hit.
-func searchHit[H store.SearchHit | protocol.SearchHit](h H, from string) api.SearchHit {
+func searchHit[H store.SearchHit | protocol.SearchHit](h H, from string) model.SearchHit {
 	switch h := any(h).(type) {
 	case store.SearchHit:
-		return api.SearchHit{FileSummary: catalog.Summary(h.Summary), CIDs: h.CIDs, IMDbID: h.IMDbID, Subtitles: h.Subtitles, Art: h.Art}
+		return model.SearchHit{FileSummary: catalog.Summary(h.Summary), CIDs: h.CIDs, IMDbID: h.IMDbID, Subtitles: h.Subtitles, Art: h.Art}
 	case protocol.SearchHit:
-		return api.SearchHit{FileSummary: api.FileSummary{CID: h.CID, Title: h.Title, Size: h.Size, FileType: h.FileType, Source: from,
+		return model.SearchHit{FileSummary: model.FileSummary{CID: h.CID, Title: h.Title, Size: h.Size, FileType: h.FileType, Source: from,
 			Year: h.Year, Season: h.Season, Episode: h.Episode, EpisodeTitle: h.EpisodeTitle}, CIDs: h.CIDs, IMDbID: h.IMDbID, Peers: []string{from}}
 	}
 	panic("unreachable")

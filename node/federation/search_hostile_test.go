@@ -16,8 +16,8 @@ import (
 	"github.com/libp2p/go-libp2p/core/network"
 	"github.com/libp2p/go-libp2p/core/peer"
 
-	"github.com/metamesh/node/api"
 	"github.com/metamesh/node/internal/waiting"
+	"github.com/metamesh/node/model"
 	"github.com/metamesh/node/node/handoff"
 	"github.com/metamesh/node/node/p2p"
 	"github.com/metamesh/node/protocol"
@@ -154,8 +154,8 @@ func (th *testHousehold) addFile(t *testing.T, title string) string {
 		t.Fatalf("ingest %q: %v %v", title, err, res)
 	}
 	waiting.For(t, "a household to index "+title, func() bool {
-		r, err := th.hh.ss.search(t.Context(), hostileWord, 10, "", false, api.Caller{})
-		return err == nil && slices.ContainsFunc(r.Hits, func(h api.SearchHit) bool { return h.CID == hs.Canonical() })
+		r, err := th.hh.ss.search(t.Context(), hostileWord, 10, "", false, nil)
+		return err == nil && slices.ContainsFunc(r.Hits, func(h model.SearchHit) bool { return h.CID == hs.Canonical() })
 	})
 	return hs.Canonical()
 }
@@ -223,8 +223,8 @@ func hangers(t *testing.T, n int, to host.Host, below ...peer.ID) []*hanger {
 }
 
 // hitFrom reports whether res holds the hit of canonical CID c from peer p.
-func hitFrom(res api.SearchResult, c string, p peer.ID) bool {
-	return slices.ContainsFunc(res.Hits, func(h api.SearchHit) bool { return h.CID == c && h.Source == p.String() })
+func hitFrom(res model.SearchResult, c string, p peer.ID) bool {
+	return slices.ContainsFunc(res.Hits, func(h model.SearchHit) bool { return h.CID == c && h.Source == p.String() })
 }
 
 // Ten hostile peers whose IDs sort below every honest household's,

@@ -1,35 +1,35 @@
-package api_test
+package model_test
 
 import (
 	"reflect"
 	"testing"
 
-	"github.com/metamesh/node/api"
+	"github.com/metamesh/node/model"
 )
 
 func TestNestMeta(t *testing.T) {
-	s := api.StringValue
+	s := model.StringValue
 	tests := []struct {
 		name string
 		in   map[string]string
-		want api.Meta
+		want model.Meta
 	}{
 		{"nesting and lists", map[string]string{"title": "x", "genre/0": "Action", "genre/1": "Sci-Fi", "titles/eng": "I"},
-			api.Meta{"title": s("x"), "genre": api.ListValue(s("Action"), s("Sci-Fi")), "titles": api.ObjectValue(api.Meta{"eng": s("I")})}},
+			model.Meta{"title": s("x"), "genre": model.ListValue(s("Action"), s("Sci-Fi")), "titles": model.ObjectValue(model.Meta{"eng": s("I")})}},
 		{"gap is not a list", map[string]string{"a/0": "x", "a/2": "y"},
-			api.Meta{"a": api.ObjectValue(api.Meta{"0": s("x"), "2": s("y")})}},
+			model.Meta{"a": model.ObjectValue(model.Meta{"0": s("x"), "2": s("y")})}},
 		{"leading zero is not an index", map[string]string{"a/00": "x"},
-			api.Meta{"a": api.ObjectValue(api.Meta{"00": s("x")})}},
+			model.Meta{"a": model.ObjectValue(model.Meta{"00": s("x")})}},
 		{"value and object", map[string]string{"a": "v", "a/b": "w"},
-			api.Meta{"a": api.ObjectValue(api.Meta{"": s("v"), "b": s("w")})}},
+			model.Meta{"a": model.ObjectValue(model.Meta{"": s("v"), "b": s("w")})}},
 		{"value and list-shaped object", map[string]string{"a": "v", "a/0": "w"},
-			api.Meta{"a": api.ObjectValue(api.Meta{"": s("v"), "0": s("w")})}},
-		{"top level keeps numeric keys as an object", map[string]string{"0": "x"}, api.Meta{"0": s("x")}},
-		{"empty", map[string]string{}, api.Meta{}},
+			model.Meta{"a": model.ObjectValue(model.Meta{"": s("v"), "0": s("w")})}},
+		{"top level keeps numeric keys as an object", map[string]string{"0": "x"}, model.Meta{"0": s("x")}},
+		{"empty", map[string]string{}, model.Meta{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := api.NestMeta(tt.in, nil); !reflect.DeepEqual(got, tt.want) {
+			if got := model.NestMeta(tt.in, nil); !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("NestMeta = %#v, want %#v", got, tt.want)
 			}
 		})
@@ -44,9 +44,9 @@ func TestNestMeta_Patterns(t *testing.T) {
 		"fileinfo/streamdetails/video/0/width": "1920", "a": "v", "a/b": "w", "gap/0": "p", "gap/2": "q",
 	}
 	got := map[string]string{}
-	api.NestMeta(in, func(pattern, v string) api.Value {
+	model.NestMeta(in, func(pattern, v string) model.Value {
 		got[v] = pattern
-		return api.StringValue(v)
+		return model.StringValue(v)
 	})
 	want := map[string]string{
 		"x": "title", "1": "episodes/*", "2": "episodes/*", "1920": "fileinfo/streamdetails/video/*/width",
@@ -70,19 +70,19 @@ func TestFlattenMeta(t *testing.T) {
 		{"fileinfo/streamdetails/audio/0/channels": "6", "fileinfo/streamdetails/audio/1/channels": "2", "grid/0/0": "a", "grid/1/0": "c"},
 		{},
 	} {
-		if got := api.FlattenMeta(api.NestMeta(in, nil)); !reflect.DeepEqual(got, in) {
+		if got := model.FlattenMeta(model.NestMeta(in, nil)); !reflect.DeepEqual(got, in) {
 			t.Errorf("FlattenMeta(NestMeta(%v)) = %v", in, got)
 		}
 	}
-	typed := api.Meta{
-		"sizeByte": api.IntValue(3000000),
-		"fileinfo": api.ObjectValue(api.Meta{"duration": api.FloatValue(1422.5), "tiny": api.FloatValue(1e-7), "huge": api.FloatValue(3e21)}),
-		"ratings":  api.ListValue(api.FloatValue(8)),
-		"mtime":    api.StringValue("2023-11-14T22:13:20.123456789Z"),
+	typed := model.Meta{
+		"sizeByte": model.IntValue(3000000),
+		"fileinfo": model.ObjectValue(model.Meta{"duration": model.FloatValue(1422.5), "tiny": model.FloatValue(1e-7), "huge": model.FloatValue(3e21)}),
+		"ratings":  model.ListValue(model.FloatValue(8)),
+		"mtime":    model.StringValue("2023-11-14T22:13:20.123456789Z"),
 	}
 	want := map[string]string{"sizeByte": "3000000", "fileinfo/duration": "1422.5", "fileinfo/tiny": "1e-7", "fileinfo/huge": "3e+21",
 		"ratings/0": "8", "mtime": "2023-11-14T22:13:20.123456789Z"}
-	if got := api.FlattenMeta(typed); !reflect.DeepEqual(got, want) {
+	if got := model.FlattenMeta(typed); !reflect.DeepEqual(got, want) {
 		t.Errorf("typed values: %v, want %v", got, want)
 	}
 }

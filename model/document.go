@@ -1,16 +1,10 @@
-package api
+package model
 
 import (
-	"bytes"
-	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"maps"
-	"math"
 	"slices"
 	"strconv"
-	"unicode/utf8"
 )
 
 // Document is the answer of GET /api/meta/<cid>: one file as this node
@@ -78,7 +72,7 @@ type Document struct {
 // written without encoding it again. The fields must not change after.
 func (d *Document) Encode() error {
 	d.encoded = nil
-	b, err := encodeBody(*d)
+	b, err := EncodeAnswer(*d)
 	if err != nil {
 		return err
 	}
@@ -88,43 +82,6 @@ func (d *Document) Encode() error {
 
 // Encoded is the answer's JSON body Encode wrote, nil before.
 func (d Document) Encoded() []byte { return d.encoded }
-
-// Meta is open metadata: the store's flat fields nested at "/" ("a/b"
-// → {"a": {"b": …}}), an object keyed exactly 0..n-1 made a list, and a
-// name that is both a value and an object keeping the value under "".
-// The node types the fields it knows (numbers, RFC 3339 times); every
-// other value is a string.
-type Meta map[string]Value
-
-// ValueKind says which field of a Value holds it.
-type ValueKind uint8
-
-// The kinds of Value.
-const (
-	KindString ValueKind = iota // Str (times too, as RFC 3339)
-	KindInt                     // Int
-	KindFloat                   // Float
-	KindObject                  // Object
-	KindList                    // List
-)
-
-// Value is one metadata value. The zero Value is the empty string.
-type Value struct {
-	Kind   ValueKind
-	Str    string
-	Int    int64
-	Float  float64
-	Object Meta
-	List   []Value
-}
-
-// StringValue, IntValue, FloatValue, ObjectValue and ListValue make a
-// Value of each kind.
-func StringValue(s string) Value     { return Value{Kind: KindString, Str: s} }
-func IntValue(n int64) Value         { return Value{Kind: KindInt, Int: n} }
-func FloatValue(f float64) Value     { return Value{Kind: KindFloat, Float: f} }
-func ObjectValue(m Meta) Value       { return Value{Kind: KindObject, Object: m} }
-func ListValue(items ...Value) Value { return Value{Kind: KindList, List: items} }
 
 // The document's own keys in its JSON.
 const (
@@ -170,7 +127,7 @@ func (d Document) MarshalJSON() ([]byte, error) {
 			b, err = d.Meta[k].appendJSON(b)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("api: document %q: %w", k, err)
+			return nil, fmt.Errorf("model: document %q: %w", k, err)
 		}
 	}
 	return append(b, '}'), nil
@@ -239,216 +196,6 @@ func (d Document) appendOwn(b []byte, k string) ([]byte, error) {
 	return nil, fmt.Errorf("not a key of the document's own")
 }
 
-// appendObject appends m as a JSON object, its keys sorted as
-// encoding/json sorts a map's, each value written by value.
-func appendObject[V any](b []byte, m map[string]V, value func([]byte, V) ([]byte, error)) ([]byte, error) {
-	b = append(b, '{')
-	for i, k := range slices.Sorted(maps.Keys(m)) {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(appendString(b, k), ':')
-		var err error
-		if b, err = value(b, m[k]); err != nil {
-			return nil, err
-		}
-	}
-	return append(b, '}'), nil
-}
-
-// MarshalJSON writes the value as encoding/json writes the Go value it
-// holds (an object's keys sorted).
-func (v Value) MarshalJSON() ([]byte, error) { return v.appendJSON(nil) }
-
-func (v Value) appendJSON(b []byte) ([]byte, error) {
-	switch v.Kind {
-	case KindString:
-		return appendString(b, v.Str), nil
-	case KindInt:
-		return strconv.AppendInt(b, v.Int, 10), nil
-	case KindFloat:
-		return appendFloat(b, v.Float)
-	case KindObject:
-		return appendObject(b, v.Object, func(b []byte, x Value) ([]byte, error) { return x.appendJSON(b) })
-	case KindList:
-		b = append(b, '[')
-		for i, x := range v.List {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			var err error
-			if b, err = x.appendJSON(b); err != nil {
-				return nil, err
-			}
-		}
-		return append(b, ']'), nil
-	}
-	return nil, fmt.Errorf("api: value of unknown kind %d", v.Kind)
-}
-
-// appendStrings writes a list of strings; nil as [] (the document never
-// sends null).
-func appendStrings(b []byte, list []string) []byte {
-	b = append(b, '[')
-	for i, s := range list {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = appendString(b, s)
-	}
-	return append(b, ']')
-}
-
-// appendBytes writes bytes as encoding/json does: base64, padded.
-func appendBytes(b, p []byte) []byte {
-	b = append(b, '"')
-	b = base64.StdEncoding.AppendEncode(b, p)
-	return append(b, '"')
-}
-
-// appendFloat writes f as encoding/json writes a float64: the shortest
-// decimal that reads back as f, in exponent form below 1e-6 and from
-// 1e21 on. JSON has no NaN or infinity.
-func appendFloat(b []byte, f float64) ([]byte, error) {
-	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return nil, fmt.Errorf("json: unsupported value: %s", strconv.FormatFloat(f, 'g', -1, 64))
-	}
-	format := byte('f')
-	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
-		format = 'e'
-	}
-	b = strconv.AppendFloat(b, f, format, -1, 64)
-	if format == 'e' {
-		// e-09 as e-9, as encoding/json does.
-		if n := len(b); n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
-			b[n-2] = b[n-1]
-			b = b[:n-1]
-		}
-	}
-	return b, nil
-}
-
-// appendString writes s as encoding/json does by default: quotes,
-// backslashes and control characters escaped, <, > and & as \u escapes,
-// U+2028 and U+2029 escaped, each byte that is not UTF-8 as \ufffd.
-func appendString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		if c := s[i]; c < utf8.RuneSelf {
-			if c >= ' ' && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-		case r == '\u2028' || r == '\u2029':
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xF])
-		default:
-			i += size
-			continue
-		}
-		i += size
-		start = i
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
-}
-
-// UnmarshalJSON reads a JSON value: strings, numbers (an integer literal
-// that fits int64 as KindInt, any other as KindFloat, one beyond float64
-// as the string it is written as), objects and lists. The node sends
-// nothing else; true, false and null are read as the strings "true",
-// "false" and "".
-func (v *Value) UnmarshalJSON(b []byte) error {
-	b = bytes.TrimSpace(b)
-	if len(b) == 0 {
-		return errors.New("api: empty JSON value")
-	}
-	switch b[0] {
-	case '{':
-		var raw map[string]json.RawMessage
-		if err := json.Unmarshal(b, &raw); err != nil {
-			return err
-		}
-		m := make(Meta, len(raw))
-		for k, r := range raw {
-			var x Value
-			if err := x.UnmarshalJSON(r); err != nil {
-				return err
-			}
-			m[k] = x
-		}
-		*v = ObjectValue(m)
-	case '[':
-		var raw []json.RawMessage
-		if err := json.Unmarshal(b, &raw); err != nil {
-			return err
-		}
-		list := make([]Value, len(raw))
-		for i, r := range raw {
-			if err := list[i].UnmarshalJSON(r); err != nil {
-				return err
-			}
-		}
-		*v = ListValue(list...)
-	case '"':
-		var s string
-		if err := json.Unmarshal(b, &s); err != nil {
-			return err
-		}
-		*v = StringValue(s)
-	case 't', 'f', 'n':
-		var x *bool
-		if err := json.Unmarshal(b, &x); err != nil {
-			return err
-		}
-		*v = StringValue("")
-		if x != nil {
-			*v = StringValue(strconv.FormatBool(*x))
-		}
-	default:
-		var n json.Number
-		if err := json.Unmarshal(b, &n); err != nil {
-			return err
-		}
-		if i, err := strconv.ParseInt(n.String(), 10, 64); err == nil {
-			*v = IntValue(i)
-		} else if f, err := strconv.ParseFloat(n.String(), 64); err == nil {
-			*v = FloatValue(f)
-		} else {
-			*v = StringValue(n.String())
-		}
-	}
-	return nil
-}
-
 // UnmarshalJSON reads a document as MarshalJSON writes it. Its own keys
 // go to their fields; one whose value has another shape than the node
 // gives that key (a metadata field of that name) goes to Meta, like every
@@ -480,7 +227,7 @@ func (d *Document) UnmarshalJSON(b []byte) error {
 			}
 		}
 		if err != nil {
-			return fmt.Errorf("api: document %s: %w", k, err)
+			return fmt.Errorf("model: document %s: %w", k, err)
 		}
 	}
 	// JSON carried U+FFFD for the bytes of a path that are not UTF-8; the
@@ -564,21 +311,4 @@ func (d *Document) readMeta(k string, raw json.RawMessage) error {
 	}
 	d.Meta[k] = v
 	return nil
-}
-
-// wholeNumber reads a JSON number that holds a whole number, however it
-// is written (3000000, 3e6, 3000000.0).
-func wholeNumber(raw json.RawMessage) (int64, error) {
-	var n json.Number
-	if err := json.Unmarshal(raw, &n); err != nil {
-		return 0, err
-	}
-	if i, err := n.Int64(); err == nil {
-		return i, nil
-	}
-	f, err := n.Float64()
-	if err != nil || f != math.Trunc(f) || math.Abs(f) >= math.MaxInt64 {
-		return 0, fmt.Errorf("%s is not a whole number", n)
-	}
-	return int64(f), nil
 }

@@ -1,0 +1,65 @@
+package api
+
+import "github.com/metamesh/node/model"
+
+// The HTTP API speaks the model's types: a Backend answers with them and
+// the handlers write them as they are. These names are the model's, given
+// here so that the API's code and its clients read api.Document and
+// api.ErrNotFound; code below the HTTP layer uses package model.
+
+// The model's types of the API's answers and requests.
+type (
+	Document       = model.Document
+	Meta           = model.Meta
+	Value          = model.Value
+	ValueKind      = model.ValueKind
+	FileSummary    = model.FileSummary
+	SearchResult   = model.SearchResult
+	SearchHit      = model.SearchHit
+	LibraryQuery   = model.LibraryQuery
+	LibraryPage    = model.LibraryPage
+	LibraryEntry   = model.LibraryEntry
+	LibraryCounts  = model.LibraryCounts
+	ScanProgress   = model.ScanProgress
+	ProvideStats   = model.ProvideStats
+	ProvidedRegion = model.ProvidedRegion
+	Findable       = model.Findable
+	NotFoundError  = model.NotFoundError
+)
+
+// The kinds of Value.
+const (
+	KindString = model.KindString
+	KindInt    = model.KindInt
+	KindFloat  = model.KindFloat
+	KindObject = model.KindObject
+	KindList   = model.KindList
+)
+
+// The views of GET /api/library.
+const (
+	ViewRecent = model.ViewRecent
+	ViewMovies = model.ViewMovies
+	ViewShows  = model.ViewShows
+	ViewPeers  = model.ViewPeers
+)
+
+// The model's errors a Backend returns; status maps each to its code.
+var (
+	ErrNotFound      = model.ErrNotFound
+	ErrBadRequest    = model.ErrBadRequest
+	ErrUnavailable   = model.ErrUnavailable
+	ErrConflict      = model.ErrConflict
+	ErrUnprocessable = model.ErrUnprocessable
+)
+
+// The model's makers of values and of metadata.
+var (
+	StringValue = model.StringValue
+	IntValue    = model.IntValue
+	FloatValue  = model.FloatValue
+	ObjectValue = model.ObjectValue
+	ListValue   = model.ListValue
+	NestMeta    = model.NestMeta
+	FlattenMeta = model.FlattenMeta
+)
