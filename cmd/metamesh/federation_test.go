@@ -11,7 +11,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/metamesh/node/internal/waiting"
 	"github.com/metamesh/node/store/storetest"
@@ -74,17 +73,13 @@ func TestRun_ThreeProcessesInAChain(t *testing.T) {
 				for _, k := range []string{"ipfs", "sha2-256", "midhash256"} {
 					cid := h[k].(string)
 					var doc map[string]any
-					deadline := time.Now().Add(waiting.Guard)
-					for {
+					waiting.Until(t, fmt.Sprintf("node %d to resolve node %d's %s %s", i, j, k, cid), func() string {
 						out, _, code := metamesh(t, nil, "lookup", "--json", "--api", p.api, cid)
 						if code == 0 && json.Unmarshal([]byte(out), &doc) == nil {
-							break
+							return ""
 						}
-						if time.Now().After(deadline) {
-							t.Fatalf("node %d never resolved node %d's %s %s (last exit %d)", i, j, k, cid, code)
-						}
-						time.Sleep(200 * time.Millisecond)
-					}
+						return fmt.Sprintf("last exit %d", code)
+					}, cliPoll)
 					want := "local"
 					if i != j {
 						want = q.id

@@ -15,9 +15,9 @@ import (
 	"sync"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/metamesh/node/ingest"
+	"github.com/metamesh/node/internal/waiting"
 	"github.com/metamesh/node/protocol"
 	"github.com/metamesh/node/store/storetest"
 )
@@ -46,20 +46,18 @@ func startGetNode(t *testing.T) *getNode {
 		t.Fatal(err)
 	}
 	startRun(t, storetest.Dir(t), n.api, "--library", lib, "--listen", "/ip4/127.0.0.1/tcp/0")
-	deadline := time.Now().Add(time.Minute) // a hang detector
-	for {
+	waiting.Until(t, "the node to serve the file", func() string {
 		resp, err := http.Get("http://" + n.api + "/api/file/" + n.h.IPFS)
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return n
-			}
+		if err != nil {
+			return err.Error()
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the node never served the file (%v)", err)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return resp.Status
 		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return ""
+	})
+	return n
 }
 
 // getIn runs metamesh in dir, as a user in that directory would.
@@ -446,21 +444,18 @@ func TestGet_FromAPeer(t *testing.T) {
 	bAPI := freeAddr(t)
 	startRun(t, storetest.Dir(t), bAPI, "--listen", "/ip4/127.0.0.1/tcp/0", "--bootstrap", aP2P+"/p2p/"+aID)
 	// The fetching node has never looked the file up: get finds it.
-	deadline := time.Now().Add(time.Minute) // a hang detector
-	for {
+	waiting.Until(t, "the fetching node to connect to the sharing one", func() string {
 		resp, err := http.Get("http://" + bAPI + "/api/peers")
-		if err == nil {
-			body, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			if strings.Contains(string(body), aID) {
-				break
-			}
+		if err != nil {
+			return err.Error()
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the fetching node never connected to the sharing one (%v)", err)
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if !strings.Contains(string(body), aID) {
+			return "not among its peers"
 		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return ""
+	})
 	// B reached A, so A's API is up.
 	if out, _, _ := getIn(t, t.TempDir(), "status", "--api", aAPI); !strings.Contains(out, "sharing       on: peers may fetch this household's files\n") {
 		t.Errorf("the sharing node's status does not say it shares:\n%s", out)

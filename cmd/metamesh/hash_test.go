@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"github.com/metamesh/node/internal/waiting"
 
 	"bytes"
@@ -152,8 +153,8 @@ func TestHash_Interrupt(t *testing.T) {
 // signal handlers are installed and the hash pass is under way.
 func waitReading(t *testing.T, pid int, n int64) {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for time.Now().Before(deadline) {
+	// Looked at every 5 ms, so the signal comes early in the pass.
+	waiting.For(t, fmt.Sprintf("process %d to read %d bytes", pid, n), func() bool {
 		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/io")
 		if err != nil {
 			t.Fatal(err)
@@ -161,13 +162,12 @@ func waitReading(t *testing.T, pid int, n int64) {
 		for _, line := range strings.Split(string(b), "\n") {
 			if v, ok := strings.CutPrefix(line, "rchar: "); ok {
 				if got, _ := strconv.ParseInt(v, 10, 64); got >= n {
-					return
+					return true
 				}
 			}
 		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	t.Fatalf("process %d never read %d bytes", pid, n)
+		return false
+	}, waiting.Every(5*time.Millisecond))
 }
 
 // TestHash_Cancel: the command stops when its context is cancelled, before

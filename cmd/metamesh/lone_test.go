@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,7 +11,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/metamesh/node/internal/waiting"
 	"github.com/metamesh/node/store/storetest"
@@ -46,18 +46,14 @@ func TestRun_LoneNode(t *testing.T) {
 		cmd.Process.Signal(syscall.SIGTERM)
 		cmd.Wait()
 	})
-	deadline := time.Now().Add(waiting.Guard) // a hang detector
-	for {
+	waiting.Until(t, "lookup to find the file", func() string {
 		o, _, code := metamesh(t, nil, "lookup", "--local", "--api", api, cid)
 		if code == 0 {
 			out = o
-			break
+			return ""
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("lookup never found the file (last exit %d)\n%s", code, logs.String())
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return fmt.Sprintf("last exit %d\n%s", code, logs.String())
+	}, cliPoll)
 	for _, want := range [][]string{{"title", "big.bin"}, {"size", "2.9", "MiB"}, {"path", f}} {
 		if !slices.ContainsFunc(strings.Split(out, "\n"), func(l string) bool { return slices.Equal(strings.Fields(l), want) }) {
 			t.Errorf("lookup lacks the line %q:\n%s", strings.Join(want, " "), out)
@@ -93,18 +89,15 @@ func TestRun_LoneNode(t *testing.T) {
 	}
 
 	var line string
-	for line == "" {
+	waiting.Until(t, "a routing table refresh logged", func() string {
 		for _, l := range strings.Split(logs.String(), "\n") {
 			if strings.Contains(l, "failed when refreshing routing table") {
 				line = l
-				break
+				return ""
 			}
 		}
-		if line == "" && time.Now().After(deadline) {
-			t.Fatalf("no routing table refresh logged:\n%s", logs.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return "the log so far:\n" + logs.String()
+	})
 	if !strings.Contains(line, "level=DEBUG") || !strings.Contains(line, `msg="failed when refreshing routing table"`) ||
 		strings.Contains(line, `\n`) || !strings.Contains(line, "failed to find any peer in table") {
 		t.Errorf("refresh failure of a node without peers: %s\nwant one debug line, its error in error=", line)

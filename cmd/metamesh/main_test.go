@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/metamesh/node/ingest"
+	"github.com/metamesh/node/internal/waiting"
 	"github.com/metamesh/node/store"
 	"github.com/metamesh/node/store/storetest"
 )
@@ -189,25 +190,29 @@ func TestScan_SubsetLeavesOtherLibraries(t *testing.T) {
 	}
 }
 
+// cliPoll is how often a wait runs a metamesh command again: each look
+// is a process of its own, and five a second leave the node its CPU.
+var cliPoll = waiting.Every(200 * time.Millisecond)
+
 // waitReady waits until the node cmd runs answers /ready on api, and
 // kills it if it never does (a hang detector, not a timing check).
 func waitReady(t *testing.T, cmd *exec.Cmd, api string) {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for {
-		resp, err := http.Get("http://" + api + "/ready")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				return
-			}
-		}
-		if time.Now().After(deadline) {
+	ready := false
+	defer func() { // runs on the failed wait's Fatalf too
+		if !ready {
 			cmd.Process.Kill()
-			t.Fatal("the node never became ready")
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	}()
+	waiting.For(t, "the node to become ready", func() bool {
+		resp, err := http.Get("http://" + api + "/ready")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == 200
+	})
+	ready = true
 }
 
 type statusDoc struct {
@@ -251,23 +256,18 @@ func TestRun_KillMidIngest(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	killed := false
-	deadline := time.Now().Add(time.Minute)
-	for time.Now().Before(deadline) {
-		st, err := status(addr)
-		if err == nil && st.Scan.FilesDone >= 5 {
-			if st.Scan.FilesDone >= files {
-				t.Log("the scan finished before the kill; the restart check still runs")
-			}
-			cmd.Process.Signal(syscall.SIGKILL)
-			killed = true
-			break
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	defer cmd.Process.Kill() // should the wait fail
+	var progress statusDoc
+	// Looked at every 5 ms, so the kill comes early in the scan.
+	waiting.For(t, "the node to report progress", func() bool {
+		var err error
+		progress, err = status(addr)
+		return err == nil && progress.Scan.FilesDone >= 5
+	}, waiting.Every(5*time.Millisecond))
+	cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()
-	if !killed {
-		t.Fatal("node never reported progress")
+	if progress.Scan.FilesDone >= files {
+		t.Log("the scan finished before the kill; the restart check still runs")
 	}
 	// The managed redis-server dies with the node; the restart starts a
 	// new one on the same data.

@@ -11,8 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
+	"github.com/metamesh/node/internal/waiting"
 	"github.com/metamesh/node/store/storetest"
 )
 
@@ -86,17 +86,13 @@ func TestMakeRun_CLIDefaults(t *testing.T) {
 		PeerID string `json:"peerId"`
 		Roots  int64  `json:"roots"`
 	}
-	deadline := time.Now().Add(time.Minute)
-	for {
+	waiting.Until(t, "metamesh status without flags to see the node's file", func() string {
 		out, _, code := metamesh(t, env, "status", "--json")
 		if code == 0 && json.Unmarshal([]byte(out), &st) == nil && st.Roots == 1 {
-			break
+			return ""
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("metamesh status without flags never saw the node's file: exit %d\n%s", code, out)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return fmt.Sprintf("exit %d\n%s", code, out)
+	}, cliPoll)
 	hashOut, _, _ := metamesh(t, nil, "hash", filepath.Join(lib, "Blade.Runner.1982.mkv"))
 	var h struct {
 		CID string `json:"canonical"`
@@ -178,17 +174,13 @@ func TestMakeSample(t *testing.T) {
 		return page.Hits, err
 	}
 	var eps []hit
-	deadline := time.Now().Add(time.Minute)
-	for {
+	waiting.Until(t, "the sample show to show its three episodes", func() string {
 		eps, _ = search("lighthouse+keepers")
 		if len(eps) == 3 && eps[0].EpTitle != "" && eps[2].EpTitle != "" {
-			break
+			return ""
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the sample show never showed its three episodes: %+v", eps)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return fmt.Sprintf("%+v", eps)
+	})
 	sort.Slice(eps, func(i, j int) bool { return eps[i].Season*100+eps[i].Episode < eps[j].Season*100+eps[j].Episode })
 	want := []hit{{Title: "Lighthouse Keepers", Year: 2020, Season: 1, Episode: 1, EpTitle: "The Lamp", FileType: "video"},
 		{Title: "Lighthouse Keepers", Year: 2020, Season: 1, Episode: 2, EpTitle: "The Storm", FileType: "video"},
@@ -215,12 +207,13 @@ func TestMakeSample(t *testing.T) {
 			Duration float64 `json:"duration"`
 		} `json:"fileinfo"`
 	}
-	for end := time.Now().Add(time.Minute); ; time.Sleep(200 * time.Millisecond) {
+	waiting.Until(t, "Night Train's poster and subtitles", func() string {
 		getJSON(t, "http://"+api+"/api/meta/"+films[0].CID, &doc)
-		if doc.Art["poster"] != "" && len(doc.Subtitles["eng"]) == 1 || time.Now().After(end) {
-			break
+		if doc.Art["poster"] != "" && len(doc.Subtitles["eng"]) == 1 {
+			return ""
 		}
-	}
+		return fmt.Sprintf("%+v", doc)
+	})
 	if !strings.Contains(doc.Plot["eng"], "night train") || len(doc.Genre) != 2 || doc.Art["poster"] == "" ||
 		len(doc.Subtitles["eng"]) != 1 || doc.Fileinfo.Duration < 5 {
 		t.Errorf("Night Train's record: %+v", doc)
@@ -269,9 +262,7 @@ func startMakeRun(t *testing.T, root, bin, lib, api, listen string, env []string
 		// time, which the data directory's removal must wait for.
 		syscall.Kill(-mk.Process.Pid, syscall.SIGTERM)
 		mk.Wait()
-		for end := time.Now().Add(time.Minute); syscall.Kill(-mk.Process.Pid, 0) == nil && time.Now().Before(end); {
-			time.Sleep(50 * time.Millisecond)
-		}
+		waiting.For(t, "the node make started to stop", func() bool { return syscall.Kill(-mk.Process.Pid, 0) != nil })
 	})
 	return mk
 }

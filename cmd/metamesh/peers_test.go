@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/metamesh/node/api"
+	"github.com/metamesh/node/internal/waiting"
 	"github.com/metamesh/node/store/storetest"
 )
 
@@ -67,8 +68,7 @@ func TestRun_PeersAndStatus(t *testing.T) {
 
 	// A's peers, once both are connected and pinged.
 	var peers []api.Peer
-	deadline := time.Now().Add(time.Minute)
-	for {
+	waiting.Until(t, "A to list B and C with a latency", func() string {
 		out, _, code := metamesh(t, nil, "peers", "--json", "--api", a.api)
 		var res struct {
 			Peers []api.Peer `json:"peers"`
@@ -78,14 +78,11 @@ func TestRun_PeersAndStatus(t *testing.T) {
 			i := slices.IndexFunc(peers, func(p api.Peer) bool { return p.ID == b.id })
 			j := slices.IndexFunc(peers, func(p api.Peer) bool { return p.ID == c.id })
 			if i >= 0 && j >= 0 && peers[i].LatencyMs > 0 && peers[j].LatencyMs > 0 {
-				break
+				return ""
 			}
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("A never listed B and C with a latency (last exit %d): %s", code, out)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return fmt.Sprintf("last exit %d: %s", code, out)
+	}, cliPoll)
 	want := map[string]struct{ transport, addr string }{
 		b.id: {"tcp", `/ip4/127\.0\.0\.1/tcp/\d+`},
 		c.id: {"quic-v1", `/ip4/127\.0\.0\.1/udp/\d+/quic-v1`},
@@ -182,22 +179,22 @@ func waitOutput(t *testing.T, what string, patterns []string, args ...string) st
 	for i, p := range patterns {
 		res[i] = regexp.MustCompile(p)
 	}
-	deadline := time.Now().Add(time.Minute)
-	for {
-		out, errOut, code := metamesh(t, nil, args...)
+	var out string
+	waiting.Until(t, fmt.Sprintf("%s: output with lines matching %q", what, patterns), func() string {
+		var errOut string
+		var code int
+		out, errOut, code = metamesh(t, nil, args...)
 		lines := strings.Split(out, "\n")
 		ok := code == 0
 		for _, re := range res {
 			ok = ok && slices.ContainsFunc(lines, re.MatchString)
 		}
 		if ok {
-			return out
+			return ""
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: no output with lines matching %q (last exit %d, %s):\n%s", what, patterns, code, errOut, out)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return fmt.Sprintf("last exit %d, %s:\n%s", code, errOut, out)
+	}, cliPoll)
+	return out
 }
 
 // TestRun_RelayedPeerAndReservation: R runs the relay service, B keeps a
@@ -217,14 +214,11 @@ func TestRun_RelayedPeerAndReservation(t *testing.T) {
 	}
 	relayAddr := r.p2p + "/p2p/" + r.id
 	startRun(t, r.data, r.api, "--listen", r.p2p, "--relay-service")
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
-		if _, _, code := metamesh(t, nil, "health", "--api", r.api); code == 0 {
-			break // listening: B's first dial finds it
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the relay never became ready")
-		}
-	}
+	// Ready is listening: B's first dial finds it.
+	waiting.For(t, "the relay to become ready", func() bool {
+		_, _, code := metamesh(t, nil, "health", "--api", r.api)
+		return code == 0
+	}, cliPoll)
 	// B stands for a household behind NAT: a DHT client (no peer's DHT
 	// walk dials it), reachable through its relay only.
 	startRun(t, b.data, b.api, "--listen", b.p2p, "--relay", relayAddr, "--hole-punching=false", "--dht-mode", "client")

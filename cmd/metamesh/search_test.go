@@ -3,14 +3,15 @@ package main
 import (
 	"crypto/rand"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
+	"github.com/metamesh/node/internal/waiting"
 	"github.com/metamesh/node/store/storetest"
 )
 
@@ -42,18 +43,14 @@ func TestSearch_CLI(t *testing.T) {
 		cmd.Wait()
 	})
 	var out string
-	deadline := time.Now().Add(time.Minute)
-	for {
+	waiting.Until(t, "metamesh search to find the file", func() string {
 		o, _, code := metamesh(t, nil, "search", "--api", api, "AMELIE")
 		if code == 0 && strings.Contains(o, "Poulain") {
 			out = o
-			break
+			return ""
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("metamesh search never found the file (last exit %d, %q)", code, o)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return fmt.Sprintf("last exit %d, %q", code, o)
+	}, cliPoll)
 	if !strings.Contains(out, "TITLE") || !strings.Contains(out, "2001") || !strings.Contains(out, "local") {
 		t.Errorf("table = %q", out)
 	}

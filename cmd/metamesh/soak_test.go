@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/metamesh/node/ingest"
+	"github.com/metamesh/node/internal/waiting"
 	"github.com/metamesh/node/store/storetest"
 )
 
@@ -214,16 +215,16 @@ func TestSoak(t *testing.T) {
 		}
 		for p, fh := range onDisk {
 			for _, c := range []string{fh.Midhash, fh.SHA256, fh.IPFS} {
-				waitUntil(t, fmt.Sprintf("%s to resolve its %s by %s", h.name, p, c), func() bool {
+				waiting.For(t, fmt.Sprintf("%s to resolve its %s by %s", h.name, p, c), func() bool {
 					code, _ := get(h.api, "/api/meta/"+c+"?local=1")
 					return code == 200
-				})
+				}, spread...)
 				for _, o := range hs {
 					if o != h {
-						waitUntil(t, fmt.Sprintf("%s to resolve %s's %s by %s", o.name, h.name, p, c), func() bool {
+						waiting.For(t, fmt.Sprintf("%s to resolve %s's %s by %s", o.name, h.name, p, c), func() bool {
 							code, _ := get(o.api, "/api/meta/"+c)
 							return code == 200
-						})
+						}, spread...)
 					}
 				}
 				checked++
@@ -604,13 +605,7 @@ func get(api, path string) (int, bool) {
 	return resp.StatusCode, resp.StatusCode == 200
 }
 
-// waitUntil polls cond until it holds (a guard against a hang: five
-// minutes, for what the DHT takes to spread after the churn).
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(5 * time.Minute); !cond(); time.Sleep(200 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-	}
-}
+// spread is how the soak waits for a household to resolve a file: up to
+// five minutes, for what the DHT takes to spread after the churn, and
+// five looks a second, each a lookup that may walk the DHT.
+var spread = []waiting.Option{waiting.Limit(5 * time.Minute), waiting.Every(200 * time.Millisecond)}
