@@ -116,7 +116,7 @@ func TestWatch_WatchLimitFallsBackToRescans(t *testing.T) {
 		t.Errorf("log does not name the watch limit needed:\n%s", logs)
 	}
 	write(t, filepath.Join(dir, "late.bin"), 1000)
-	eventually(t, "a periodic rescan to find the new file", func() bool { return stored(s, filepath.Join(dir, "late.bin")) })
+	waiting.For(t, "a periodic rescan to find the new file", func() bool { return stored(s, filepath.Join(dir, "late.bin")) })
 	consistent(t, s)
 }
 
@@ -128,7 +128,7 @@ func TestWatch_OverflowRescans(t *testing.T) {
 	in.watcher.Remove(dir)
 	write(t, filepath.Join(dir, "unseen.bin"), 1000)
 	in.watcher.Errors <- fsnotify.ErrEventOverflow
-	eventually(t, "the rescan after an overflow", func() bool { return stored(s, filepath.Join(dir, "unseen.bin")) })
+	waiting.For(t, "the rescan after an overflow", func() bool { return stored(s, filepath.Join(dir, "unseen.bin")) })
 	after, _ := s.Events(context.Background(), "", 1000)
 	resets := 0
 	for _, e := range after[len(before):] {
@@ -178,7 +178,7 @@ func TestIngest_FileChangesDuringHashing(t *testing.T) {
 	target = filepath.Join(dir, "changing.bin")
 	write(t, target, 3<<20)
 	in.Rescan()
-	eventually(t, "the changed file to be ingested as it is now", func() bool {
+	waiting.For(t, "the changed file to be ingested as it is now", func() bool {
 		st, err := s.Path(context.Background(), target)
 		return err == nil && st.Hashed && st.Size == 3<<20+5
 	})
@@ -210,7 +210,7 @@ func TestIngest_UnreadableFileSkippedThenRetried(t *testing.T) {
 	})
 	p := filepath.Join(dir, "locked.bin")
 	write(t, p, 1000)
-	eventually(t, "the skip to be logged", func() bool { return strings.Contains(logs.String(), "permission denied") })
+	waiting.For(t, "the skip to be logged", func() bool { return strings.Contains(logs.String(), "permission denied") })
 	if stored(s, p) {
 		t.Fatal("unreadable file stored")
 	}
@@ -221,7 +221,7 @@ func TestIngest_UnreadableFileSkippedThenRetried(t *testing.T) {
 	denied = false
 	mu.Unlock()
 	write(t, p, 1001) // it changes: retried
-	eventually(t, "the retry after a change", func() bool { return stored(s, p) })
+	waiting.For(t, "the retry after a change", func() bool { return stored(s, p) })
 	// Stored once it arrives; its full hash lands after: fsck reads the
 	// store key by key, so it waits for the ingester to be idle.
 	if err := in.WaitIdle(context.Background()); err != nil {
@@ -258,7 +258,7 @@ func TestIngest_RedisOutagePausesAndResumes(t *testing.T) {
 	defer in.Close()
 	waitIdle(t, in)
 	write(t, filepath.Join(dir, "before.bin"), 2000)
-	eventually(t, "ingest before the outage", func() bool { return stored(s, filepath.Join(dir, "before.bin")) })
+	waiting.For(t, "ingest before the outage", func() bool { return stored(s, filepath.Join(dir, "before.bin")) })
 
 	if err := srv.Close(); err != nil {
 		t.Fatal(err)
@@ -266,7 +266,7 @@ func TestIngest_RedisOutagePausesAndResumes(t *testing.T) {
 	for i := 0; i < 5; i++ {
 		write(t, filepath.Join(dir, "during"+string(rune('a'+i))+".bin"), 3000+i)
 	}
-	eventually(t, "ingest to pause", func() bool { return strings.Contains(logs.String(), "ingest paused") })
+	waiting.For(t, "ingest to pause", func() bool { return strings.Contains(logs.String(), "ingest paused") })
 
 	var p int
 	for _, c := range port {
@@ -279,7 +279,7 @@ func TestIngest_RedisOutagePausesAndResumes(t *testing.T) {
 	defer srv2.Close()
 	for i := 0; i < 5; i++ {
 		q := filepath.Join(dir, "during"+string(rune('a'+i))+".bin")
-		eventually(t, "ingest after the outage: "+q, func() bool {
+		waiting.For(t, "ingest after the outage: "+q, func() bool {
 			st, err := s.Path(context.Background(), q)
 			return err == nil && st.Hashed
 		})
@@ -312,17 +312,13 @@ func TestIngest_BlockedWorker(t *testing.T) {
 	target = filepath.Join(dir, "hung.bin")
 	write(t, target, 4096)
 	in.Rescan()
-	eventually(t, "the ingester to say it is stuck", func() bool {
+	waiting.For(t, "the ingester to say it is stuck", func() bool {
 		p, _, stuck := in.Stuck()
 		return stuck && strings.Contains(p, "hung.bin")
 	})
 	done := make(chan struct{})
 	go func() { in.Close(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(time.Minute):
-		t.Fatal("Close waited for the blocked worker")
-	}
+	waiting.Recv(t, done, "Close to return without waiting for the blocked worker")
 	if out := logs.String(); !strings.Contains(out, "stopped without the workers still blocked on a file") || !strings.Contains(out, "hung.bin") {
 		t.Errorf("Close did not say what it left:\n%s", out)
 	}
@@ -337,7 +333,7 @@ func TestIngest_RehashUnderUnchangedStat(t *testing.T) {
 	p := filepath.Join(dir, "film.mkv")
 	write(t, p, 3<<20)
 	in.Rescan()
-	eventually(t, "the file to be ingested", func() bool {
+	waiting.For(t, "the file to be ingested", func() bool {
 		st, err := s.Path(context.Background(), p)
 		return err == nil && st.Hashed
 	})
@@ -356,7 +352,7 @@ func TestIngest_RehashUnderUnchangedStat(t *testing.T) {
 		t.Fatal(err)
 	}
 	in.Rehash(p)
-	eventually(t, "the file to be hashed again", func() bool {
+	waiting.For(t, "the file to be hashed again", func() bool {
 		st, err := s.Path(context.Background(), p)
 		if err != nil {
 			return false
