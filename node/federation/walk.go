@@ -18,8 +18,12 @@ import (
 // 20 nearest when it was provided, handed to newer nearer ones since:
 // node/handoff), so once the nearest have answered, the rest of the walk
 // (kad-dht asks every one of the 20 nearest it has not asked yet, and
-// waits for the slowest) finds no provider those did not name.
-const walkNearest = 8
+// waits for the slowest) finds no provider those did not name. Measured
+// on 200 walks of a growing and churning federation of 300 households
+// (docs/figures.md): with the 10 nearest no provider came after the walk
+// would have ended, with 8 two did, with 3 nine; the walk ends at about
+// the median 0.36 s instead of 0.65 s.
+const walkNearest = 10
 
 // findNear finds key's providers on f as f.FindProvidersAsync does, and
 // ends the DHT walk once the nearest peers it has heard of have answered
