@@ -38,10 +38,10 @@ func newWait(opts []Option) wait {
 	return w
 }
 
-// poll calls check until it returns "" and returns how long that took;
+// run calls check until it returns "" and returns how long that took;
 // once w.limit has passed it fails tb with what, and with check's last
 // answer when reason is set.
-func (w wait) poll(tb testing.TB, what string, check func() string, reason bool) time.Duration {
+func (w wait) run(tb testing.TB, what string, check func() string, reason bool) time.Duration {
 	tb.Helper()
 	start := time.Now()
 	for {

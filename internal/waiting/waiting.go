@@ -22,7 +22,7 @@ func For(tb testing.TB, what string, cond func() bool, opts ...Option) {
 		}
 		return "not yet"
 	}
-	newWait(opts).poll(tb, what, check, false)
+	newWait(opts).run(tb, what, check, false)
 }
 
 // Until polls check until it returns "", failing tb with what it waited
@@ -31,7 +31,7 @@ func For(tb testing.TB, what string, cond func() bool, opts ...Option) {
 // took, for a test that reports how long a testnet took to converge.
 func Until(tb testing.TB, what string, check func() string, opts ...Option) time.Duration {
 	tb.Helper()
-	return newWait(opts).poll(tb, what, check, true)
+	return newWait(opts).run(tb, what, check, true)
 }
 
 // Context is a context that ends once Guard has passed (or the test

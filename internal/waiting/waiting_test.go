@@ -86,7 +86,7 @@ func TestWait_Fails(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := failure(t, func(tb testing.TB) {
-				w.poll(tb, "the impossible", func() string { return "still 1 ≠ 2" }, tc.reason)
+				w.run(tb, "the impossible", func() string { return "still 1 ≠ 2" }, tc.reason)
 			})
 			if got != tc.want {
 				t.Errorf("failed with %q, want %q", got, tc.want)
