@@ -17,118 +17,14 @@ var (
 // matchEpisode reads an episode marker at token i and returns how many
 // tokens it used. The first marker of a name fills sc.season and sc.eps.
 func (sc *nameScan) matchEpisode(i int) int {
-	b := sc.lowTok(i)
-	season, eps, n := -1, sc.keyEps(), 0
-	switch {
-	case len(b) >= 2 && b[0] == 's' && isDigit(b[1]):
-		j := digitsEnd(b, 1)
-		if j-1 > 4 {
-			return 0
-		}
-		season, _ = number(b[1:j])
-		if j == len(b) {
-			n = 1
-			break
-		}
-		if b[j] == 'd' {
-			if _, ok := number(b[j+1:]); ok {
-				n = 1 // "S01D01": a season's disc
-				break
-			}
-			return 0
-		}
-		if b[j] == 'x' && j+1 < len(b) && b[j+1] == 'e' {
-			j++ // "S06xE01"
-		}
-		if b[j] != 'e' {
-			return 0
-		}
-		for j < len(b) && b[j] == 'e' {
-			k := digitsEnd(b, j+1)
-			if k == j+1 || k-j-1 > 4 {
-				return 0
-			}
-			v, _ := number(b[j+1 : k])
-			eps = appendEp(eps, v)
-			j = k
-			if j < len(b) && b[j] == '-' {
-				j++
-			}
-		}
-		if j != len(b) && !(j+2 == len(b) && b[j] == 'v' && isDigit(b[j+1])) {
-			return 0
-		}
-		n = 1
-	case len(b) >= 3 && isDigit(b[0]):
-		j := digitsEnd(b, 0)
-		if j > 2 || j == len(b) || b[j] != 'x' {
-			return 0
-		}
-		season, _ = number(b[:j])
-		for j < len(b) && b[j] == 'x' {
-			k := digitsEnd(b, j+1)
-			if k == j+1 || k-j-1 > 3 {
-				return 0
-			}
-			v, _ := number(b[j+1 : k])
-			eps = appendEp(eps, v)
-			j = k
-		}
-		if j != len(b) {
-			return 0
-		}
-		n = 1
-	case seasonWords[string(b)] && i+1 < len(sc.toks):
-		if sc.spacedDash(i + 1) {
-			return 0 // "Show Final Season - 16": the number is an episode
-		}
-		v, ok := number(sc.lowTok(i + 1))
-		if !ok {
-			// "Season IV", "Livre II": a Roman numeral, in capitals
-			if r := roman(sc.lowTok(i + 1)); r > 0 && sc.isCaps(i+1) {
-				v, ok = r, true
-			}
-		}
-		if !ok || v > 3000 {
-			return 0
-		}
-		season, n = v, 2
-	case string(b) == "cap" && i+1 < len(sc.toks):
-		// "Temporada 3 Cap.302": season and episode in one number
-		c := sc.lowTok(i + 1)
-		v, ok := number(c)
-		if !ok || len(c) < 3 || len(c) > 4 || v%100 == 0 {
-			return 0
-		}
-		season, eps, n = v/100, appendEp(eps, v%100), 2
-	case len(b) > 6 && string(b[:6]) == "season":
-		v, ok := number(b[6:])
-		if !ok {
-			return 0
-		}
-		season, n = v, 1
-	default:
-		v, m := sc.episodeWord(i)
-		if m == 0 {
-			return 0
-		}
-		eps, n = appendEp(eps, v), m
+	season, eps, n := sc.markerAt(i, sc.keyEps())
+	if n == 0 {
+		return 0
 	}
 	if len(eps) == 0 {
-		// A season: an episode word may follow ("Season 2 Episode 5", "S02 E05").
-		if v, m := sc.episodeWord(i + n); m > 0 {
-			eps, n = appendEp(eps, v), n+m
-		} else if k := i + n; k+1 < len(sc.toks) && string(sc.lowTok(k)) == "cap" {
-			// "Temporada 3 Cap.302": the season again, then the episode;
-			// "Temp 2 Cap 05": the episode alone
-			c := sc.lowTok(k + 1)
-			if v, ok := number(c); ok && len(c) >= 3 && v/100 == season && v%100 > 0 {
-				eps, n = appendEp(eps, v%100), n+2
-			} else if ok && len(c) <= 2 {
-				eps, n = appendEp(eps, v), n+2
-			}
-		} else if string(b) == "series" {
-			return 0 // "Series" is a season only before an episode
+		var ok bool
+		if eps, n, ok = sc.episodeAfterSeason(i, n, season, eps); !ok {
+			return 0
 		}
 	}
 	n += sc.moreEpisodes(i+n, &eps)
@@ -140,6 +36,160 @@ func (sc *nameScan) matchEpisode(i int) int {
 		sc.season, sc.eps = season, eps
 	}
 	return sc.set(i, n, kind, "", false, season)
+}
+
+// markerAt reads the marker that starts at token i, in any of its
+// forms, appending its episodes to eps. It returns the season (-1 when
+// the marker gives none), the episodes and the tokens used, 0 when there
+// is no marker at i.
+func (sc *nameScan) markerAt(i int, eps []int) (season int, _ []int, n int) {
+	b := sc.lowTok(i)
+	switch {
+	case len(b) >= 2 && b[0] == 's' && isDigit(b[1]):
+		season, eps, n = seasonEpisodes(b, eps)
+	case len(b) >= 3 && isDigit(b[0]):
+		season, eps, n = crossEpisodes(b, eps)
+	case seasonWords[string(b)] && i+1 < len(sc.toks):
+		season, n = sc.seasonWord(i)
+	case string(b) == "cap" && i+1 < len(sc.toks):
+		season, eps, n = sc.capEpisode(i, eps)
+	case len(b) > 6 && string(b[:6]) == "season":
+		v, ok := number(b[6:]) // "Season2"
+		if !ok {
+			return -1, eps, 0
+		}
+		season, n = v, 1
+	default:
+		v, m := sc.episodeWord(i)
+		if m == 0 {
+			return -1, eps, 0
+		}
+		season, eps, n = -1, appendEp(eps, v), m
+	}
+	return season, eps, n
+}
+
+// seasonEpisodes reads "S02E05", "S01E01E02", "S01E01-E03", "S06xE01",
+// "S02E05v2", a season alone ("S02") and a season's disc ("S01D01"). It
+// returns the season, eps with the episodes appended, and 1, or 0 when b
+// is none of them.
+func seasonEpisodes(b []byte, eps []int) (season int, _ []int, n int) {
+	j := digitsEnd(b, 1)
+	if j-1 > 4 {
+		return -1, eps, 0
+	}
+	season, _ = number(b[1:j])
+	if j == len(b) {
+		return season, eps, 1
+	}
+	if b[j] == 'd' {
+		if _, ok := number(b[j+1:]); ok {
+			return season, eps, 1 // "S01D01": a season's disc
+		}
+		return -1, eps, 0
+	}
+	if b[j] == 'x' && j+1 < len(b) && b[j+1] == 'e' {
+		j++ // "S06xE01"
+	}
+	if b[j] != 'e' {
+		return -1, eps, 0
+	}
+	for j < len(b) && b[j] == 'e' {
+		k := digitsEnd(b, j+1)
+		if k == j+1 || k-j-1 > 4 {
+			return -1, eps, 0
+		}
+		v, _ := number(b[j+1 : k])
+		eps = appendEp(eps, v)
+		j = k
+		if j < len(b) && b[j] == '-' {
+			j++
+		}
+	}
+	if j != len(b) && !(j+2 == len(b) && b[j] == 'v' && isDigit(b[j+1])) {
+		return -1, eps, 0
+	}
+	return season, eps, 1
+}
+
+// crossEpisodes reads "1x05" and "1x05x06". It returns the season, eps
+// with the episodes appended, and 1, or 0 when b is neither.
+func crossEpisodes(b []byte, eps []int) (season int, _ []int, n int) {
+	j := digitsEnd(b, 0)
+	if j > 2 || j == len(b) || b[j] != 'x' {
+		return -1, eps, 0
+	}
+	season, _ = number(b[:j])
+	for j < len(b) && b[j] == 'x' {
+		k := digitsEnd(b, j+1)
+		if k == j+1 || k-j-1 > 3 {
+			return -1, eps, 0
+		}
+		v, _ := number(b[j+1 : k])
+		eps = appendEp(eps, v)
+		j = k
+	}
+	if j != len(b) {
+		return -1, eps, 0
+	}
+	return season, eps, 1
+}
+
+// seasonWord reads a season word and its number at token i ("Season 2",
+// "Staffel 3", "Season IV" with a Roman numeral in capitals). It returns
+// the season and 2, or 0 when the next token is no season number.
+func (sc *nameScan) seasonWord(i int) (season, n int) {
+	if sc.spacedDash(i + 1) {
+		return -1, 0 // "Show Final Season - 16": the number is an episode
+	}
+	v, ok := number(sc.lowTok(i + 1))
+	if !ok {
+		// "Season IV", "Livre II": a Roman numeral, in capitals
+		if r := roman(sc.lowTok(i + 1)); r > 0 && sc.isCaps(i+1) {
+			v, ok = r, true
+		}
+	}
+	if !ok || v > 3000 {
+		return -1, 0
+	}
+	return v, 2
+}
+
+// capEpisode reads "Cap.302" at token i: season and episode in one
+// number ("Temporada 3 Cap.302"). It returns the season, eps with the
+// episode appended, and 2, or 0 when the number is no such pair.
+func (sc *nameScan) capEpisode(i int, eps []int) (season int, _ []int, n int) {
+	c := sc.lowTok(i + 1)
+	v, ok := number(c)
+	if !ok || len(c) < 3 || len(c) > 4 || v%100 == 0 {
+		return -1, eps, 0
+	}
+	return v / 100, appendEp(eps, v%100), 2
+}
+
+// episodeAfterSeason reads the episode that may follow a season marker
+// of n tokens at token i: an episode word ("Season 2 Episode 5", "S02
+// E05") or "Cap" and a number ("Temporada 3 Cap.302": the season again,
+// then the episode; "Temp 2 Cap 05": the episode alone). It returns eps
+// with the episode appended and the tokens used with it; ok is false when
+// the marker is none without an episode ("Series" alone).
+func (sc *nameScan) episodeAfterSeason(i, n, season int, eps []int) (_ []int, _ int, ok bool) {
+	if v, m := sc.episodeWord(i + n); m > 0 {
+		return appendEp(eps, v), n + m, true
+	}
+	if k := i + n; k+1 < len(sc.toks) && string(sc.lowTok(k)) == "cap" {
+		c := sc.lowTok(k + 1)
+		if v, ok := number(c); ok && len(c) >= 3 && v/100 == season && v%100 > 0 {
+			eps, n = appendEp(eps, v%100), n+2
+		} else if ok && len(c) <= 2 {
+			eps, n = appendEp(eps, v), n+2
+		}
+		return eps, n, true
+	}
+	if string(sc.lowTok(i)) == "series" {
+		return eps, n, false // "Series" is a season only before an episode
+	}
+	return eps, n, true
 }
 
 // keyEps is an empty episode list backed by the scan's buffer when no

@@ -38,11 +38,47 @@ const maxNameLen = 1024
 // otherwise be allocated for every name.
 var scans = sync.Pool{New: func() any { return new(nameScan) }}
 
+// nameParts are the token positions parse finds in a scanned name, -1
+// for one the name does not have. The title is toks[a:te], the episode
+// title toks[epEnd:epTitleEnd].
+type nameParts struct {
+	ts     int  // where the title may start (titleStart)
+	lead   bool // a [Group] led the name
+	anchor int  // the token that ends the title, len(toks) when none does
+	ep     int  // the episode, season or air-date marker
+	epEnd  int  // the token after the marker and its continuations
+	film   int  // the first film number ("f21") after ts
+	yi     int  // the year that counts
+	a, te  int  // the title's first token and the token after its last
+	// epTitleEnd is the token after the episode title's last.
+	epTitleEnd int
+}
+
+// parse reads the structure of the scanned name into r: where the title
+// starts and ends, the year and the episode marker that count, the
+// title, the release group, the episode title, and the technical fields
+// of the tokens outside the titles. Each step narrows the title the
+// steps before it found.
 func (sc *nameScan) parse(ctx nameCtx, r *Release) nameInfo {
+	var np nameParts
+	np.ts, np.lead = sc.titleStart(r)
+	np.anchor, np.ep, np.film = sc.titleAnchor(np.ts)
+	sc.readYear(&np, r)
+	sc.readEpisode(&np, ctx, r)
+	sc.trimTitle(&np, r)
+	sc.readTitle(&np, ctx, r)
+	sc.readEpisodeTitle(&np, sc.group(np.ts, np.anchor, r), r)
+	return sc.readFields(&np, r)
+}
+
+// titleAnchor finds the first token from ts on that ends the title: an
+// episode, season or air-date marker (also returned as ep), a part of
+// the file, or a technical token (a weak one only where weakEnds says
+// so). It also returns the first film number ("f21") on the way; both
+// are -1, and anchor len(toks), when there is none.
+func (sc *nameScan) titleAnchor(ts int) (anchor, ep, film int) {
 	toks, n := sc.toks, len(sc.toks)
-	ts, lead := sc.titleStart(r)
-	anchor, ep, film := n, -1, -1
-loop:
+	anchor, ep, film = n, -1, -1
 	for i := ts; i < n; i++ {
 		t := &toks[i]
 		switch t.kind {
@@ -69,156 +105,205 @@ loop:
 				continue
 			}
 		}
-		anchor = i
-		break loop
+		return i, ep, film
 	}
+	return anchor, ep, film
+}
 
-	yi := -1
-	for i := ts + 1; i < anchor; i++ {
+// readYear finds the year that counts, the last one between the title's
+// first token and the anchor ("2001.A.Space.Odyssey.1968": 1968) or,
+// with no episode marker, the first after them, and sets r.Year. A year
+// before the anchor ends the title.
+func (sc *nameScan) readYear(np *nameParts, r *Release) {
+	np.yi = -1
+	for i := np.ts + 1; i < np.anchor; i++ {
 		if sc.isYear(i) {
-			yi = i
+			np.yi = i
 		}
 	}
-	if yi < 0 && ep < 0 {
-		for i := max(anchor, ts+1); i < n; i++ {
+	if np.yi < 0 && np.ep < 0 {
+		for i := max(np.anchor, np.ts+1); i < len(sc.toks); i++ {
 			if sc.isYear(i) {
-				yi = i
+				np.yi = i
 				break
 			}
 		}
 	}
-	if yi >= 0 {
-		r.Year = toks[yi].val
+	if np.yi >= 0 {
+		r.Year = sc.toks[np.yi].val
 	}
-	te := anchor
-	if yi >= ts && yi < anchor {
-		te = yi
+	np.te = np.anchor
+	if np.yi >= np.ts && np.yi < np.anchor {
+		np.te = np.yi
 	}
+}
 
-	epEnd := -1
-	switch {
-	case ep >= 0:
-		for epEnd = ep + 1; epEnd < n && toks[epEnd].kind == tCont; epEnd++ {
-		}
-		switch toks[ep].kind {
-		case tEpisode:
-			r.Season, r.Episode = sc.season, sc.eps[0]
-			if len(sc.eps) > 1 {
-				r.Episodes = append([]int(nil), sc.eps...)
-			}
-		case tSeason:
-			r.Season = sc.season
-			if epEnd < n && toks[epEnd].kind == tNumber && sc.spacedDash(epEnd) && toks[epEnd].end-toks[epEnd].start <= 4 {
-				r.Episode = toks[epEnd].val // "Show S2 - 04"
-				epEnd++
-			}
-		case tDate:
-			r.AirDate = toks[ep].str
-		}
-	default:
-		if i, season, episode := sc.episodeNumber(ts, te, anchor, yi, ctx, lead); i >= 0 {
-			ep, epEnd = i, i+1
-			r.Season, r.Episode = season, episode
-			if i < te {
-				te = i
-			}
+// readEpisode reads the episode: the marker titleAnchor found, or else
+// an episode given by a bare number (episodeNumber), which then ends the
+// title too.
+func (sc *nameScan) readEpisode(np *nameParts, ctx nameCtx, r *Release) {
+	if np.ep >= 0 {
+		np.epEnd = sc.readMarker(np.ep, r)
+		return
+	}
+	np.epEnd = -1
+	if i, season, episode := sc.episodeNumber(np.ts, np.te, np.anchor, np.yi, ctx, np.lead); i >= 0 {
+		np.ep, np.epEnd = i, i+1
+		r.Season, r.Episode = season, episode
+		if i < np.te {
+			np.te = i
 		}
 	}
+}
 
+// readMarker sets r's season and episodes, or air date, from the marker
+// at ep and returns the token after it and its continuations (a season
+// marker takes the episode number that follows it: "Show S2 - 04").
+func (sc *nameScan) readMarker(ep int, r *Release) (epEnd int) {
+	toks, n := sc.toks, len(sc.toks)
+	for epEnd = ep + 1; epEnd < n && toks[epEnd].kind == tCont; epEnd++ {
+	}
+	switch toks[ep].kind {
+	case tEpisode:
+		r.Season, r.Episode = sc.season, sc.eps[0]
+		if len(sc.eps) > 1 {
+			r.Episodes = append([]int(nil), sc.eps...)
+		}
+	case tSeason:
+		r.Season = sc.season
+		if epEnd < n && toks[epEnd].kind == tNumber && sc.spacedDash(epEnd) && toks[epEnd].end-toks[epEnd].start <= 4 {
+			r.Episode = toks[epEnd].val // "Show S2 - 04"
+			epEnd++
+		}
+	case tDate:
+		r.AirDate = toks[ep].str
+	}
+	return epEnd
+}
+
+// trimTitle takes off the title's end what is not title: an alternative
+// title in brackets, a country ("The Office (US)", into r.Country), and
+// technical words in capitals or right before other technical words.
+func (sc *nameScan) trimTitle(np *nameParts, r *Release) {
+	toks, ts := sc.toks, np.ts
 	// stripped: technical words already end the title ("Avatar.3D.COMPLETE"),
 	// so a weak one before them is technical too; a year does not count
 	// ("Step.Up.3D.2010").
-	stripped := te == anchor && anchor < n && isTech(toks[anchor].kind)
-	for te > ts+1 {
-		h := te - 1
+	stripped := np.te == np.anchor && np.anchor < len(toks) && isTech(toks[np.anchor].kind)
+	for np.te > ts+1 {
+		h := np.te - 1
 		for h > ts && toks[h].kind == tCont {
 			h--
 		}
 		if br := toks[h].br; br >= 0 && sc.brs[br].first > ts && sc.brs[br].last > sc.brs[br].first {
-			te = sc.brs[br].first // "Le.Prestige.(The.Prestige)": an alternative title
+			np.te = sc.brs[br].first // "Le.Prestige.(The.Prestige)": an alternative title
 			continue
 		}
 		if br := toks[h].br; br >= 0 && sc.brs[br].first == h && sc.brs[br].last == h && h > ts && countries[sc.s[toks[h].start:toks[h].end]] {
 			r.Country = sc.s[toks[h].start:toks[h].end] // "The Office (US)"
-			te = h
+			np.te = h
 			continue
 		}
-		if h == ts || !isTech(toks[h].kind) || !(sc.isCaps(h) || trailingEdition(toks[h].str) && te == yi || stripped && toks[h].weak) {
+		if h == ts || !isTech(toks[h].kind) || !(sc.isCaps(h) || trailingEdition(toks[h].str) && np.te == np.yi || stripped && toks[h].weak) {
 			break
 		}
-		te, stripped = h, true // "Movie.FRENCH.2010": the language is no title word
+		np.te, stripped = h, true // "Movie.FRENCH.2010": the language is no title word
 	}
-	a := ts
+}
+
+// readTitle finds where the title starts, past a number that only counts
+// the file in a list, a leading episode number after a [Group], or a
+// film number, and sets r.Title.
+func (sc *nameScan) readTitle(np *nameParts, ctx nameCtx, r *Release) {
+	toks, a, te := sc.toks, np.ts, np.te
 	if r.Year > 0 && ctx.season < 0 && a+1 < te && sc.enumeration(a) {
 		a++ // "(1)Alien (1979)", "03-Aliens (1986)", "003. Blade Runner (1982)"
 	}
-	if lead && r.Episode < 0 && r.AirDate == "" && a+1 < te && toks[a].kind == tNumber && toks[a+1].kind == tWord &&
+	if np.lead && r.Episode < 0 && r.AirDate == "" && a+1 < te && toks[a].kind == tNumber && toks[a+1].kind == tWord &&
 		len(sc.lowTok(a)) >= 2 && len(sc.lowTok(a)) <= 3 && sc.lowTok(a)[0] == '0' {
 		r.Episode = toks[a].val // "[Group] 06 Title": the episode, then the title
 		a++
 	}
-	if film >= ts && film < te {
-		if film+1 < te {
-			a = film + 1 // "James_Bond-f21-Casino_Royale": the film's own title
+	if np.film >= np.ts && np.film < te {
+		if np.film+1 < te {
+			a = np.film + 1 // "James_Bond-f21-Casino_Royale": the film's own title
 		} else {
-			te = film
+			te = np.film
 		}
 	}
 	if te > a {
 		r.Title = sc.clean(toks[a].start, toks[te-1].end)
 	}
+	np.a, np.te = a, te
+}
 
-	group := sc.group(ts, anchor, r)
-	e, end := epEnd, epEnd
-	if ep >= 0 && (r.Episode >= 0 || r.AirDate != "") {
+// readEpisodeTitle sets r.EpisodeTitle: the words after an episode marker
+// that gave an episode or air date, up to the release group's token
+// (group, -1 when none) or a token that ends it (endsEpisodeTitle).
+func (sc *nameScan) readEpisodeTitle(np *nameParts, group int, r *Release) {
+	e, end, n := np.epEnd, np.epEnd, len(sc.toks)
+	if np.ep >= 0 && (r.Episode >= 0 || r.AirDate != "") {
 		for end < n && end != group && !sc.endsEpisodeTitle(end) {
 			end++
 		}
 		if end > e {
-			r.EpisodeTitle = sc.clean(toks[e].start, toks[end-1].end)
+			r.EpisodeTitle = sc.clean(sc.toks[e].start, sc.toks[end-1].end)
 		}
 	}
+	np.epTitleEnd = end
+}
 
+// readFields fills r's technical fields from the tokens outside the title
+// and the episode title (readField) and counts the strong technical
+// tokens among them.
+func (sc *nameScan) readFields(np *nameParts, r *Release) nameInfo {
 	var info nameInfo
-	for i := range n {
-		if (i >= a && i < te) || (i >= e && i < end) {
+	for i := range len(sc.toks) {
+		if (i >= np.a && i < np.te) || (i >= np.epEnd && i < np.epTitleEnd) {
 			continue // title words
 		}
-		t := &toks[i]
-		if isTech(t.kind) && !t.weak {
+		if t := &sc.toks[i]; isTech(t.kind) && !t.weak {
 			info.technical++
 		}
-		first := func(f *string) {
-			if *f == "" {
-				*f = t.str
-			}
-		}
-		switch t.kind {
-		case tSource:
-			first(&r.Source)
-			if string(sc.lowTok(i)) == "dvdivx" && r.VideoCodec == "" {
-				r.VideoCodec = "DivX"
-			}
-		case tResolution:
-			first(&r.Resolution)
-			if b := sc.lowTok(i); r.Source == "" && len(b) > 2 && !isDigit(b[0]) {
-				r.Source = resolutionSource(b) // "BD1080p"
-			}
-		case tVideoCodec:
-			first(&r.VideoCodec)
-		case tAudioCodec:
-			first(&r.AudioCodec)
-		case tEdition:
-			first(&r.Edition)
-		case tLanguage:
-			r.addLanguage(t.str)
-		case tPart:
-			r.Part = t.val
-		case tCD:
-			r.CD = t.val
-		}
+		sc.readField(i, r)
 	}
 	return info
+}
+
+// readField fills the field of r that the technical token at i gives:
+// the first source, resolution, codec or edition counts, every language
+// is added, and the last part or CD number counts.
+func (sc *nameScan) readField(i int, r *Release) {
+	t := &sc.toks[i]
+	first := func(f *string) {
+		if *f == "" {
+			*f = t.str
+		}
+	}
+	switch t.kind {
+	case tSource:
+		first(&r.Source)
+		if string(sc.lowTok(i)) == "dvdivx" && r.VideoCodec == "" {
+			r.VideoCodec = "DivX"
+		}
+	case tResolution:
+		first(&r.Resolution)
+		if b := sc.lowTok(i); r.Source == "" && len(b) > 2 && !isDigit(b[0]) {
+			r.Source = resolutionSource(b) // "BD1080p"
+		}
+	case tVideoCodec:
+		first(&r.VideoCodec)
+	case tAudioCodec:
+		first(&r.AudioCodec)
+	case tEdition:
+		first(&r.Edition)
+	case tLanguage:
+		r.addLanguage(t.str)
+	case tPart:
+		r.Part = t.val
+	case tCD:
+		r.CD = t.val
+	}
 }
 
 // countries are the codes a title is qualified with in parentheses, as
