@@ -28,139 +28,186 @@ import (
 // midhash, as it pairs moves seen while watching. A moved file is then
 // renamed in the store, neither hashed again nor deleted and added.
 func (in *Ingester) scan(ctx context.Context) {
-	in.prog.update(func(p *Progress) {
-		*p = Progress{State: StateScanning, StartedAt: time.Now()}
-	})
-	in.errs.reset()
-	if err := in.retry(ctx, "append reset event", func() error {
-		return in.st.AppendEvent(ctx, store.Event{Type: store.EventReset})
-	}); err != nil {
+	if !in.startScan(ctx) {
 		return
 	}
 	stored, outside, ok := in.storedPaths(ctx)
 	if !ok {
 		return
 	}
+	w := &scanWalk{stored: stored, pairing: len(stored) > 0, settleBefore: time.Now().Add(-in.cfg.Settle),
+		found: map[string]int{}, walked: map[string]bool{}, kept: map[string]int{}}
 	// A store that knew no file of the libraries is a first ingest:
 	// every file is new, and none can have moved.
-	pairing := len(stored) > 0
-	in.firstIngest.Store(!pairing)
-	found := map[string]int{} // files seen per library
-	walked := map[string]bool{}
-	var batch, fresh []mark
-	send := func(force bool) bool {
-		if len(batch) == 0 || (!force && len(batch) < 256) {
-			return true
-		}
-		select {
-		case in.marks <- batch:
-			batch = nil
-			return true
-		case <-ctx.Done():
-			return false
-		}
-	}
-	settleBefore := time.Now().Add(-in.cfg.Settle)
-	for _, lib := range in.cfg.Libraries {
-		if !in.libs.check(lib).Available {
-			continue // its stored paths are kept (below)
-		}
-		walked[lib] = true
-		err := filepath.WalkDir(lib, func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
-				in.log.Warn("cannot read", "path", p, "err", err)
-				in.errs.add(p)
-				return nil
-			}
-			if p != lib && Skipped(p) {
-				if d.IsDir() {
-					return filepath.SkipDir
-				}
-				return nil
-			}
-			if d.IsDir() {
-				return nil
-			}
-			fs, ok := in.fileStat(p, d)
-			if !ok {
-				return nil
-			}
-			_, known := stored[p]
-			delete(stored, p) // what is left once the walk is over is gone
-			found[lib]++
-			in.prog.update(func(pr *Progress) {
-				pr.FilesTotal++
-				pr.BytesTotal += fs.Size
-			})
-			m := mark{path: p, settled: fs.MtimeNs < settleBefore.UnixNano(), scan: true, size: fs.Size, stat: fs}
-			if pairing && !known && m.settled {
-				fresh = append(fresh, m)
-				return nil
-			}
-			batch = append(batch, m)
-			if !send(false) {
-				return ctx.Err()
-			}
-			return nil
-		})
-		if err != nil {
-			return
-		}
-	}
-	if !send(true) {
+	in.firstIngest.Store(!w.pairing)
+	out := &markBatches{ctx: ctx, marks: in.marks}
+	if !in.walkLibraries(ctx, w, out) || !out.flush() {
 		return
 	}
 	in.prog.update(func(p *Progress) { p.State = StateHashing })
 
-	// Stored paths the walk did not find are gone, except under a library
-	// that was unavailable when the walk came to it or is now (looked at
-	// again: it may have gone during the walk), or that came up
-	// completely empty with no marker to vouch for it: that is an unmounted drive far more often than a
-	// deliberately emptied library, and deleting would throw away every
-	// root of it (available.go).
-	var gone []string
-	kept := map[string]int{}
+	gone := in.gonePaths(w)
+	gone = append(gone, outside.released...)
+	slices.Sort(gone)
+	if !in.sendGone(ctx, out, gone) {
+		return
+	}
+	in.logLeft(outside, w.kept)
+}
+
+// startScan resets the progress and the paths in error, and appends the
+// reset event that tells the store's followers a full scan begins. It
+// returns false when the event could not be written before ctx ended.
+func (in *Ingester) startScan(ctx context.Context) bool {
+	in.prog.update(func(p *Progress) {
+		*p = Progress{State: StateScanning, StartedAt: time.Now()}
+	})
+	in.errs.reset()
+	return in.retry(ctx, "append reset event", func() error {
+		return in.st.AppendEvent(ctx, store.Event{Type: store.EventReset})
+	}) == nil
+}
+
+// scanWalk is what a scan's walk of the libraries reads and finds.
+type scanWalk struct {
+	// stored are the stored paths of the libraries; the walk takes out
+	// those it finds, so what is left once it is over is gone.
+	stored map[string]struct{}
+	// pairing holds new paths back (markBatches.held) until the gone
+	// ones are known: the store knew files of the libraries, so some may
+	// have moved.
+	pairing bool
+	// settleBefore is the mtime before which a walked file is settled.
+	settleBefore time.Time
+	found        map[string]int  // files seen per library
+	walked       map[string]bool // libraries available when the walk came to them
+	// kept counts, per library, the stored paths the walk did not find
+	// that are not gone (gonePaths).
+	kept map[string]int
+}
+
+// walkLibraries walks every available library, in the configured order,
+// and marks each file it finds (scanFile). It returns false when ctx
+// ended during the walk.
+func (in *Ingester) walkLibraries(ctx context.Context, w *scanWalk, out *markBatches) bool {
+	for _, lib := range in.cfg.Libraries {
+		if !in.libs.check(lib).Available {
+			continue // its stored paths are kept (gonePaths)
+		}
+		w.walked[lib] = true
+		if err := in.walkLibrary(ctx, lib, w, out); err != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// walkLibrary walks one library: an unreadable entry is logged and
+// counted as an error, skipped names (skip.go) are not descended, and
+// every other file goes to scanFile. Its error is ctx's, when ctx ended.
+func (in *Ingester) walkLibrary(ctx context.Context, lib string, w *scanWalk, out *markBatches) error {
+	return filepath.WalkDir(lib, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			in.log.Warn("cannot read", "path", p, "err", err)
+			in.errs.add(p)
+			return nil
+		}
+		if p != lib && Skipped(p) {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if d.IsDir() {
+			return nil
+		}
+		if !in.scanFile(lib, p, d, w, out) {
+			return ctx.Err()
+		}
+		return nil
+	})
+}
+
+// scanFile takes one walked file of lib: it is not gone, it counts in the
+// progress's totals, and its mark goes to the loop, or is held back
+// when it is new and settled on a store that may have seen it under
+// another path. It returns false when ctx ended before the mark was sent.
+func (in *Ingester) scanFile(lib, p string, d fs.DirEntry, w *scanWalk, out *markBatches) bool {
+	stat, ok := in.fileStat(p, d)
+	if !ok {
+		return true
+	}
+	_, known := w.stored[p]
+	delete(w.stored, p)
+	w.found[lib]++
+	in.prog.update(func(pr *Progress) {
+		pr.FilesTotal++
+		pr.BytesTotal += stat.Size
+	})
+	m := mark{path: p, settled: stat.MtimeNs < w.settleBefore.UnixNano(), scan: true, size: stat.Size, stat: stat}
+	if w.pairing && !known && m.settled {
+		out.held = append(out.held, m)
+		return true
+	}
+	return out.add(m)
+}
+
+// gonePaths returns the stored paths the walk did not find, and counts
+// in w.kept those it keeps although it did not find them.
+//
+// Stored paths the walk did not find are gone, except under a library
+// that was unavailable when the walk came to it or is now (looked at
+// again: it may have gone during the walk), or that came up completely
+// empty with no marker to vouch for it: that is an unmounted drive far
+// more often than a deliberately emptied library, and deleting would
+// throw away every root of it (available.go).
+func (in *Ingester) gonePaths(w *scanWalk) (gone []string) {
 	up := map[string]bool{}
 	for _, lib := range in.cfg.Libraries {
-		up[lib] = walked[lib] && in.libs.check(lib).Available
+		up[lib] = w.walked[lib] && in.libs.check(lib).Available
 	}
-	for p := range stored {
+	for p := range w.stored {
 		lib := in.libraryOf(p)
 		if !up[lib] {
 			continue
 		}
-		if found[lib] == 0 && !in.libs.vouched(lib) {
-			kept[lib]++
+		if w.found[lib] == 0 && !in.libs.vouched(lib) {
+			w.kept[lib]++
 			continue
 		}
 		gone = append(gone, p)
 	}
-	gone = append(gone, outside.released...)
-	slices.Sort(gone)
-	moves, added, deleted, ok := in.movesOf(ctx, fresh, gone)
+	return gone
+}
+
+// sendGone hands the loop the new paths the walk held back (out.held)
+// and the gone ones (sorted): the new paths that are no move are added,
+// in one message; the ends of possible moves follow in one message, so
+// the loop pairs them in one settle job; the other gone paths are
+// deleted, in batches. It returns false when ctx ended first.
+func (in *Ingester) sendGone(ctx context.Context, out *markBatches, gone []string) bool {
+	moves, added, deleted, ok := in.movesOf(ctx, out.held, gone)
 	if !ok {
-		return
+		return false
 	}
-	batch = added
-	if !send(true) {
-		return
+	if len(added) > 0 && !out.send(added) {
+		return false
 	}
-	if len(moves) > 0 {
-		select { // in one message: the loop pairs them in one settle job
-		case in.marks <- moves:
-		case <-ctx.Done():
-			return
-		}
+	if len(moves) > 0 && !out.send(moves) {
+		return false
 	}
 	for _, p := range deleted {
-		batch = append(batch, mark{path: p, settled: true})
-		if !send(false) {
-			return
+		if !out.add(mark{path: p, settled: true}) {
+			return false
 		}
 	}
-	if !send(true) {
-		return
-	}
+	return out.flush()
+}
+
+// logLeft tells what the scan did with the stored paths under no
+// configured library, and, per library, with those it kept although the
+// walk did not find them (available.go).
+func (in *Ingester) logLeft(outside outsidePaths, kept map[string]int) {
 	switch {
 	case len(outside.released) > 0:
 		in.log.Info("releasing stored paths under no configured library (a library was removed or changed)", "count", len(outside.released))
@@ -169,6 +216,54 @@ func (in *Ingester) scan(ctx context.Context) {
 	}
 	for lib, n := range kept {
 		in.libs.keptEmpty(lib, n)
+	}
+}
+
+// scanBatch is how many of a scan's marks go to the loop in one message.
+const scanBatch = 256
+
+// markBatches hands a scan's marks to the loop in messages of scanBatch
+// marks, not one send per file.
+type markBatches struct {
+	ctx   context.Context
+	marks chan<- []mark
+	batch []mark
+	// held are the new paths the walk held back for pairing
+	// (scanWalk.pairing), sent once the gone paths are known (sendGone).
+	held []mark
+}
+
+// add queues m, and sends the batch once it is full. It returns false
+// when ctx ended before the batch was taken.
+func (b *markBatches) add(m mark) bool {
+	b.batch = append(b.batch, m)
+	if len(b.batch) < scanBatch {
+		return true
+	}
+	return b.flush()
+}
+
+// flush sends the queued marks, if any. It returns false when ctx ended
+// before they were taken.
+func (b *markBatches) flush() bool {
+	if len(b.batch) == 0 {
+		return true
+	}
+	if !b.send(b.batch) {
+		return false
+	}
+	b.batch = nil
+	return true
+}
+
+// send hands ms to the loop in one message. It returns false when ctx
+// ended before the loop took it.
+func (b *markBatches) send(ms []mark) bool {
+	select {
+	case b.marks <- ms:
+		return true
+	case <-b.ctx.Done():
+		return false
 	}
 }
 
