@@ -8,9 +8,12 @@
 // # Files
 //
 //   - ingester.go: Ingester (New, Start, Close, WaitIdle), Scan (one shot).
-//   - loop.go: the event loop: fsnotify events, debounce and settle,
-//     watches (ENOSPC fallback to periodic rescans). It never calls the
-//     store or reads a file's contents (stat and watch calls only).
+//   - loop.go: the event loop: debounce and settle, jobs handed to the
+//     workers and their results taken back; watch.go: its directory
+//     watches, fsnotify events turned into paths to settle, watches
+//     added and removed as directories and libraries come and go (ENOSPC
+//     fallback to periodic rescans). Neither calls the store or reads a
+//     file's contents (stat, walk and watch calls only).
 //   - settle.go: pairing settled paths into moves and atomic replaces, and
 //     listing the stored paths under a removed directory, on a worker.
 //   - scan.go: the full scan and reconciliation with the store; after a

@@ -3,11 +3,8 @@ package ingest
 import (
 	"context"
 	"errors"
-	"io/fs"
 	"os"
-	"path/filepath"
 	"slices"
-	"syscall"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
@@ -347,38 +344,59 @@ func (in *Ingester) finish(ls *loopState, r result, now time.Time) {
 // paths still settling) for pairing: the loop itself never asks the store
 // or reads a file.
 func (in *Ingester) flush(ls *loopState, now time.Time) {
-	var gone, arrived []string
+	waits := moveWaits{vanishing: ls.goneOpen > 0, busyGone: map[sizeKey]bool{}, goneHeld: map[sizeKey]bool{}}
+	gone, arrived := in.lookAtPending(ls, now, &waits)
+	if (waits.vanishing || len(waits.busyGone) > 0 || len(waits.goneHeld) > 0) && len(arrived) > 0 {
+		arrived = in.waitForGone(ls, now, &waits, arrived)
+	}
+	in.dispatchSettled(ls, now, gone, arrived)
+}
+
+// moveWaits is what one flush's look at the pending paths found that
+// arrived paths may wait for: the old ends of moves.
+type moveWaits struct {
 	// vanishing: a path that may be the old end of a move has not settled
 	// yet (or a removed directory's stored paths are still being listed).
-	vanishing := ls.goneOpen > 0
+	vanishing bool
 	// busyGone: the size and mtime of paths gone from disk while a job
 	// still held them (an arrival being hashed and stored when it moved
 	// on), until they settle as gone. A new path of the same size and
 	// mtime waits for that job, however long it runs, and then for the old
 	// path to settle, so the two pair up as a move in one batch; nothing
 	// else waits for it.
-	busyGone := map[sizeKey]bool{}
+	busyGone map[sizeKey]bool
 	// goneHeld: the same of such paths that settled as gone now: a new
 	// path of that size and mtime goes with them at once.
-	goneHeld := map[sizeKey]bool{}
-	heldGone := func(pd *pend) {
-		if pd.heldKey != nil {
-			busyGone[*pd.heldKey] = true
-		}
+	goneHeld map[sizeKey]bool
+}
+
+// heldGone notes that pd, a path not settled yet, is gone while a job
+// held it, if one did: a new path of the size and mtime it had waits.
+func (w *moveWaits) heldGone(pd *pend) {
+	if pd.heldKey != nil {
+		w.busyGone[*pd.heldKey] = true
 	}
+}
+
+// lookAtPending looks at every pending path that no job holds and whose
+// last event is Settle old: one that did not change since the last look
+// settled, and is returned as gone or arrived; any other is looked at
+// again after another Settle. Paths still settling, and paths in flight
+// gone from disk, fill waits.
+func (in *Ingester) lookAtPending(ls *loopState, now time.Time, waits *moveWaits) (gone, arrived []string) {
 	for p, pd := range ls.pending {
 		if ls.inflight[p] {
 			if k, ok := ls.held[p]; ok {
 				if exists, _, _ := statPath(p); !exists {
-					busyGone[k] = true
+					waits.busyGone[k] = true
 				}
 			}
 			continue
 		}
 		if now.Sub(pd.lastEvent) < in.cfg.Settle {
 			if pd.observed && !pd.exists || !pd.observed && pd.vanished {
-				vanishing = true
-				heldGone(pd)
+				waits.vanishing = true
+				waits.heldGone(pd)
 			}
 			continue
 		}
@@ -389,7 +407,7 @@ func (in *Ingester) flush(ls *loopState, now time.Time) {
 			} else {
 				gone = append(gone, p)
 				if pd.heldKey != nil {
-					goneHeld[*pd.heldKey] = true
+					waits.goneHeld[*pd.heldKey] = true
 				}
 			}
 			continue
@@ -400,46 +418,53 @@ func (in *Ingester) flush(ls *loopState, now time.Time) {
 		pd.observed, pd.exists, pd.size, pd.mtime = true, exists, size, mtime
 		pd.lastEvent = now
 		if !exists {
-			vanishing = true
-			heldGone(pd)
+			waits.vanishing = true
+			waits.heldGone(pd)
 			if pd.goneSince.IsZero() {
 				pd.goneSince = now
 			}
 		}
 	}
-	if (vanishing || len(busyGone) > 0 || len(goneHeld) > 0) && len(arrived) > 0 {
-		// The new end of a move may settle a tick before its old end
-		// (their events came apart): an arrived path waits for vanished
-		// ones to settle too, at most four Settle periods, so the two
-		// pair up instead of becoming an add and a delete.
-		kept := arrived[:0]
-		for _, p := range arrived {
-			pd := ls.pending[p]
-			if k := (sizeKey{pd.size, pd.mtime}); goneHeld[k] {
-				kept = append(kept, p)
-				continue
-			} else if busyGone[k] {
-				pd.readySince = time.Time{}
-				continue
-			}
-			if !vanishing {
-				kept = append(kept, p)
-				continue
-			}
-			if pd.readySince.IsZero() {
-				pd.readySince = now
-			}
-			if now.Sub(pd.readySince) >= 4*in.cfg.Settle {
-				kept = append(kept, p)
-			}
-		}
-		arrived = kept
-	}
-	single := func(p string) {
+	return gone, arrived
+}
+
+// waitForGone returns the arrived paths that go to the workers now. The
+// new end of a move may settle a tick before its old end (their events
+// came apart): an arrived path waits for vanished ones to settle too, at
+// most four Settle periods, so the two pair up instead of becoming an
+// add and a delete. A path with the size and mtime of one gone while a
+// job held it waits for that one, however long, and goes at once when
+// that one settled now.
+func (in *Ingester) waitForGone(ls *loopState, now time.Time, waits *moveWaits, arrived []string) []string {
+	kept := arrived[:0]
+	for _, p := range arrived {
 		pd := ls.pending[p]
-		delete(ls.pending, p)
-		in.dispatch(ls, job{kind: jobFile, path: p, fromScan: pd.scan, size: pd.scanSize})
+		if k := (sizeKey{pd.size, pd.mtime}); waits.goneHeld[k] {
+			kept = append(kept, p)
+			continue
+		} else if waits.busyGone[k] {
+			pd.readySince = time.Time{}
+			continue
+		}
+		if !waits.vanishing {
+			kept = append(kept, p)
+			continue
+		}
+		if pd.readySince.IsZero() {
+			pd.readySince = now
+		}
+		if now.Sub(pd.readySince) >= 4*in.cfg.Settle {
+			kept = append(kept, p)
+		}
 	}
+	return kept
+}
+
+// dispatchSettled hands the settled paths to the workers: one by one
+// when nothing can pair (no gone path, or nothing arrived or settling),
+// else all in one settle job, with the sizes and mtimes of the paths
+// still settling, which a gone path may yet pair with.
+func (in *Ingester) dispatchSettled(ls *loopState, now time.Time, gone, arrived []string) {
 	settling := map[sizeKey]bool{}
 	if len(gone) > 0 {
 		ready := map[string]bool{}
@@ -454,10 +479,10 @@ func (in *Ingester) flush(ls *loopState, now time.Time) {
 	}
 	if len(gone) == 0 || (len(arrived) == 0 && len(settling) == 0) {
 		for _, p := range gone {
-			single(p)
+			in.dispatchPending(ls, p)
 		}
 		for _, p := range arrived {
-			single(p)
+			in.dispatchPending(ls, p)
 		}
 		return
 	}
@@ -469,6 +494,13 @@ func (in *Ingester) flush(ls *loopState, now time.Time) {
 	in.dispatch(ls, job{kind: jobSettle, batch: b})
 }
 
+// dispatchPending hands the settled pending path p to a worker alone.
+func (in *Ingester) dispatchPending(ls *loopState, p string) {
+	pd := ls.pending[p]
+	delete(ls.pending, p)
+	in.dispatch(ls, job{kind: jobFile, path: p, fromScan: pd.scan, size: pd.scanSize})
+}
+
 // statPath returns whether p is a file (or a link to one) and its size and
 // mtime.
 func statPath(p string) (exists bool, size, mtime int64) {
@@ -477,167 +509,4 @@ func statPath(p string) (exists bool, size, mtime int64) {
 		return false, 0, 0
 	}
 	return true, fi.Size(), fi.ModTime().UnixNano()
-}
-
-// onEvent turns one fsnotify event into pending paths and watches.
-func (in *Ingester) onEvent(ls *loopState, ev fsnotify.Event) {
-	p := filepath.Clean(ev.Name)
-	if Skipped(p) {
-		return
-	}
-	lib := in.libraryOf(p)
-	if ls.down[lib] {
-		return // an unavailable library's events name nothing that is there
-	}
-	if p == lib && (ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename)) {
-		// The library's root itself went (moved away, deleted): nothing
-		// of it is deleted; it waits, unwatched, for a look at the root
-		// to say whether it is there (available.go).
-		in.libraryDown(ls, lib)
-		select {
-		case in.libs.poke <- struct{}{}:
-		default:
-		}
-		return
-	}
-	now := time.Now()
-	if ev.Has(fsnotify.Create) || ev.Has(fsnotify.Chmod) {
-		if fi, err := os.Lstat(p); err == nil && fi.IsDir() {
-			// A new or moved-in directory, or one that may have become
-			// readable: watch it and everything under it, then look at
-			// every file it holds.
-			in.errs.clear(p)
-			in.watchTree(ls, p)
-			_ = filepath.WalkDir(p, func(q string, d fs.DirEntry, err error) error {
-				if err != nil {
-					in.errs.add(q)
-					return nil
-				}
-				if q != p && Skipped(q) {
-					if d.IsDir() {
-						return filepath.SkipDir
-					}
-					return nil
-				}
-				if !d.IsDir() {
-					in.touch(ls, q, now, false, 0)
-				}
-				return nil
-			})
-			return
-		}
-	}
-	if ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename) {
-		// The path may have been a directory: everything the store knows
-		// under it is looked at too, and its watches go (a moved directory
-		// is watched again under its new name when it appears).
-		if ls.watched[p] {
-			in.unwatchTree(ls, p)
-		}
-		if !ls.inflight[p] {
-			in.dispatch(ls, job{kind: jobGone, path: p})
-		}
-	}
-	in.touch(ls, p, now, false, 0)
-}
-
-// watchAll adds a watch on every directory of every library. It returns
-// false when the inotify watch limit stopped it: the node then falls back
-// to periodic rescans and says which limit would be enough.
-func (in *Ingester) watchAll(ls *loopState) bool {
-	ok := true
-	for _, lib := range in.cfg.Libraries {
-		if ls.down[lib] {
-			continue // watched once it is back
-		}
-		ok = in.watchTree(ls, lib) && ok
-	}
-	return ok
-}
-
-func (in *Ingester) watchTree(ls *loopState, root string) bool {
-	ok := true
-	var limitHit bool
-	dirs := 0
-	_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || !d.IsDir() {
-			return nil
-		}
-		if p != root && Skipped(p) {
-			return filepath.SkipDir
-		}
-		if limitHit {
-			dirs++
-			return nil
-		}
-		if ls.watched[p] {
-			return nil
-		}
-		if err := in.fs.Watch(p); err != nil {
-			if errors.Is(err, syscall.ENOSPC) {
-				limitHit, ok = true, false
-				dirs++
-				return nil
-			}
-			in.log.Warn("cannot watch directory", "dir", p, "err", err)
-			return nil
-		}
-		ls.watched[p] = true
-		return nil
-	})
-	if limitHit {
-		cur := readInt("/proc/sys/fs/inotify/max_user_watches")
-		need := cur + int64(dirs)
-		in.log.Error("inotify watch limit reached: some directories are not watched",
-			"fs.inotify.max_user_watches", cur, "needed", need, "unwatchedDirs", dirs,
-			"fix", "sudo sysctl fs.inotify.max_user_watches="+itoa(need)+" (persist it in /etc/sysctl.d/)",
-			"fallback", "full rescan every "+in.cfg.RescanInterval.String())
-	}
-	return ok
-}
-
-// onLibraries follows the libraries' availability: a library that went
-// is unwatched and its waiting paths dropped; one that came back (or
-// whose empty root changed) is watched anew and everything rescanned.
-func (in *Ingester) onLibraries(ls *loopState) {
-	for _, lib := range in.cfg.Libraries {
-		st, gen := in.libs.state(lib)
-		switch {
-		case !st.Available && !ls.down[lib]:
-			in.libraryDown(ls, lib)
-		case st.Available && (ls.down[lib] || gen != ls.gen[lib]):
-			ls.down[lib], ls.gen[lib] = false, gen
-			if in.watcher != nil {
-				in.unwatchTree(ls, lib)
-				in.watchTree(ls, lib)
-			}
-			in.requestRescan()
-		}
-	}
-}
-
-// libraryDown stops watching lib and drops its paths waiting to settle:
-// whatever they were, the scan after its return looks at them again.
-func (in *Ingester) libraryDown(ls *loopState, lib string) {
-	ls.down[lib] = true
-	in.unwatchTree(ls, lib)
-	for p, pd := range ls.pending {
-		if within(lib, p) {
-			if pd.scan {
-				ls.scanOpen--
-			}
-			delete(ls.pending, p)
-		}
-	}
-}
-
-func (in *Ingester) unwatchTree(ls *loopState, dir string) {
-	for d := range ls.watched {
-		if within(dir, d) {
-			if in.watcher != nil {
-				_ = in.watcher.Remove(d)
-			}
-			delete(ls.watched, d)
-		}
-	}
 }
