@@ -53,7 +53,7 @@ test: deps-test
 # starts 20 nodes on loopback, each with its own redis-server.
 bench: deps deps-bench
 	$(GO) test -run '^$$' -bench 'StoreScaling' -benchtime 20000x -timeout 30m ./store
-	$(GO) test -run '^$$' -bench 'Footprint|Upgrade|SearchIndex|PathEncodings' -benchtime 1x -timeout 30m ./store
+	$(GO) test -run '^$$' -bench 'Footprint|Upgrade|SearchIndex|PathEncodings|ChangesSweep' -benchtime 1x -timeout 30m ./store
 	METAMESH_KUBO="$$(./scripts/kubo.sh || true)" $(GO) test -run '^$$' -bench 'Hasher|Scan' -benchtime 1x -timeout 30m ./ingest
 	$(GO) test -run '^$$' -bench 'ParseReleaseName' -timeout 10m ./ingest
 	$(GO) test -run '^$$' -bench 'SearchRecall' -benchtime 1x -timeout 10m ./ingest

@@ -66,7 +66,7 @@
 //
 // # Goroutines
 //
-// Start runs: the HTTP server; store.Follow (outside writers' fields);
+// Start runs: the HTTP server;
 // the data directory's space watch (space.go: a statfs a second);
 // and, in the packages it starts, the host's and the Household's (their
 // doc.go say which). An HTTP request runs on net/http's goroutine.
@@ -93,10 +93,11 @@
 // # Lifecycle
 //
 // New starts nothing; Start binds the API's port, opens the store, starts
-// the host and the DHT (p2p.Start), store.Follow, the Household
-// (federation.StartHousehold on that host), then
+// the host and the DHT (p2p.Start), the Household
+// (federation.StartHousehold on that host: it runs the store's Changes,
+// which also track outside writers' fields), then
 // ingest and the HTTP server; Close is idempotent and stops in reverse
-// order (api → Follow, the Household: its goroutines, the record and
+// order (api → the Household: its goroutines, the record and
 // search protocols, the provider → DHT, host → ingest → store), returning
 // errors.Join of what failed. Run logs "shutting down"
 // when its context ends and, once Close returned without error, "metamesh

@@ -52,7 +52,7 @@ type Node struct {
 	pairs        *pairChecks        // pairings of CIDs peers' bytes held to (trust.go)
 	shr          *share.Exchange    // files' bytes over bitswap, served and fetched; its index under DATA/blocks
 	space        *spaceWatch        // the data directory's free space (space.go)
-	stop         context.CancelFunc // ends Follow
+	stop         context.CancelFunc // ends ingest and the space watch
 	// closing is closed when the API starts shutting down: event streams,
 	// which never go idle, end on it.
 	closing chan struct{}
@@ -109,7 +109,6 @@ func (n *Node) Start(ctx context.Context) (err error) {
 	}
 	bg, cancel := context.WithCancel(context.Background())
 	n.stop = cancel
-	n.follow(ctx, bg)
 	n.cat = catalog.New()
 	if n.thumbs, err = thumbs.Open(filepath.Join(n.cfg.DataDir, "thumbs")); err != nil {
 		return err
@@ -117,6 +116,7 @@ func (n *Node) Start(ctx context.Context) (err error) {
 	if err := n.startHousehold(ctx); err != nil {
 		return err
 	}
+	n.awaitFollowing(ctx)
 	if err := n.startShare(ctx); err != nil {
 		return err
 	}
@@ -192,18 +192,13 @@ func (n *Node) startP2P(ctx context.Context) error {
 	return nil
 }
 
-// follow indexes outside writers' fields (the open schema) as they come,
-// until bg ends (Close).
-func (n *Node) follow(ctx, bg context.Context) {
-	n.wg.Add(1)
-	go func() {
-		defer n.wg.Done()
-		_ = n.st.Follow(bg)
-	}()
-	// What an outside writer writes once the node runs is seen: its
-	// subscription is in place before the node serves (a few
-	// milliseconds; a Redis too slow to confirm it is not waited for
-	// long, and Follow catches up with a Repair when it resubscribes).
+// awaitFollowing waits until the store's changes are followed (the
+// household's store.Changes, which also indexes outside writers' fields:
+// the open schema): what an outside writer writes once the node runs is
+// seen. Its subscription is in place within milliseconds; a Redis too
+// slow to confirm it is not waited for long, and the follower catches up
+// with a repair when it subscribes.
+func (n *Node) awaitFollowing(ctx context.Context) {
 	select {
 	case <-n.st.Following():
 	case <-time.After(5 * time.Second):

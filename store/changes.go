@@ -36,14 +36,15 @@ type Changed struct {
 }
 
 // ChangeBatch is one batch of changed roots Changes hands its consumers.
-// A sweep hands every root of the store, in batches, the last one marked
-// Last: what a consumer keeps of a root no batch of the sweep named is
-// gone. Resync says the sweep follows a trim of the change feed (entries
-// were lost to it).
+// A sweep hands every root of the store, in batches, the first one marked
+// First and the last one Last: what a consumer keeps of a root no batch
+// of the sweep named is gone. A sweep handed again (one of its batches
+// failed) starts again at a First. Resync says the sweep follows a trim
+// of the change feed (entries were lost to it).
 type ChangeBatch struct {
-	Roots       []Changed
-	Sweep, Last bool
-	Resync      bool
+	Roots              []Changed
+	Sweep, First, Last bool
+	Resync             bool
 }
 
 // Consumer takes one batch. An error is logged, paused on (RetryPause),
@@ -72,6 +73,10 @@ type Changes struct {
 	s         *Store
 	log       *slog.Logger
 	consumers []Consumer
+
+	// afterRead, when set (by a test), runs after every read of the
+	// feed that brought entries, before they are queued.
+	afterRead func()
 
 	mu      sync.Mutex
 	pending map[RootID]bool
@@ -148,6 +153,9 @@ func (c *Changes) followFeed(ctx context.Context) {
 		if err != nil {
 			c.pause(ctx, "read the change feed", err)
 			continue
+		}
+		if len(evs) > 0 && c.afterRead != nil {
+			c.afterRead()
 		}
 		for _, e := range evs {
 			c.add(e.Root, e.Into)
@@ -271,6 +279,7 @@ func (c *Changes) hand(ctx context.Context, roots []RootID, like ChangeBatch) er
 		}
 		b := like
 		b.Roots = read
+		b.First = like.Sweep && i == 0
 		b.Last = like.Sweep && i+changesBatch >= len(roots)
 		for _, k := range c.consumers {
 			if err := k.Take(ctx, b); err != nil {

@@ -4,8 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/metamesh/node/internal/waiting"
@@ -178,4 +182,88 @@ func TestChanges_RetryAndSweepInBatches(t *testing.T) {
 	if !slices.Equal(sizes, []int{1000, 1000, 500}) || len(seen) != n {
 		t.Errorf("the sweep's batches hold %v roots, %d of the %d", sizes, len(seen), n)
 	}
+}
+
+// A trim of the feed past the follower's position (forced while it is
+// held between two reads) is a resync: a sweep marked Resync hands every
+// root, those whose entries were trimmed among them. Redis going away and
+// coming back on the same socket loses nothing: what is written after it,
+// a file and an outside writer's field, is handed on.
+func TestChanges_TrimAndRestart(t *testing.T) {
+	srv := storetest.Server(t)
+	var logs storetest.Buffer
+	s, err := store.Open(ctx, store.Options{URL: srv.URL(), Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	var a takes
+	ch := s.Changes(a.consumer("a"))
+	held := make(chan struct{})
+	gate := make(chan struct{})
+	var hold atomic.Bool
+	store.SetAfterFeedRead(ch, func() {
+		if hold.CompareAndSwap(true, false) {
+			held <- struct{}{}
+			<-gate
+		}
+	})
+	cctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); ch.Run(cctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	waiting.For(t, "the sweep at start", a.swept)
+	<-s.Following()
+
+	hold.Store(true)
+	first := ingest(t, s, stat("/l/first.mkv", 10), content{1, 1}).Root
+	if _, ok := waiting.Recv(t, held, "the follower held after a read"); !ok {
+		t.Fatal("the follower's hook channel closed")
+	}
+	var trimmed []store.RootID
+	for i := range 3 {
+		trimmed = append(trimmed, ingest(t, s, stat(fmt.Sprintf("/l/t%d.mkv", i), 10), content{10 + i, 10 + i}).Root)
+	}
+	if err := rawClient(t, srv).XTrimMaxLen(ctx, "meta:events", 1).Err(); err != nil {
+		t.Fatal(err)
+	}
+	a.mu.Lock()
+	a.batches = nil
+	a.mu.Unlock()
+	gate <- struct{}{}
+	resynced := func() bool {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		return slices.ContainsFunc(a.batches, func(b store.ChangeBatch) bool { return b.Resync && b.Last })
+	}
+	waiting.For(t, "the resync after the trim", resynced)
+	for _, r := range append(trimmed, first) {
+		if c, ok := a.root(r); !ok || !c.Exists {
+			t.Errorf("root %s not handed by the resync", r)
+		}
+	}
+	if !strings.Contains(logs.String(), "the change feed was trimmed past the node; sweeping the store again") {
+		t.Errorf("log = %q, want the trim warning", logs.String())
+	}
+
+	// Redis goes away (a clean shutdown: the data is on disk) and comes
+	// back on the same socket.
+	if err := srv.Close(); err != nil {
+		t.Fatal(err)
+	}
+	waiting.For(t, "a failed read", func() bool { return strings.Contains(logs.String(), "cannot read the change feed; retrying") })
+	srv2, err := store.StartServer(ctx, store.ServerConfig{Dir: filepath.Dir(srv.Addr()), Logger: storetest.Logger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv2.Close() })
+	after := ingest(t, s, stat("/l/after.mkv", 10), content{50, 50}).Root
+	waiting.For(t, "a file added after the outage", func() bool { c, ok := a.root(after); return ok && c.Exists })
+	if err := rawClient(t, srv2).Set(ctx, "file:"+string(first)+"/title", "Lantern Quarry", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	waiting.For(t, "an outside write after the outage", func() bool {
+		c, _ := a.root(first)
+		return slices.Contains(c.Text.Title, "lantern")
+	})
 }

@@ -153,7 +153,7 @@
 // # The open schema
 //
 // Other programs may SET, DEL or EXPIRE STRING keys file:<root>/<name> of
-// an indexed root. Follow (run by the node) tracks them from keyspace
+// an indexed root. Changes (run by the node) tracks them from keyspace
 // notifications (classes K$gx, which Open sets on every connection);
 // Repair (fsck --repair) rebuilds the field index, the supplied members and
 // the path index from the keys for writes made while no node ran, and can
@@ -193,10 +193,11 @@
 //   - fields.go: metadata writes (SetFields, SetExtracted) and whole-file
 //     ingestion (Ingest, IngestBatch). flatten.go, document.go: reads.
 //   - paths.go: the path and inode indexes. events.go: meta:events, Feed.
-//   - follow.go: Follow and Repair (the open schema).
+//   - follow.go: Repair (the open schema), Following, and the file:*
+//     subscription Changes reads (watchFileKeys, track).
 //   - changes.go: Changes, the one follower of what changes in the store
-//     (the change feed and the file:* notifications, tracked as Follow
-//     does) for all the node keeps in step with it, handing batches of
+//     (the change feed and the file:* notifications, tracked into the
+//     field index first) for all the node keeps in step with it, handing batches of
 //     changed roots each read once (ReadChanged: a thousand per round
 //     trip); sweeps at start, after a trim or a lost subscription, on
 //     request.
@@ -206,8 +207,7 @@
 //     of Redis) is fed and shows: Tokens, SearchText and IndexedRoot
 //     (a root's text, key tokens and summary in one read), Summary (and
 //     SummaryOfFields, the node's rules for a file's title, year and
-//     episode from its flat fields) and SearchHit, and WatchSearchFields (roots whose searchable fields
-//     were written, from keyspace notifications). catalog.go:
+//     episode from its flat fields) and SearchHit. catalog.go:
 //     CatalogEntries and SearchHits (many roots' summaries per round
 //     trip).
 //   - check.go: Check, every schema invariant (fsck; uses SCAN).
@@ -265,8 +265,9 @@
 // # Concurrency
 //
 // A Store is safe for concurrent use; it holds a go-redis pool. A Server
-// runs one supervising goroutine until Close; Follow runs on the caller's
-// goroutine until its context ends. A Feed is for one goroutine. Request
+// runs one supervising goroutine until Close; Changes.Run runs on the
+// caller's goroutine and two more (the feed, the subscription) until its
+// context ends, and calls its consumers on the caller's. A Feed is for one goroutine. Request
 // paths (GetByCID, Document, DocumentByCID, Path) never SCAN or KEYS; only
 // Check and Repair do.
 package store

@@ -13,10 +13,11 @@ import (
 )
 
 // The open schema: any Redis client may SET, DEL or EXPIRE STRING keys
-// under file:<root>/ of an indexed root. While a node runs, Follow keeps
+// under file:<root>/ of an indexed root. While a node runs, its Changes keep
 // fields:<root> (and, for file:<root>/cids/<cid>, the key-set, the alias
 // and supplied:<root>) in step with such writes, from keyspace
-// notifications; Repair does the same for writes made while no node ran.
+// notifications (Changes.Run: track); Repair does the same for writes
+// made while no node ran.
 
 // RepairReport says what Repair changed.
 type RepairReport struct {
@@ -27,57 +28,11 @@ type RepairReport struct {
 	Invalid  int `json:"invalid"`  // file:<root>/cids/<x> keys whose <x> is no canonical CID (left alone)
 }
 
-// Follow keeps the field index in step with outside writers until ctx
-// ends: it subscribes to the keyspace notifications of file:* (batching
-// what arrives within a few milliseconds) and tracks every key named. Our
-// own scripts' writes come through too and change nothing. After the
-// subscription is lost (a Redis restart) it subscribes again and runs a
-// Repair of the field index, since notifications sent meanwhile are gone.
-func (s *Store) Follow(ctx context.Context) error {
-	first := true
-	for ctx.Err() == nil {
-		err := s.follow(ctx, !first)
-		first = false
-		if ctx.Err() != nil {
-			return nil
-		}
-		s.log.Warn("following outside writes stopped; subscribing again", "err", err)
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-time.After(time.Second):
-		}
-	}
-	return nil
-}
-
-// Following is closed once Follow's subscription is first in place: an
-// outside write made after it is seen. A node waits for it before it
-// serves, so that what an outside writer writes once the node runs is
-// never missed.
+// Following is closed once the store's changes are first followed
+// (Changes.Run's subscription is in place): an outside write made after
+// it is seen. A node waits for it before it serves, so that what an
+// outside writer writes once the node runs is never missed.
 func (s *Store) Following() <-chan struct{} { return s.following }
-
-func (s *Store) follow(ctx context.Context, repair bool) error {
-	return s.watchFileKeys(ctx, func() error {
-		s.followingOnce.Do(func() { close(s.following) })
-		if !repair {
-			return nil
-		}
-		rep, err := s.Repair(ctx, false)
-		if err == nil && rep.Listed+rep.Unlisted > 0 {
-			s.log.Info("field index repaired after reconnecting", "listed", rep.Listed, "unlisted", rep.Unlisted)
-		}
-		return err
-	}, func(keys []string) error {
-		if _, err := s.track(ctx, keys, false); err != nil {
-			if IsUnavailable(err) {
-				return err
-			}
-			s.log.Warn("cannot track outside writes", "err", err)
-		}
-		return nil
-	})
-}
 
 // watchFileKeys subscribes to the keyspace notifications of file:* and
 // hands fn the keys named, batched (what arrives within 5 ms, at most 512

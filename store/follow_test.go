@@ -43,10 +43,10 @@ func TestFollow_OutsideWriters(t *testing.T) {
 	before := patterns()
 	fctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
-	go func() { defer close(done); s.Follow(fctx) }()
+	go func() { defer close(done); s.Changes().Run(fctx) }()
 	t.Cleanup(func() { cancel(); <-done })
 	r := ingest(t, s, stat("/l/a", 10), content{1, 1}).Root
-	waiting.For(t, "Follow's subscription", func() bool { return patterns() > before })
+	waiting.For(t, "the changes' subscription", func() bool { return patterns() > before })
 
 	k := "file:" + string(r) + "/tmdb/id"
 	if err := o.Set(ctx, k, "27205", 0).Err(); err != nil {

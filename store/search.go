@@ -363,32 +363,3 @@ func number(n int) *int {
 	}
 	return &n
 }
-
-// WatchSearchFields calls fn with the roots whose searchable fields
-// (SearchField) were written or deleted, by anyone (the node's own
-// scripts, peers' merges, outside writers), batched over a few
-// milliseconds, until ctx ends or the subscription is lost (a Redis
-// restart: notifications sent meanwhile are gone, so the caller sweeps
-// again). ready is closed once the subscription is in place.
-func (s *Store) WatchSearchFields(ctx context.Context, ready chan<- struct{}, fn func([]RootID)) error {
-	return s.watchFileKeys(ctx, func() error {
-		if ready != nil {
-			close(ready)
-		}
-		return nil
-	}, func(keys []string) error {
-		seen := map[RootID]bool{}
-		var roots []RootID
-		for _, k := range keys {
-			r, f, ok := strings.Cut(strings.TrimPrefix(k, "file:"), "/")
-			if ok && SearchField(f) && !seen[RootID(r)] {
-				seen[RootID(r)] = true
-				roots = append(roots, RootID(r))
-			}
-		}
-		if len(roots) > 0 {
-			fn(roots)
-		}
-		return nil
-	})
-}

@@ -293,31 +293,36 @@ func TestSearch_PeerOnlyRoots(t *testing.T) {
 	}
 }
 
-func TestWatchSearchFields_SeesReextraction(t *testing.T) {
+// A re-extraction's fields reach the store's changes: the root is handed
+// again with its new search text.
+func TestChanges_SeeReextraction(t *testing.T) {
 	s := storetest.New(t)
 	r := addFile(t, s, "/lib/w.mkv", content{40, 40}, map[string]string{"titles/eng": "Old"})
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	ready := make(chan struct{})
-	got := make(chan store.RootID, 16)
-	go func() {
-		_ = s.WatchSearchFields(wctx, ready, func(rs []store.RootID) {
-			for _, r := range rs {
-				got <- r
+	got := make(chan store.Changed, 16)
+	ch := s.Changes(store.Consumer{Name: "the test", Take: func(_ context.Context, b store.ChangeBatch) error {
+		if !b.Sweep {
+			for _, c := range b.Roots {
+				got <- c
 			}
-		})
-	}()
-	<-ready
+		}
+		return nil
+	}})
+	go ch.Run(wctx)
+	<-s.Following()
 	if _, _, err := s.SetExtracted(ctx, "/lib/w.mkv", store.Meta{Version: 5, Owned: []string{"titles"}, Fields: map[string]string{"titles/eng": "New"}}); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case g := <-got:
-		if g != r {
-			t.Errorf("watched root %s, want %s", g, r)
+	for {
+		select {
+		case g := <-got:
+			if g.Root == r && slices.Contains(g.Text.Title, "new") {
+				return
+			}
+		case <-waiting.After():
+			t.Fatal("no change of the re-extraction")
 		}
-	case <-waiting.After():
-		t.Fatal("no notification of the re-extraction")
 	}
 }
 

@@ -54,7 +54,7 @@ type Store struct {
 	cacheDone chan struct{}
 	// up is Options.upgrade, its batch size defaulted.
 	up upgradeOptions
-	// following is closed once Follow's first subscription is in place
+	// following is closed once Changes' first subscription is in place
 	// (Following).
 	following     chan struct{}
 	followingOnce sync.Once

@@ -15,29 +15,26 @@ import (
 )
 
 // Announcer gives the sweeping provider (provide.go) two kinds of keys
-// and nothing else:
+// and nothing else, from the batches of changed roots store.Changes hands
+// it (Take):
 //
 //   - for every local root, the CID the node computed from its own bytes
-//     (store.Announced): never another member, never a root known only
-//     from peers. It follows the store's change feed, so a new or changed
-//     root is provided at once (StartProviding) and a root that went, or
-//     whose CID changed, stops being reprovided (StopProviding; its
-//     records expire by themselves);
+//     (store.Changed.Announced): never another member, never a root known
+//     only from peers. A new or changed root is provided at once
+//     (StartProviding); a root that went, or whose CID changed, stops
+//     being reprovided (StopProviding; its records expire by themselves);
 //   - unless turned off (--search-index=false), the DHT key of every
 //     search token the local files hold (protocol.SearchTokenKey of
-//     store.KeyTokens), as the search indexer reports them root by root
-//     (SetTokens) and after each of its sweeps (SweptTokens): a token is
-//     provided when its first local root gains it and stopped when its
-//     last one loses it.
+//     store.KeyTokens, read in the same batch): a token is provided when
+//     its first local root gains it and stopped when its last one loses
+//     it.
 //
-// At start-up and after a feed trim it reads every root's CID again; once
-// both the CIDs and the indexer's first sweep are known the provider's
-// whole key set is reset to them (ResetCids), so keys nothing holds any
-// more go. Until the indexer's first sweep is in, CIDs the keystore lacks
-// are provided without removing anything. The provider reprovides
-// everything, region by region, every ReprovideInterval.
+// A sweep's batches (at start, after a feed trim) are gathered and, at
+// its last, the provider's whole key set is reset to them (ResetCids), so
+// keys nothing holds any more go. Before the first sweep ends, a change
+// is only noted. The provider reprovides everything, region by region,
+// every ReprovideInterval.
 type Announcer struct {
-	st    *store.Store
 	sw    *Sweeper
 	log   *slog.Logger
 	index bool // provide token keys
@@ -51,22 +48,32 @@ type Announcer struct {
 	cidRefs     map[string]int            // CID → roots announcing it
 	tokens      map[store.RootID][]string // each local root's key tokens
 	refs        map[string]int            // token → local roots holding it
-	cidsSwept   bool                      // announced was read from the store once
-	tokensSwept bool                      // the indexer reported a whole sweep once
+	swept       bool                      // a whole sweep was taken once
 	feedResyncs int64
 	last        string
 	stats       Stats // as Stats last read them, at statsAt
 	statsAt     time.Time
+
+	// sweeping is the sweep being taken, nil between sweeps (Take's
+	// goroutine only).
+	sweeping *sweepKeys
+}
+
+// sweepKeys are a sweep's roots' CIDs and key tokens, gathered batch by
+// batch.
+type sweepKeys struct {
+	announced map[store.RootID]string
+	tokens    map[store.RootID][]string
 }
 
 // Stats are the provider's statistics and the announcer's counters, as
 // /api/status.provide gives them (the wire's type, model.ProvideStats).
 type Stats = model.ProvideStats
 
-// New announces on sw what st holds; index: the search token
-// keys too.
-func New(st *store.Store, sw *Sweeper, index bool, log *slog.Logger) *Announcer {
-	a := &Announcer{st: st, sw: sw, index: index, log: log.With("component", "announce"),
+// New announces on sw what the batches it takes hold; index: the search
+// token keys too.
+func New(sw *Sweeper, index bool, log *slog.Logger) *Announcer {
+	a := &Announcer{sw: sw, index: index, log: log.With("component", "announce"),
 		announced: map[store.RootID]string{}, cidRefs: map[string]int{}, tokens: map[store.RootID][]string{}, refs: map[string]int{}}
 	sw.onRebuild(a.refill)
 	return a
@@ -127,89 +134,80 @@ func (a *Announcer) Stats() Stats {
 	return s
 }
 
-// Run follows the feed and hands keys to the provider until ctx ends:
-// first a full sweep (after reading the feed's head, so nothing that
-// happens meanwhile is missed), then every key-set entry; a trim counts
-// a resync and sweeps again. Beside it, it runs the findability check
-// every CheckEvery while the provider is online (findable.go).
-func (a *Announcer) Run(ctx context.Context) {
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	wg.Go(func() { a.sw.runChecks(ctx, a.log) })
-	(&FeedFollower{
-		Store: a.st, Log: a.log, Name: "the announcer",
-		Resync: a.sweep, ResyncWhat: "sweep the store",
-		Trimmed: func() {
-			a.mu.Lock()
-			a.feedResyncs++
-			a.mu.Unlock()
-		},
-		Entries: func(ctx context.Context, evs []store.Event) {
-			for _, e := range evs {
-				if e.KeySet() {
-					a.check(ctx, e.Root)
-				}
-			}
-		},
-	}).Run(ctx)
-}
+// Run runs the findability check every CheckEvery while the provider
+// is online (findable.go), until ctx ends.
+func (a *Announcer) Run(ctx context.Context) { a.sw.runChecks(ctx, a.log) }
 
-// sweep reads what every root announces and brings the keystore in step.
-func (a *Announcer) sweep(ctx context.Context) error {
-	roots, err := a.st.RootIDs(ctx)
-	if err != nil {
-		return err
+// Take brings the provider's keys in step with one batch of changed
+// roots (a store.Consumer): each root's announced CID and its key tokens.
+// A sweep's batches are gathered, and its last makes them the whole key
+// set.
+func (a *Announcer) Take(ctx context.Context, b store.ChangeBatch) error {
+	if b.Sweep {
+		return a.takeSweep(ctx, b)
 	}
-	all, err := a.st.AnnouncedMany(ctx, roots)
-	if err != nil {
-		return err
-	}
-	announced := make(map[store.RootID]string, len(all))
-	for r, c := range all {
-		if _, err := cid.Decode(c); c == "" || err != nil {
-			continue
+	for _, c := range b.Roots {
+		a.check(c.Root, c.Announced)
+		if a.index {
+			a.setTokens(c.Root, tokensOf(c))
 		}
-		announced[r] = c
 	}
-	a.ks.Lock()
-	defer a.ks.Unlock()
-	cidRefs := map[string]int{}
-	for _, c := range announced {
-		cidRefs[c]++
-	}
-	a.mu.Lock()
-	a.announced, a.cidRefs, a.cidsSwept = announced, cidRefs, true
-	a.mu.Unlock()
-	return a.reconcile(ctx)
+	return nil
 }
 
-// SweptTokens takes every local root's key tokens, from a whole sweep of
-// the search indexer, and brings the keystore in step.
-func (a *Announcer) SweptTokens(ctx context.Context, all map[store.RootID][]string) error {
-	if !a.index {
+// tokensOf are c's key tokens: none for a root gone.
+func tokensOf(c store.Changed) []string {
+	if !c.Exists {
 		return nil
 	}
-	a.ks.Lock()
-	defer a.ks.Unlock()
+	return c.KeyTokens
+}
+
+// takeSweep gathers a sweep's batch; at its last, what it gathered
+// replaces the announcer's maps and the keystore is reset to them.
+func (a *Announcer) takeSweep(ctx context.Context, b store.ChangeBatch) error {
+	if b.First || a.sweeping == nil {
+		a.sweeping = &sweepKeys{announced: map[store.RootID]string{}, tokens: map[store.RootID][]string{}}
+	}
+	sk := a.sweeping
+	for _, c := range b.Roots {
+		if _, err := cid.Decode(c.Announced); c.Announced != "" && err == nil {
+			sk.announced[c.Root] = c.Announced
+		}
+		if toks := tokensOf(c); a.index && len(toks) > 0 {
+			sk.tokens[c.Root] = toks
+		}
+	}
+	if !b.Last {
+		return nil
+	}
+	a.sweeping = nil
+	cidRefs := map[string]int{}
+	for _, c := range sk.announced {
+		cidRefs[c]++
+	}
 	refs := map[string]int{}
-	for _, toks := range all {
+	for _, toks := range sk.tokens {
 		for _, t := range toks {
 			refs[t]++
 		}
 	}
+	a.ks.Lock()
+	defer a.ks.Unlock()
 	a.mu.Lock()
-	a.tokens, a.refs, a.tokensSwept = all, refs, true
+	a.announced, a.cidRefs, a.tokens, a.refs, a.swept = sk.announced, cidRefs, sk.tokens, refs, true
+	if b.Resync {
+		a.feedResyncs++
+	}
 	a.mu.Unlock()
 	return a.reconcile(ctx)
 }
 
-// reconcile makes the keystore what the maps say, under a.ks: the whole
-// key set once both the CIDs and the tokens were swept; before the
-// tokens, the CIDs it lacks only (what it holds stays: token keys of the
-// last run among them); nothing before the CIDs.
+// reconcile makes the keystore what the maps say, under a.ks, once a
+// whole sweep was taken.
 func (a *Announcer) reconcile(ctx context.Context) error {
 	a.mu.Lock()
-	cidsSwept, whole := a.cidsSwept, a.tokensSwept || !a.index
+	swept := a.swept
 	var want []cid.Cid
 	for c := range a.cidRefs {
 		if id, err := cid.Decode(c); err == nil {
@@ -223,11 +221,8 @@ func (a *Announcer) reconcile(ctx context.Context) error {
 		}
 	}
 	a.mu.Unlock()
-	switch {
-	case !cidsSwept:
+	if !swept {
 		return nil
-	case !whole:
-		return a.sw.add(want)
 	}
 	if err := a.sw.reset(ctx, want); err != nil {
 		return err
@@ -236,14 +231,11 @@ func (a *Announcer) reconcile(ctx context.Context) error {
 	return nil
 }
 
-// SetTokens takes root's key tokens now (none: it is gone, or not a local
+// setTokens takes root's key tokens now (none: it is gone, or not a local
 // file): a token its first root gains is provided, one its last root
-// loses is stopped. Before the indexer's first whole sweep it only
-// notes them (the sweep's reset provides them).
-func (a *Announcer) SetTokens(root store.RootID, toks []string) {
-	if !a.index {
-		return
-	}
+// loses is stopped. Before the first whole sweep it only notes them (the
+// sweep's reset provides them).
+func (a *Announcer) setTokens(root store.RootID, toks []string) {
 	a.ks.Lock()
 	defer a.ks.Unlock()
 	a.mu.Lock()
@@ -269,7 +261,7 @@ func (a *Announcer) SetTokens(root store.RootID, toks []string) {
 			lost = append(lost, t)
 		}
 	}
-	live := a.tokensSwept && a.cidsSwept
+	live := a.swept
 	a.mu.Unlock()
 	if !live {
 		return
@@ -286,12 +278,12 @@ func (a *Announcer) SetTokens(root store.RootID, toks []string) {
 	}
 }
 
-// check brings root's announcement in line with the store.
-func (a *Announcer) check(ctx context.Context, r store.RootID) {
-	c, err := a.st.Announced(ctx, r)
-	if err != nil {
-		a.log.Warn("cannot read what a root announces", "err", err)
-		return
+// check brings root r's announcement in line with c, what the store now
+// announces for it ("" none). Before the first whole sweep it only notes
+// it (the sweep's reset provides it).
+func (a *Announcer) check(r store.RootID, c string) {
+	if _, err := cid.Decode(c); err != nil {
+		c = ""
 	}
 	a.ks.Lock()
 	defer a.ks.Unlock()
@@ -314,7 +306,11 @@ func (a *Announcer) check(ctx context.Context, r store.RootID) {
 			delete(a.cidRefs, old)
 		}
 	}
+	live := a.swept
 	a.mu.Unlock()
+	if !live {
+		return
+	}
 	// The provider's calls go through its keystore: not under a.mu, which
 	// Stats takes. A CID another root still announces stays.
 	if old != "" && still == 0 {

@@ -2,7 +2,6 @@ package catalog
 
 import (
 	"cmp"
-	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -39,15 +38,33 @@ func New() *Catalog {
 	return &Catalog{entries: map[store.RootID]*listed{}, views: catalogViews{show: map[string]*catalogShow{}}}
 }
 
-// update reads roots' entries from the store; with sweep, roots are every
-// root and the catalog becomes exactly theirs.
-func (c *Catalog) update(ctx context.Context, st *store.Store, roots []store.RootID, sweep bool) error {
-	es, err := st.CatalogEntries(ctx, roots)
-	if err != nil {
-		return err
+// take puts what a batch of store.Changes read of roots in the
+// catalog: each root's entry, or none when it is gone. A sweep's batch
+// only puts: what no batch of the sweep named is dropped at its end
+// (swept).
+func (c *Catalog) take(roots []store.Changed) {
+	ids := make([]store.RootID, 0, len(roots))
+	es := make([]store.Summary, 0, len(roots))
+	for _, r := range roots {
+		ids = append(ids, r.Root)
+		if r.Exists {
+			es = append(es, r.Summary)
+		}
 	}
-	c.apply(roots, es, sweep)
-	return nil
+	c.apply(ids, es, false)
+}
+
+// swept ends a sweep: the roots it did not name (keep) leave the
+// catalog, which is whole from now on.
+func (c *Catalog) swept(keep map[store.RootID]bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for r := range c.entries {
+		if !keep[r] {
+			c.drop(r)
+		}
+	}
+	c.loaded = true
 }
 
 // apply puts the entries es read of roots (those of roots that still
@@ -74,16 +91,6 @@ func (c *Catalog) apply(roots []store.RootID, es []store.Summary, sweep bool) {
 		c.drop(e.Root)
 		c.views.add(c.put(e))
 	}
-}
-
-// indexed puts what IndexedRoot read of root in the catalog: its entry,
-// or none when it is gone.
-func (c *Catalog) indexed(root store.RootID, in store.Indexed) {
-	var es []store.Summary
-	if in.Exists {
-		es = []store.Summary{in.Summary}
-	}
-	c.apply([]store.RootID{root}, es, false)
 }
 
 // put records e's entry and returns it, without its lists; c.mu is held.

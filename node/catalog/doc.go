@@ -1,17 +1,14 @@
 // Package catalog keeps what a household knows of its roots in step with
 // the store: the search index (a bleve index under the data directory),
 // the catalog (the library's lists in memory, what GET /api/library pages
-// through) and, through TokenKeys, the announcer's search token keys.
+// through), from the batches of changed roots store.Changes hands it.
 //
 // # Files
 //
-//   - indexer.go: the Indexer. Every root the change feed names (key-set
-//     changes, mints, merges, deletes) and every root whose searchable
-//     fields were written (store.WatchSearchFields) is read once
-//     (store.IndexedRoot), put in the search index and the catalog, and
-//     its key tokens handed to TokenKeys; a sweep of every root runs at
-//     start, after the feed was trimmed past it and after the field
-//     subscription was lost, and the search index is compacted after it.
+//   - indexer.go: the Indexer, a store.Consumer: every root of a batch
+//     (read once by store.Changes for every consumer) is put in the
+//     catalog, then in the search index; a sweep's last batch drops what
+//     no root holds, and the search index is compacted after it.
 //   - textindex.go: the TextIndex: every root's search text in bleve, kept
 //     on disk (built anew when missing or of another version; moved
 //     aside to DATA/search.corrupt-<time> and built anew when damaged:
@@ -31,13 +28,12 @@
 //
 // # Goroutines and concurrency
 //
-// Indexer.Run runs a feed follower, a field-write subscriber and one
-// worker, until its context ends; only the worker reads roots for the
-// index and writes the index and the catalog, so a root is never indexed
-// twice at once. The TextIndex is safe for concurrent use: searches run
+// Indexer.Take runs on store.Changes' one delivering goroutine: only it
+// writes the index and the catalog, so a root is never indexed twice at
+// once. The TextIndex is safe for concurrent use: searches run
 // on API handlers' and peers' goroutines while the worker writes. The
 // Catalog's lock guards its entries and lists: API handlers read (Page,
-// Counts) while the worker writes. Every bleve call holds the
+// Counts) while Take writes. Every bleve call holds the
 // TextIndex's ixMu to read and runs with its panics recovered; a rebuild
 // (on the goroutine whose call found the damage) holds it to write.
 package catalog

@@ -15,29 +15,41 @@ import (
 	"github.com/metamesh/node/store/storetest"
 )
 
-// sweptKeys keeps the key tokens the indexer hands on after a sweep.
+// sweptKeys keeps the key tokens of the roots of the last whole sweep, as
+// the announcer takes them from the same batches.
 type sweptKeys struct {
-	mu    sync.Mutex
-	swept map[store.RootID][]string
+	mu          sync.Mutex
+	sweep, last map[store.RootID][]string
 }
 
-func (k *sweptKeys) SetTokens(store.RootID, []string) {}
-
-func (k *sweptKeys) SweptTokens(_ context.Context, all map[store.RootID][]string) error {
+func (k *sweptKeys) take(_ context.Context, b store.ChangeBatch) error {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	k.swept = all
+	if b.First {
+		k.sweep = map[store.RootID][]string{}
+	}
+	if !b.Sweep {
+		return nil
+	}
+	for _, c := range b.Roots {
+		if len(c.KeyTokens) > 0 {
+			k.sweep[c.Root] = c.KeyTokens
+		}
+	}
+	if b.Last {
+		k.last = k.sweep
+	}
 	return nil
 }
 
 func (k *sweptKeys) roots() int {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	return len(k.swept)
+	return len(k.last)
 }
 
 // The start-up sweep puts every root in the index, a batch of puts at a
-// time, hands every root's key tokens on, and leaves the index one
+// time, the same batches hand every root's key tokens to the announcer, and leaves the index one
 // segment (bleve's own merger joins small ones too; what the compaction
 // after a sweep does for a large library is BenchmarkSearchIndex's):
 // every root is found by its words.
@@ -71,7 +83,10 @@ func TestIndexer_SweepIndexesEveryRoot(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		NewIndexer(s, text, nil, keys, slog.New(slog.DiscardHandler)).Run(ctx)
+		var ch *store.Changes
+		x := NewIndexer(text, nil, func() { ch.Sweep() }, slog.New(slog.DiscardHandler))
+		ch = s.Changes(store.Consumer{Name: "the search index", Take: x.Take}, store.Consumer{Name: "the keys", Take: keys.take})
+		ch.Run(ctx)
 	}()
 	t.Cleanup(func() { cancel(); <-done; text.Close() })
 	deadline := time.Now().Add(2 * time.Minute)

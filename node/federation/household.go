@@ -146,15 +146,21 @@ func StartHousehold(ctx context.Context, cfg HouseholdConfig) (*Household, error
 	hh.res = newResolver(cfg.Store, p, hh.rs, cfg.LookupTimeout, log)
 	hh.res.scores = hh.scores
 	hh.res.refreshAfter = cfg.PeerRecordTTL
-	hh.ann = announce.New(cfg.Store, sw, !cfg.NoSearchIndex, log)
+	hh.ann = announce.New(sw, !cfg.NoSearchIndex, log)
+	// One follower of the store hands what changed to the search index
+	// and the catalog, then to the announcer; peers ask on
+	// /metamesh/search/1.1.0 (or 1.0.0).
+	var changes *store.Changes
+	index := catalog.NewIndexer(text, cfg.Catalog, func() { changes.Sweep() }, log)
+	changes = cfg.Store.Changes(
+		store.Consumer{Name: "the search index", Take: index.Take},
+		store.Consumer{Name: "the announcer", Take: hh.ann.Take})
 	hh.ho = handoff.Start(p.Host(), p.DHT(), p.Held(), handoff.Options{Logger: log})
 	bg, cancel := context.WithCancel(context.Background())
 	hh.cancel = cancel
 	for _, run := range []func(context.Context){
 		hh.ann.Run,
-		// The search index follows the feed and field writes; peers ask on
-		// /metamesh/search/1.1.0 (or 1.0.0).
-		catalog.NewIndexer(cfg.Store, text, cfg.Catalog, hh.ann, log).Run,
+		changes.Run,
 		hh.reprovideOnFirstPeer,
 	} {
 		hh.wg.Add(1)

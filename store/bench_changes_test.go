@@ -1,0 +1,61 @@
+package store_test
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/metamesh/node/store"
+	"github.com/metamesh/node/store/storetest"
+)
+
+// BenchmarkChangesSweep weighs the start-up sweep of store.Changes (make
+// bench, one run) at METAMESH_SWEEP_ROOTS roots (default 100,000; titles
+// of storetest.CorpusTitle): the time to read what the announcer, the
+// search index and the catalog need of every root with ReadChanged (a
+// thousand roots per round trip), against what the node read for them
+// before in the same run (each root's IndexedRoot, one round trip each,
+// and AnnouncedMany), as a ratio.
+func BenchmarkChangesSweep(b *testing.B) {
+	n := 100_000
+	if v := os.Getenv("METAMESH_SWEEP_ROOTS"); v != "" {
+		var err error
+		if n, err = strconv.Atoi(v); err != nil {
+			b.Fatalf("METAMESH_SWEEP_ROOTS=%q: %v", v, err)
+		}
+	}
+	s := storetest.New(b)
+	for start := 0; start < n; start += 500 {
+		var items []store.IngestItem
+		for i := start; i < min(start+500, n); i++ {
+			t := storetest.CorpusTitle(n, i)
+			items = append(items, store.IngestItem{
+				File:   stat(fmt.Sprintf("/lib/%07d.mkv", i), int64(1000+i)),
+				Hashes: content{1_000_000 + i, 1_000_000 + i}.hashes(),
+				Meta:   store.Meta{Version: 1, Fields: map[string]string{"titles/eng": t[0] + " " + t[1] + " " + t[2], "movieYear": "2001"}},
+			})
+		}
+		must[[]store.IngestResult](b)(s.IngestBatch(ctx, items))
+	}
+	roots := must[[]store.RootID](b)(s.RootIDs(ctx))
+	for b.Loop() {
+		t0 := time.Now()
+		for _, r := range roots {
+			must[store.Indexed](b)(s.IndexedRoot(ctx, r))
+		}
+		must[map[store.RootID]string](b)(s.AnnouncedMany(ctx, roots))
+		before := time.Since(t0)
+		t1 := time.Now()
+		read := must[[]store.Changed](b)(s.ReadChanged(ctx, roots))
+		now := time.Since(t1)
+		if len(read) != n {
+			b.Fatalf("ReadChanged read %d roots, want %d", len(read), n)
+		}
+		fmt.Printf("changes sweep of %d roots: ReadChanged %s (%.1f µs a root), root by root %s (%.1f µs a root): %.2f× the time\n",
+			n, now.Round(time.Millisecond), float64(now.Microseconds())/float64(n), before.Round(time.Millisecond),
+			float64(before.Microseconds())/float64(n), now.Seconds()/before.Seconds())
+		b.ReportMetric(now.Seconds()/before.Seconds(), "sweep/root-by-root")
+	}
+}
