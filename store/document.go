@@ -127,7 +127,7 @@ func (d Document) Vouches(c string) bool {
 func (d Document) FilePath() string { return d.Fields["filePath"] }
 
 // Presented is the flat metadata the document shows (GET /api/meta's
-// answer nests it, api.NestMeta): Fields plus, for a root
+// answer nests it, model.NestMeta): Fields plus, for a root
 // known only from peers, every peer's field at top level where no field
 // of higher precedence has it, its own fields first, then each peer's by
 // peer ID, smallest first, so it does not depend on the order records
