@@ -48,7 +48,7 @@
 //     index's path by a place in the connected peers' queue. A peer that
 //     did not answer in time, failed or sent what did not verify is
 //     marked (a hang).
-//   - index.go: the households the DHT's keyword index names for a query
+//   - keywords.go: the households the DHT's keyword index names for a query
 //     (the providers of its words' token keys, looked up in parallel).
 //   - walk.go: a word's DHT walk, ended once the peers nearest its key
 //     have answered (followed through kad-dht's lookup and query events).

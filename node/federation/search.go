@@ -71,7 +71,7 @@ const (
 
 // searchService answers /metamesh/search/1.1.0 and 1.0.0 with local files
 // only, and asks the connected peers and the households the DHT's keyword
-// index names (index.go), 1.1.0 first.
+// index names (keywords.go), 1.1.0 first.
 type searchService struct {
 	peerService
 	providers providerFinder

@@ -49,7 +49,7 @@
 //     producing it from the first of its holders that still has it,
 //     dropping a changed file's index; the children of the nodes served
 //     lately (links) and the log of refused wants (refusals).
-//   - index.go: the block index's keys, entries (every holder of a
+//   - blockindex.go: the block index's keys, entries (every holder of a
 //     block; version 1's entries read as one holder) and version.
 //   - blockstore.go: the blockstore bitswap reads and writes: the index
 //     for the server, the index and a bounded cache of received blocks
@@ -66,7 +66,7 @@
 //     middle, a changed file, the log and --share-rate, hostile wants.
 //   - holders_test.go: a file whose copy left, an index of version 1, a
 //     block the index lost, a stall's error on both sides.
-//   - index_test.go: FuzzDecodeEntry, entries of version 1, shared
+//   - blockindex_test.go: FuzzDecodeEntry, entries of version 1, shared
 //     blocks put and forgotten.
 //   - export_test.go: writing an index as version 1 kept it, losing a
 //     block, for the tests.
