@@ -17,12 +17,13 @@ local common = {
   "fieldsk", "flenc", "flcid", "fldec", "flall", "fladd", "flrem", "flhas", "flname",
   "ROLE", "ownmap", "ownget", "ownmove", "owndel", "ownset", "ownall",
   "PATHS", "PF", "pget", "pput", "pset", "pathstate",
+  "IDX", "fk", "docfor",
 }
 
 -- The top-level locals of prelude.lua: what a write script sees.
 local prelude = {
-  "EVMAX", "EVTS", "IDX",
-  "fk", "supk", "lrnk", "inok",
+  "EVMAX", "EVTS",
+  "supk", "lrnk", "inok",
   "setf", "learn", "learnall", "xadd", "emit",
   "KS", "KSO", "kst", "ksadd", "ksrem", "kswhy", "joined", "ksflush",
   "inodeadd", "indexpath", "proot", "unindexpath", "member", "dropmember", "suponly", "ownmember",
@@ -30,12 +31,8 @@ local prelude = {
   "confirm", "rearrive", "extracted", "ingestone",
 }
 
--- The top-level locals of readprelude.lua: what a read script sees.
-local readprelude = {"IDX", "fk", "docfor"}
-
 stds.common = {read_globals = common}
 stds.prelude = {read_globals = prelude}
-stds.readprelude = {read_globals = readprelude}
 
 -- A prelude defines helpers for the scripts, not for itself.
 local function unused(names)
@@ -49,13 +46,8 @@ max_line_length = false
 
 files["store/lua/common.lua"] = {std = "lua51+redis+codes", ignore = unused(common)}
 files["store/lua/prelude.lua"] = {std = "lua51+redis+codes+common", ignore = unused(prelude)}
-files["store/lua/readprelude.lua"] = {std = "lua51+redis+codes+common", ignore = unused(readprelude)}
 
--- Read scripts (readScript in store/lua.go) and the bare one (no prelude).
-for _, f in ipairs({"path", "document", "documentbycid", "canonical", "catalog"}) do
-  files["store/lua/" .. f .. ".lua"] = {std = "lua51+redis+codes+common+readprelude"}
-end
--- Bare scripts: common.lua and the body.
-for _, f in ipairs({"upgrade2", "upgrade3", "repairpaths"}) do
+-- Read scripts and bare ones: common.lua and the body (no prelude).
+for _, f in ipairs({"path", "document", "documentbycid", "canonical", "catalog", "upgrade2", "upgrade3", "repairpaths"}) do
   files["store/lua/" .. f .. ".lua"] = {std = "lua51+redis+codes+common"}
 end

@@ -182,8 +182,9 @@
 //     an AOFDamagedError naming the redis-check-aof command to run, and
 //     is never moved or deleted).
 //   - lua/*.lua: the Lua scripts, one file each, beginning with its ARGV
-//     and its reply; prelude.lua (the helpers of the write scripts) and
-//     readprelude.lua (of the read-only ones).
+//     and its reply; common.lua (what every script shares, docfor
+//     among it: a root's document) and prelude.lua (the helpers of the
+//     write scripts).
 //   - lua.go: embeds lua/ and composes each script with its prelude; one
 //     argument type (argv) and one reply decoder per script.
 //   - ops.go: lifecycle and seed operations (Arrive, Confirm, Change,

@@ -23,17 +23,17 @@ import (
 //	local res = main() ksflush() return res
 //
 // and takes the event cap and timestamp (Store.evArgs) as its two last
-// ARGV, appended by run. A read script is lua/readprelude.lua, then its
-// body. A bare script is its file alone.
+// ARGV, appended by run. A read script is its body after common.lua
+// (whose docfor reads a document), as a bare script is; it writes
+// nothing and takes no event arguments.
 //
 //go:embed lua/*.lua
 var luaFS embed.FS
 
 // The preludes: no script variable is made of them.
 const (
-	luaCommonFile      = "common.lua"
-	luaPreludeFile     = "prelude.lua"
-	luaReadPreludeFile = "readprelude.lua"
+	luaCommonFile  = "common.lua"
+	luaPreludeFile = "prelude.lua"
 )
 
 // luaKind says what a script file is composed with.
@@ -41,7 +41,7 @@ type luaKind int
 
 const (
 	luaWrite luaKind = iota // prelude, body as main, ksflush; evmax and ts appended
-	luaRead                 // readprelude, then the body
+	luaRead                 // the body: writes nothing, takes no event arguments
 	luaBare                 // the body alone
 )
 
@@ -64,8 +64,6 @@ func luaSource(kind luaKind, name string) string {
 	switch kind {
 	case luaWrite:
 		return common + luaFile(luaPreludeFile) + "local function main()\n" + body + "\nend\nlocal res = main()\nksflush()\nreturn res\n"
-	case luaRead:
-		return common + luaFile(luaReadPreludeFile) + body
 	}
 	return common + body
 }
@@ -370,7 +368,7 @@ type mergeRecordArgs struct {
 }
 
 func (a mergeRecordArgs) argv() []any {
-	v := []any{a.peer, string(a.newRoot), a.cap, len(a.strong)}
+	v := []any{a.peer, string(a.newRoot), a.cap, MaxDuplicates, len(a.strong)}
 	for _, c := range a.strong {
 		v = append(v, c)
 	}
@@ -485,11 +483,29 @@ func decodeSetFields(cmd *redis.Cmd) (int, error) { return cmd.Int() }
 // decodeMerge: kind, root, written, local, then three counted lists
 // (conflicting, folded, evicted).
 func decodeMerge(cmd *redis.Cmd) (MergeResult, error) {
-	v, err := cmd.StringSlice()
+	all, err := cmd.Slice()
 	if err != nil {
 		return MergeResult{}, err
 	}
+	var v []string
+	var doc []any
+	for i, x := range all {
+		switch x := x.(type) {
+		case string:
+			v = append(v, x)
+		case []any:
+			if i == len(all)-1 {
+				doc = x
+			}
+		}
+	}
+	if len(v) < 7 {
+		return MergeResult{}, fmt.Errorf("store: merge record answered %q", v)
+	}
 	res := MergeResult{Root: RootID(v[1]), Written: v[2] == "1", Local: v[3] == "1"}
+	if doc != nil {
+		res.Document = readDocument(res.Root, doc)
+	}
 	res.Minted = v[0] == "minted"
 	res.Conflict = v[0] == "conflict"
 	k := 4

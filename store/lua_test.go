@@ -29,7 +29,7 @@ func luaFiles(t *testing.T) []string {
 }
 
 func isPrelude(name string) bool {
-	return name == luaCommonFile || name == luaPreludeFile || name == luaReadPreludeFile
+	return name == luaCommonFile || name == luaPreludeFile
 }
 
 // TestLuaScriptsLoad compiles every embedded file in a real redis-server

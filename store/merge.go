@@ -55,6 +55,10 @@ type MergeResult struct {
 	// each.
 	Conflict    bool
 	Conflicting []RootID
+	// Document is Root's document as the merge left it (none on a
+	// conflict): the merge answers with what it wrote, read in the same
+	// script.
+	Document Document
 	// Folded are the roots known only from peers that were folded into
 	// Root because the record links them through a strong digest.
 	Folded []RootID

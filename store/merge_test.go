@@ -53,6 +53,14 @@ func merge(tb testing.TB, s *store.Store, peer string, cids []string, meta map[s
 		tb.Fatalf("MergeRecord(%v): %v", cids, err)
 	}
 	mustCheck(tb, s)
+	// The merge answers with the document it wrote: the one a read finds.
+	if !res.Conflict {
+		if doc := must[store.Document](tb)(s.Document(ctx, res.Root)); !reflect.DeepEqual(res.Document, doc) {
+			tb.Errorf("the merge answered\n%+v\nthe store holds\n%+v", res.Document, doc)
+		}
+	} else if res.Document.Root != "" {
+		tb.Errorf("a conflict answered a document: %+v", res.Document)
+	}
 	return res
 }
 

@@ -72,15 +72,20 @@ func (r *resolver) federated(c string, replace store.RootID) (model.Document, er
 		if !ok {
 			return model.Document{}, l.miss(refused)
 		}
-		merged, conflict := l.merge(a)
+		doc, merged, conflict := l.merge(a)
 		if conflict {
 			refused++
 		}
-		if merged {
-			cancel() // the others may stop
-			doc, _, err := r.fromStore(context.Background(), c)
-			return doc, err
+		if !merged {
+			continue
 		}
+		cancel() // the others may stop
+		if slices.Contains(doc.CIDs, c) {
+			// The merge answers with the document it wrote.
+			return r.present(doc, c), nil
+		}
+		d, _, err := r.fromStore(context.Background(), c)
+		return d, err
 	}
 }
 
@@ -247,10 +252,10 @@ func (l *lookupRun) providersSettled() bool {
 }
 
 // merge merges a's record into the store (after dropping the stale root
-// it replaces) and remembers who answered; merged false when the store
-// did not take it, conflict when that is because the record pairs local
-// files whose bytes differ.
-func (l *lookupRun) merge(a answer) (merged, conflict bool) {
+// it replaces), remembers who answered, and returns the document the
+// merge left; merged false when the store did not take it, conflict when
+// that is because the record pairs local files whose bytes differ.
+func (l *lookupRun) merge(a answer) (doc store.Document, merged, conflict bool) {
 	if l.replace != "" {
 		// The stale record goes; the fresh one takes its place.
 		if err := l.r.st.DeleteRoot(l.ctx, l.replace); err != nil && !errors.Is(err, store.ErrNotFound) {
@@ -261,13 +266,13 @@ func (l *lookupRun) merge(a answer) (merged, conflict bool) {
 	res, err := l.r.st.MergeRecord(l.ctx, a.from.String(), a.rec.CIDs, a.rec.Meta)
 	if err != nil {
 		l.r.log.Warn("cannot merge a peer's record", "peer", a.from, "cid", l.c, "err", err)
-		return false, false
+		return store.Document{}, false, false
 	}
 	if res.Conflict {
-		return false, true
+		return store.Document{}, false, true
 	}
 	l.r.rememberSource(a.rec.CID, source{peer: a.from, providers: l.answerProviders(a.from)})
-	return true, false
+	return res.Document, true, false
 }
 
 // answerProviders are the providers an answer from p names: the walk's

@@ -1,6 +1,6 @@
 -- canonical.lua (Store.CanonicalCIDs): what the canonical CIDs of some
 -- roots, and of the local files some CIDs name, are elected from, without
--- reading the documents. A read script (readprelude.lua).
+-- reading the documents. A read script.
 --
 -- ARGV (canonicalArgs): the number of roots n, n roots, then CIDs.
 -- Reply (decodeCanonical): for each root, then each CID, false when

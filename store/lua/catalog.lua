@@ -1,7 +1,7 @@
 -- catalog.lua (Store.CatalogEntries): what a list of the library shows of
 -- some roots, without reading their documents: only the fields named,
 -- the key-set and learned members (to elect the canonical CID) and the
--- peers. A read script (readprelude.lua).
+-- peers. A read script.
 --
 -- ARGV (catalogArgs): the number of roots n, n roots, then the field
 --   names to read; a name ending in "/" stands for every field under it.

@@ -1,5 +1,5 @@
 -- common.lua: helpers every script shares (layout 3). store/lua.go puts it
--- first, before prelude.lua, readprelude.lua or a bare script's body.
+-- first, before prelude.lua or a read or bare script's body.
 --
 -- fields:<root> is a HASH (a listpack under Redis' default limits while a
 -- root has at most 128 entries of at most 64 bytes). Its entries:
@@ -173,4 +173,29 @@ local function ownall(r)
     if m[ROLE[k]] then out[#out + 1] = k; out[#out + 1] = m[ROLE[k]] end
   end
   return out
+end
+-- The set of indexed roots, and a root's STRING field key.
+local IDX = 'file:__index__'
+local function fk(r, f) return 'file:' .. r .. '/' .. f end
+-- docfor returns root r's document: {{field, value, …}, {duplicate, …},
+-- duplicate count, {peer, …}, {learned member, its peers, …}}, at most
+-- dmax duplicates (the smallest paths).
+local function docfor(r, dmax)
+  if redis.call('SISMEMBER', IDX, r) == 0 then return nil end
+  local out = {}
+  local names = flall(r)
+  -- One MGET per 512 fields, not a GET each. MGET answers nil for a key of
+  -- another type, which an outside writer may have put under a name.
+  for i = 1, #names, 512 do
+    local keys = {}
+    for j = i, math.min(i + 511, #names) do keys[#keys + 1] = fk(r, names[j]) end
+    local vals = redis.call('MGET', unpack(keys))
+    for k, v in ipairs(vals) do
+      if v then out[#out + 1] = names[i + k - 1]; out[#out + 1] = v end
+    end
+  end
+  local n = redis.call('SCARD', fk(r, 'duplicates'))
+  local dups = {}
+  if n > 0 then dups = redis.call('SORT', fk(r, 'duplicates'), 'ALPHA', 'LIMIT', 0, dmax) end
+  return {out, dups, n, redis.call('SMEMBERS', 'peers:' .. r), redis.call('HGETALL', 'learned:' .. r)}
 end

@@ -1,5 +1,5 @@
--- document.lua (Store.Document): one root's document. A read script
--- (readprelude.lua).
+-- document.lua (Store.Document): one root's document (common.lua's
+-- docfor). A read script.
 --
 -- ARGV (documentArgs): root, maxDuplicates
 -- Reply (decodeDocument): docfor's answer, or nil when root is not

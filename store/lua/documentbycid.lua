@@ -1,5 +1,5 @@
 -- documentbycid.lua (Store.DocumentByCID): resolves a CID and reads its
--- root's document in one step. A read script (readprelude.lua).
+-- root's document in one step. A read script.
 --
 -- ARGV (documentByCIDArgs): cid, maxDuplicates
 -- Reply (decodeDocumentByCID): the root, then docfor's answer; nil when

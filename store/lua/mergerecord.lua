@@ -2,13 +2,14 @@
 -- states the rule.
 --
 -- ARGV (mergeRecordArgs): peer, newRoot, cap (Options.PeerRootsMax),
---   #strong, strong..., #weak, weak..., #fields, field, value, ...,
---   evmax, ts
+--   maxDuplicates, #strong, strong..., #weak, weak..., #fields, field,
+--   value, ..., evmax, ts
 -- Reply (decodeMerge): {kind, root, written ('1'), local ('1'),
 --   #conflicting, conflicting..., #folded, folded..., #evicted,
---   evicted...}; kind minted, merged or conflict ('' root).
-local peer, nr, cap = ARGV[1], ARGV[2], tonumber(ARGV[3])
-local k = 4
+--   evicted..., document}; kind minted, merged or conflict ('' root, no
+--   document). document is the root's as the merge left it (docfor).
+local peer, nr, cap, dmax = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4]
+local k = 5
 local function list()
   local n, out = tonumber(ARGV[k]), {}
   for i = 1, n do out[i] = ARGV[k + i] end
@@ -200,4 +201,6 @@ while redis.call('ZCARD', PEERROOTS) > cap do
     evicted[#evicted + 1] = r
   end
 end
-return answer(kind, q, loc, {}, folded, evicted)
+local out = answer(kind, q, loc, {}, folded, evicted)
+out[#out + 1] = docfor(q, dmax)
+return out

@@ -1,5 +1,5 @@
 -- path.lua (Store.Path): one path's entry in the path index. A read
--- script (readprelude.lua).
+-- script.
 --
 -- ARGV (pathArgs): path
 -- Reply (decodePath): common.lua's pathstate, or nil when the path is not

@@ -21,8 +21,6 @@
 -- lists them (add a new one there too).
 local EVMAX = ARGV[#ARGV - 1]
 local EVTS = ARGV[#ARGV]
-local IDX = 'file:__index__'
-local function fk(r, f) return 'file:' .. r .. '/' .. f end
 local function supk(r) return 'supplied:' .. r end
 local function lrnk(r) return 'learned:' .. r end
 local function inok(dev, ino) return 'inode:' .. dev .. ':' .. ino end
