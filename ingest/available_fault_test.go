@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/metamesh/node/internal/waiting"
 	"github.com/metamesh/node/store"
 )
 
@@ -47,12 +48,12 @@ func TestLibrary_NotAnswering(t *testing.T) {
 	})
 	a := filepath.Join(dir, "a.bin")
 	write(t, a, 3000)
-	eventually(t, "a.bin to be stored", func() bool { return stored(s, a) })
+	waiting.For(t, "a.bin to be stored", func() bool { return stored(s, a) })
 	waitIdle(t, in)
 	before, _ := s.Events(context.Background(), "", 1000)
 
 	hung.Store(true)
-	eventually(t, "the library to be unavailable", func() bool { return !in.Libraries()[0].Available })
+	waiting.For(t, "the library to be unavailable", func() bool { return !in.Libraries()[0].Available })
 	if r := in.Libraries()[0].Reason; !strings.Contains(r, "did not answer within 100ms") {
 		t.Errorf("reason = %q", r)
 	}
@@ -69,8 +70,8 @@ func TestLibrary_NotAnswering(t *testing.T) {
 
 	hung.Store(false)
 	close(release)
-	eventually(t, "the library to be available again", func() bool { return in.Libraries()[0].Available })
-	eventually(t, "the file gone from the available library to be deleted", func() bool { return !stored(s, a) })
+	waiting.For(t, "the library to be available again", func() bool { return in.Libraries()[0].Available })
+	waiting.For(t, "the file gone from the available library to be deleted", func() bool { return !stored(s, a) })
 	after, _ := s.Events(context.Background(), "", 1000)
 	deletes := 0
 	for _, e := range after[len(before):] {

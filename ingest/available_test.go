@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/metamesh/node/ingest"
+	"github.com/metamesh/node/internal/waiting"
 	"github.com/metamesh/node/store"
 	"github.com/metamesh/node/store/storetest"
 )
@@ -46,7 +47,7 @@ func TestLibrary_MovedAwayAndBack(t *testing.T) {
 	if err := os.Rename(l.dir, away); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the library to be unavailable", func() bool { return !in.Libraries()[0].Available })
+	waiting.For(t, "the library to be unavailable", func() bool { return !in.Libraries()[0].Available })
 	if st := in.Libraries()[0]; st.Dir != l.dir || !strings.Contains(st.Reason, "gone") {
 		t.Errorf("state = %+v, want %s gone", st, l.dir)
 	}
@@ -68,10 +69,10 @@ func TestLibrary_MovedAwayAndBack(t *testing.T) {
 	if err := os.Rename(away, l.dir); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the library to be available again", func() bool { return in.Libraries()[0].Available })
+	waiting.For(t, "the library to be available again", func() bool { return in.Libraries()[0].Available })
 	moved := l.path("sub/a-moved.bin")
-	waitFor(t, "the move made while away to be reconciled", func() bool { return known(s, moved) && !known(s, a) })
-	waitFor(t, "the rescan after the return to finish", func() bool {
+	waiting.For(t, "the move made while away to be reconciled", func() bool { return known(s, moved) && !known(s, a) })
+	waiting.For(t, "the rescan after the return to finish", func() bool {
 		p := in.Progress()
 		return p.StartedAt.After(back) && p.State == ingest.StateWatching
 	})
@@ -80,7 +81,7 @@ func TestLibrary_MovedAwayAndBack(t *testing.T) {
 		t.Errorf("the rescan after the return hashed %d files, want 0 (nothing changed)", p.Hashed)
 	}
 	d := l.write("sub/d.bin", randBytes(t, 2000))
-	waitFor(t, "a file copied in after the return to be ingested", func() bool { return known(s, d) })
+	waiting.For(t, "a file copied in after the return to be ingested", func() bool { return known(s, d) })
 
 	renamed := false
 	for _, e := range events(t, s)[before:] {

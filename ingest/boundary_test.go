@@ -7,9 +7,9 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/metamesh/node/ingest"
+	"github.com/metamesh/node/internal/waiting"
 	"github.com/metamesh/node/store/storetest"
 )
 
@@ -88,18 +88,14 @@ func TestBoundary_FIFOs(t *testing.T) {
 		t.Error("a FIFO named as a video was ingested")
 	}
 	later := l.write("Movies/Later (2009).mkv", randBytes(t, 30<<10))
-	waitFor(t, "a file added after the FIFOs", func() bool { return known(s, later) })
+	waiting.For(t, "a file added after the FIFOs", func() bool { return known(s, later) })
 	idle(t, in)
 	if _, _, stuck := in.Stuck(); stuck {
 		t.Error("the ingester says it is stuck")
 	}
 	closed := make(chan error, 1)
 	go func() { closed <- in.Close() }()
-	select {
-	case <-closed:
-	case <-time.After(time.Minute):
-		t.Fatal("Close hangs with FIFOs in the library")
-	}
+	waiting.Recv(t, closed, "Close to return with FIFOs in the library")
 	// A restart scans the same library to its end.
 	watchWith(t, s, cfg)
 	mustCheck(t, s)

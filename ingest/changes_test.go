@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/metamesh/node/ingest"
+	"github.com/metamesh/node/internal/waiting"
 	"github.com/metamesh/node/store"
 	"github.com/metamesh/node/store/storetest"
 )
@@ -33,7 +34,7 @@ func TestWatch_ChangeLines(t *testing.T) {
 		t.Helper()
 		before := len(logs.String())
 		change()
-		waitFor(t, what, done)
+		waiting.For(t, what, done)
 		idle(t, in)
 		var out []string
 		for _, line := range strings.Split(logs.String()[before:], "\n") {

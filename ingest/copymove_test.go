@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"testing"
 
+	"github.com/metamesh/node/internal/waiting"
 	"github.com/metamesh/node/store/storetest"
 )
 
@@ -18,7 +19,7 @@ func TestWatch_DirectoryCopiedThenDeleted(t *testing.T) {
 	data := randBytes(t, 2<<20)
 	l.write("a.mkv", data)
 	l.write("copy/dup.mkv", data)
-	waitFor(t, "both files", func() bool {
+	waiting.For(t, "both files", func() bool {
 		st, err := s.Path(bg, l.path("copy/dup.mkv"))
 		st2, err2 := s.Path(bg, l.path("a.mkv"))
 		return err == nil && err2 == nil && st.Hashed && st2.Hashed
@@ -27,11 +28,11 @@ func TestWatch_DirectoryCopiedThenDeleted(t *testing.T) {
 		t.Fatal(err, string(out))
 	}
 	os.RemoveAll(l.path("copy"))
-	waitFor(t, "the copy", func() bool { return known(s, l.path("moved/dup.mkv")) && !known(s, l.path("copy/dup.mkv")) })
+	waiting.For(t, "the copy", func() bool { return known(s, l.path("moved/dup.mkv")) && !known(s, l.path("copy/dup.mkv")) })
 	idle(t, in)
 	os.Remove(l.path("a.mkv"))
 	os.RemoveAll(l.path("moved"))
-	waitFor(t, "deletes", func() bool { return !known(s, l.path("a.mkv")) && !known(s, l.path("moved/dup.mkv")) })
+	waiting.For(t, "deletes", func() bool { return !known(s, l.path("a.mkv")) && !known(s, l.path("moved/dup.mkv")) })
 	idle(t, in)
 	if n, _ := s.Roots(bg); n != 0 {
 		left, _ := s.PathsAfter(bg, "", 100)

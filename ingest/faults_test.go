@@ -76,11 +76,6 @@ func waitIdle(t *testing.T, in *Ingester) {
 	}
 }
 
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	waiting.For(t, what, cond)
-}
-
 func write(t *testing.T, p string, n int) {
 	t.Helper()
 	b := make([]byte, n)

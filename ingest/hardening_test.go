@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/metamesh/node/ingest"
+	"github.com/metamesh/node/internal/waiting"
 	"github.com/metamesh/node/store"
 	"github.com/metamesh/node/store/storetest"
 )
@@ -47,7 +48,7 @@ func TestWatch_DirectoryMovedOutDuringOutage(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv2.Close()
-	waitFor(t, "the moved-out paths to leave the store", func() bool { return !known(s, a) && !known(s, b) })
+	waiting.For(t, "the moved-out paths to leave the store", func() bool { return !known(s, a) && !known(s, b) })
 	if n, err := s.Roots(bg); err != nil || n != 0 {
 		t.Errorf("roots left: %d %v", n, err)
 	}
@@ -78,7 +79,7 @@ func TestWatch_HardLinkEdit(t *testing.T) {
 	}
 	f.Close()
 	fi, _ := os.Stat(b)
-	waitFor(t, "the other link's record to follow", func() bool {
+	waiting.For(t, "the other link's record to follow", func() bool {
 		st, err := s.Path(bg, b)
 		return err == nil && st.Hashed && st.Size == fi.Size() && st.MtimeNs == fi.ModTime().UnixNano()
 	})
@@ -109,7 +110,7 @@ func TestWatch_AtomicReplaceByKnownTemp(t *testing.T) {
 	if err := os.Rename(tmp, target); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the replace", func() bool { return !known(s, tmp) })
+	waiting.For(t, "the replace", func() bool { return !known(s, tmp) })
 	idle(t, in)
 	st, _ := docOf(t, s, target)
 	if st.Root != tmpSt.Root {
@@ -133,7 +134,7 @@ func TestWatch_AtomicReplaceByKnownTemp(t *testing.T) {
 		}
 	}
 	// The symlink now resolves to the new bytes: its record follows.
-	waitFor(t, "the symlink's record to follow", func() bool {
+	waiting.For(t, "the symlink's record to follow", func() bool {
 		st, err := s.Path(bg, link)
 		return err == nil && st.Size == 5000 && st.Hashed
 	})
@@ -285,7 +286,7 @@ func TestWatch_SymlinkTargetDeleted(t *testing.T) {
 	if err := os.Remove(target); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "both paths to go", func() bool { return !known(s, target) && !known(s, link) })
+	waiting.For(t, "both paths to go", func() bool { return !known(s, target) && !known(s, link) })
 	idle(t, in)
 	if _, err := s.Document(bg, st.Root); err == nil {
 		t.Errorf("root %s survived its target's deletion through a dangling link", st.Root)

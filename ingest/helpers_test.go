@@ -103,13 +103,6 @@ func idle(tb testing.TB, in *ingest.Ingester) {
 	}
 }
 
-// waitFor polls cond until it holds (waiting.For: a wait, not a timing
-// assertion).
-func waitFor(tb testing.TB, what string, cond func() bool) {
-	tb.Helper()
-	waiting.For(tb, what, cond)
-}
-
 func mustCheck(tb testing.TB, s *store.Store) {
 	tb.Helper()
 	v, err := s.Check(bg)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/metamesh/node/ingest"
+	"github.com/metamesh/node/internal/waiting"
 	"github.com/metamesh/node/store"
 	"github.com/metamesh/node/store/storetest"
 )
@@ -114,7 +115,7 @@ func (g *gateStore) checkOverlaps() {
 // waitHeld waits until gt holds its write.
 func waitHeld(tb testing.TB, gt *gate) {
 	tb.Helper()
-	waitFor(tb, gt.method+" of "+gt.path+" held", func() bool {
+	waiting.For(tb, gt.method+" of "+gt.path+" held", func() bool {
 		select {
 		case <-gt.held:
 			return true
@@ -134,7 +135,7 @@ func interleave(t *testing.T, s *store.Store, g *gateStore, l *lib, method, held
 	first()
 	waitHeld(t, gt)
 	then()
-	waitFor(t, fmt.Sprint(stored, " stored"), func() bool {
+	waiting.For(t, fmt.Sprint(stored, " stored"), func() bool {
 		for _, p := range stored {
 			if !hashed(s, l.path(p)) {
 				return false
@@ -246,7 +247,7 @@ func TestRelink_Interleavings(t *testing.T) {
 			gt.open()
 			// Idle says nothing before the rename's events reach the
 			// ingester: wait for its end.
-			waitFor(t, "the renamed video stored", func() bool { return known(s, renamed) && !known(s, l.path(video)) })
+			waiting.For(t, "the renamed video stored", func() bool { return known(s, renamed) && !known(s, l.path(video)) })
 		},
 		wantLinks: []string{poster},
 	}} {
@@ -347,14 +348,14 @@ func TestMove_WhileArrivalHeld(t *testing.T) {
 	// handled while the old is held. (A slow machine can only make this
 	// pass where it should fail, never the reverse.)
 	settled := time.After(20 * testConfig(l).Settle)
-	for waiting := true; waiting; {
+	for looking := true; looking; {
 		select {
 		case p := <-g.looked:
 			if p == to {
 				t.Errorf("%s was handled on its own while the job on %s ran", to, from)
 			}
 		case <-settled:
-			waiting = false
+			looking = false
 		}
 	}
 	gt.open()

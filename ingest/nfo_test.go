@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/metamesh/node/ingest"
+	"github.com/metamesh/node/internal/waiting"
 	"github.com/metamesh/node/store"
 	"github.com/metamesh/node/store/storetest"
 )
@@ -165,7 +166,7 @@ func TestWatch_NFOFollowsTheVideo(t *testing.T) {
 	cfg.Extractors = []ingest.Extractor{ingest.FileInfo{}, ingest.Filename{}, ingest.NFOReader{}}
 	in := watchWith(t, s, cfg)
 	video := l.write("Movies/Incepshun.2010.1080p.mkv", randBytes(t, 64<<10))
-	waitFor(t, "the video", func() bool { st, err := s.Path(bg, video); return err == nil && st.Hashed })
+	waiting.For(t, "the video", func() bool { st, err := s.Path(bg, video); return err == nil && st.Hashed })
 	idle(t, in)
 	field := func(k string) string {
 		_, d := docOf(t, s, video)
@@ -176,19 +177,19 @@ func TestWatch_NFOFollowsTheVideo(t *testing.T) {
 		t.Fatalf("title from the name: %q", field("titles/eng"))
 	}
 	nfo := l.write("Movies/Incepshun.2010.1080p.nfo", []byte(`<movie><title>Inception</title><uniqueid type="imdb">tt1375666</uniqueid><genre>Action</genre></movie>`))
-	waitFor(t, "the NFO's title", func() bool { return field("titles/eng") == "Inception" })
+	waiting.For(t, "the NFO's title", func() bool { return field("titles/eng") == "Inception" })
 	if field("imdbid") != "tt1375666" || field("genre/0") != "Action" || field("movieYear") != "2010" || field("release/resolution") != "1080p" {
 		t.Errorf("after the NFO: %v", func() map[string]string { _, d := docOf(t, s, video); return d.Fields }())
 	}
 	l.write("Movies/Incepshun.2010.1080p.nfo", []byte(`<movie><title>Inception (Director's Copy)</title><genre>Thriller</genre></movie>`))
-	waitFor(t, "the changed NFO", func() bool { return field("titles/eng") == "Inception (Director's Copy)" })
+	waiting.For(t, "the changed NFO", func() bool { return field("titles/eng") == "Inception (Director's Copy)" })
 	if field("imdbid") != "" || field("genre/0") != "Thriller" {
 		t.Errorf("after the change: imdbid %q genre %q", field("imdbid"), field("genre/0"))
 	}
 	if err := os.Remove(nfo); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the name's title back", func() bool { return field("titles/eng") == "Incepshun" })
+	waiting.For(t, "the name's title back", func() bool { return field("titles/eng") == "Incepshun" })
 	if field("genre/0") != "" {
 		t.Errorf("genre kept after the NFO went: %q", field("genre/0"))
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/metamesh/node/ingest"
+	"github.com/metamesh/node/internal/waiting"
 	"github.com/metamesh/node/store"
 	"github.com/metamesh/node/store/storetest"
 )
@@ -93,7 +94,7 @@ func TestIngest_RoundTripsPerFile(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, p+" stored as it is", func() bool {
+		waiting.For(t, p+" stored as it is", func() bool {
 			st, err := s.Path(bg, p)
 			return err == nil && st.Hashed && st.Size == size && st.MtimeNs == fi.ModTime().UnixNano()
 		})

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/metamesh/node/ingest"
+	"github.com/metamesh/node/internal/waiting"
 	"github.com/metamesh/node/store/storetest"
 )
 
@@ -54,12 +55,12 @@ func TestWatch_SidecarLinks(t *testing.T) {
 		"art/poster":      cidOf("Movies/Heat (1995)/poster.jpg"),
 		"art/fanart":      cidOf("Movies/Heat (1995)/Heat.1995-fanart.jpg"),
 	}
-	waitFor(t, "the movie's links", func() bool { return reflect.DeepEqual(links(movie), want) })
+	waiting.For(t, "the movie's links", func() bool { return reflect.DeepEqual(links(movie), want) })
 	wantEp := map[string]string{
 		"art/poster":      cidOf("Shows/Lost/season01-poster.jpg"),
 		"subtitles/eng/0": cidOf("Shows/Lost/Season 1/Subs/Lost.S01E01/2_English.srt"),
 	}
-	waitFor(t, "the episode's links", func() bool { return reflect.DeepEqual(links(episode), wantEp) })
+	waiting.For(t, "the episode's links", func() bool { return reflect.DeepEqual(links(episode), wantEp) })
 
 	// A replaced poster has a new CID; a removed subtitle goes; a new one
 	// arrives.
@@ -71,12 +72,12 @@ func TestWatch_SidecarLinks(t *testing.T) {
 	delete(want, "subtitles/eng/0")
 	l.write("Movies/Heat (1995)/Heat.1995.German.sdh.srt", []byte("1\n00:00:01,000 --> 00:00:02,000\nHallo\n"))
 	want["subtitles/ger/0"], want["subtitleflags/ger/0"] = cidOf("Movies/Heat (1995)/Heat.1995.German.sdh.srt"), "sdh"
-	waitFor(t, "the changed links", func() bool { return reflect.DeepEqual(links(movie), want) })
+	waiting.For(t, "the changed links", func() bool { return reflect.DeepEqual(links(movie), want) })
 	// The season poster gone, the show's is the episode's.
 	if err := os.Remove(l.path("Shows/Lost/season01-poster.jpg")); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the show's poster", func() bool { return links(episode)["art/poster"] == cidOf("Shows/Lost/poster.jpg") })
+	waiting.For(t, "the show's poster", func() bool { return links(episode)["art/poster"] == cidOf("Shows/Lost/poster.jpg") })
 	// A renamed video keeps the links that do not name it (the folder's
 	// poster) and loses those of its old name.
 	renamed := l.path("Movies/Heat (1995)/Heat.1995.Remastered.mkv")
@@ -84,7 +85,7 @@ func TestWatch_SidecarLinks(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantRenamed := map[string]string{"art/poster": want["art/poster"]}
-	waitFor(t, "the renamed video's links", func() bool { return known(s, renamed) && reflect.DeepEqual(links(renamed), wantRenamed) })
+	waiting.For(t, "the renamed video's links", func() bool { return known(s, renamed) && reflect.DeepEqual(links(renamed), wantRenamed) })
 	idle(t, in)
 	// A sidecar is a file of its own.
 	if _, d := docOf(t, s, l.path("Movies/Heat (1995)/poster.jpg")); d.CanonicalCID() != want["art/poster"] {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/metamesh/node/ingest"
+	"github.com/metamesh/node/internal/waiting"
 	"github.com/metamesh/node/store"
 	"github.com/metamesh/node/store/storetest"
 )
@@ -19,7 +20,7 @@ func TestWatch_Lifecycle(t *testing.T) {
 
 	t.Run("arrive", func(t *testing.T) {
 		l.write("Show.Name.S01E05.1080p.WEB.x264.mkv", data)
-		waitFor(t, "arrival", func() bool {
+		waiting.For(t, "arrival", func() bool {
 			st, err := s.Path(bg, l.path("Show.Name.S01E05.1080p.WEB.x264.mkv"))
 			return err == nil && st.Hashed
 		})
@@ -30,7 +31,7 @@ func TestWatch_Lifecycle(t *testing.T) {
 	})
 	t.Run("duplicate", func(t *testing.T) {
 		l.write("copy/dup.mkv", data)
-		waitFor(t, "duplicate", func() bool {
+		waiting.For(t, "duplicate", func() bool {
 			st, err := s.Path(bg, l.path("copy/dup.mkv"))
 			return err == nil && st.Hashed
 		})
@@ -45,7 +46,7 @@ func TestWatch_Lifecycle(t *testing.T) {
 		if err := os.Rename(old, l.path("renamed.mkv")); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, "rename", func() bool { return known(s, l.path("renamed.mkv")) && !known(s, old) })
+		waiting.For(t, "rename", func() bool { return known(s, l.path("renamed.mkv")) && !known(s, old) })
 		after, doc := docOf(t, s, l.path("renamed.mkv"))
 		if after.Root != before.Root || doc.FilePath() != l.path("renamed.mkv") {
 			t.Errorf("rename: root %s → %s, filePath %q", before.Root, after.Root, doc.FilePath())
@@ -62,7 +63,7 @@ func TestWatch_Lifecycle(t *testing.T) {
 		if err := os.Rename(l.path("copy"), l.path("moved")); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, "directory move", func() bool { return known(s, l.path("moved/dup.mkv")) && !known(s, l.path("copy/dup.mkv")) })
+		waiting.For(t, "directory move", func() bool { return known(s, l.path("moved/dup.mkv")) && !known(s, l.path("copy/dup.mkv")) })
 		idle(t, in)
 		after, doc := docOf(t, s, l.path("moved/dup.mkv"))
 		if after.Root != before.Root || !slices.Equal(doc.Duplicates, []string{l.path("moved/dup.mkv")}) {
@@ -77,12 +78,12 @@ func TestWatch_Lifecycle(t *testing.T) {
 		}
 		// Files created in the moved directory are still seen.
 		l.write("moved/later.txt", []byte("later"))
-		waitFor(t, "file in moved directory", func() bool { return known(s, l.path("moved/later.txt")) })
+		waiting.For(t, "file in moved directory", func() bool { return known(s, l.path("moved/later.txt")) })
 	})
 	t.Run("change", func(t *testing.T) {
 		before, _ := docOf(t, s, l.path("moved/later.txt"))
 		l.write("moved/later.txt", []byte("later, and longer"))
-		waitFor(t, "change", func() bool {
+		waiting.For(t, "change", func() bool {
 			st, err := s.Path(bg, l.path("moved/later.txt"))
 			return err == nil && st.Hashed && st.Size == int64(len("later, and longer"))
 		})
@@ -97,13 +98,13 @@ func TestWatch_Lifecycle(t *testing.T) {
 	t.Run("delete promotes then removes", func(t *testing.T) {
 		st, _ := docOf(t, s, l.path("renamed.mkv"))
 		os.Remove(l.path("renamed.mkv"))
-		waitFor(t, "promotion", func() bool { return !known(s, l.path("renamed.mkv")) })
+		waiting.For(t, "promotion", func() bool { return !known(s, l.path("renamed.mkv")) })
 		_, doc := docOf(t, s, l.path("moved/dup.mkv"))
 		if doc.FilePath() != l.path("moved/dup.mkv") || len(doc.Duplicates) != 0 {
 			t.Errorf("after deleting the primary: %q %v", doc.FilePath(), doc.Duplicates)
 		}
 		os.RemoveAll(l.path("moved"))
-		waitFor(t, "delete", func() bool { return !known(s, l.path("moved/dup.mkv")) })
+		waiting.For(t, "delete", func() bool { return !known(s, l.path("moved/dup.mkv")) })
 		if _, err := s.Document(bg, st.Root); err == nil {
 			t.Error("root survived the deletion of its last path")
 		}
@@ -148,7 +149,7 @@ func TestWatch_FileBeingCopied(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	f.Close()
-	waitFor(t, "ingest after the copy finished", func() bool {
+	waiting.For(t, "ingest after the copy finished", func() bool {
 		st, err := s.Path(bg, l.path("growing.mkv"))
 		return err == nil && st.Hashed
 	})
