@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/metamesh/node/internal/waiting"
 )
 
 // GET /api/thumb/<cid> answers a poster's thumbnail (a JPEG of the width
@@ -33,7 +35,7 @@ func TestAPI_ThumbnailsAndSubtitles(t *testing.T) {
 	writeOld(t, filepath.Join(dir, "Heat.1995.en.srt"), []byte("1\r\n00:00:01,000 --> 00:00:02,500\r\n<i>Hello</i>\r\n"))
 	n := startNodeWith(t, lib, nil)
 	vcid, art, sub := canonicalOf(t, filepath.Join(dir, "Heat.1995.mkv")), canonicalOf(t, filepath.Join(dir, "poster.png")), canonicalOf(t, filepath.Join(dir, "Heat.1995.en.srt"))
-	waitFor(t, "the poster's link in the list", func() bool {
+	waiting.For(t, "the poster's link in the list", func() bool {
 		p := library(t, n, "view=movies")
 		return len(p.Entries) == 1 && p.Entries[0].Poster == art
 	})

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/metamesh/node/api"
+	"github.com/metamesh/node/internal/waiting"
 	"github.com/metamesh/node/node"
 )
 
@@ -86,7 +87,7 @@ func TestAPI_Library(t *testing.T) {
 		"TV/The Office/The.Office.S02E01.mkv", "TV/The Office/The.Office.S01E02.mkv", "TV/The Office/The.Office.S01E01.mkv",
 		"TV/Arrow/Arrow.S01E01.mkv")
 	n := startNodeWith(t, lib, nil)
-	waitFor(t, "the catalog's load", func() bool { return library(t, n, "").Files.Loaded && library(t, n, "").Files.Local == 9 })
+	waiting.For(t, "the catalog's load", func() bool { return library(t, n, "").Files.Loaded && library(t, n, "").Files.Local == 9 })
 
 	for _, tt := range []struct {
 		query string
@@ -148,8 +149,8 @@ func TestAPI_Library(t *testing.T) {
 	// The household's own lists hold its own files; the peer's film is
 	// in the list of files from other households.
 	want := []string{"Alien (1979)", "Brazil (1985)", "Heat (1986)", "Heat (1995)"}
-	waitFor(t, "the movies to follow the changes", func() bool { return slices.Equal(lines(library(t, n, "view=movies")), want) })
-	waitFor(t, "the peer's film in view peers", func() bool {
+	waiting.For(t, "the movies to follow the changes", func() bool { return slices.Equal(lines(library(t, n, "view=movies")), want) })
+	waiting.For(t, "the peer's film in view peers", func() bool {
 		return slices.Equal(lines(library(t, n, "view=peers")), []string{"Far Away (2001) from " + peerID})
 	})
 	p := library(t, n, "limit=1")

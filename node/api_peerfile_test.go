@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/metamesh/node/api"
+	"github.com/metamesh/node/internal/waiting"
 	"github.com/metamesh/node/node"
 )
 
@@ -117,7 +118,7 @@ func TestAPI_PeerFileOnlyThroughARelay(t *testing.T) {
 	var peers struct {
 		Peers []api.Peer `json:"peers"`
 	}
-	waitFor(t, "C connected to B through R", func() bool {
+	waiting.For(t, "C connected to B through R", func() bool {
 		getJSON(t, c, "/api/peers", &peers)
 		return slices.ContainsFunc(peers.Peers, func(p api.Peer) bool { return p.ID == b.PeerID() && p.Connection == "relayed" })
 	})

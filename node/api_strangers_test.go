@@ -15,6 +15,7 @@ import (
 	"github.com/ipfs/go-cid"
 	"github.com/multiformats/go-multihash"
 
+	"github.com/metamesh/node/internal/waiting"
 	"github.com/metamesh/node/node"
 )
 
@@ -81,12 +82,12 @@ func TestAPI_StrangerLimits(t *testing.T) {
 	if err := connect(a, b); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the peer's search index", func() bool {
+	waiting.For(t, "the peer's search index", func() bool {
 		var res struct{ Hits []any }
 		getJSON(t, b, "/api/search?q=show", &res)
 		return len(res.Hits) == 1
 	})
-	waitFor(t, "the node's search index", func() bool {
+	waiting.For(t, "the node's search index", func() bool {
 		var res struct{ Hits []any }
 		getJSON(t, a, "/api/search?q=movie", &res)
 		return len(res.Hits) == 1

@@ -22,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/metamesh/node/internal/waiting"
 	"github.com/metamesh/node/node"
 	"github.com/metamesh/node/node/p2p"
 	"github.com/metamesh/node/protocol"
@@ -360,9 +361,7 @@ func benchNode(b *testing.B, opts ...func(*node.Config)) (*node.Node, *store.Ser
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { n.Close() })
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	if err := n.Ingester().WaitIdle(ctx); err != nil {
+	if err := n.Ingester().WaitIdle(waiting.Context(b)); err != nil {
 		b.Fatal(err)
 	}
 	return n, srv, lib
@@ -384,17 +383,21 @@ func waitQuiet(b *testing.B, socket string) {
 		n, _ := strconv.ParseInt(string(m[1]), 10, 64)
 		return n
 	}
-	start, last := time.Now(), processed()
-	for time.Since(start) < 10*time.Minute {
-		time.Sleep(500 * time.Millisecond)
+	last := int64(-1) // no count yet: the first look only takes one
+	took := waiting.Until(b, "Redis to quieten", func() string {
 		n := processed()
-		if n-last < 50 {
-			fmt.Printf("background work on the loaded roots done after %s\n", time.Since(start).Round(100*time.Millisecond))
-			return
-		}
+		busy := n - last
+		first := last < 0
 		last = n
-	}
-	b.Fatal("Redis did not quieten within 10 minutes")
+		switch {
+		case first:
+			return "a first count taken"
+		case busy < 50:
+			return ""
+		}
+		return fmt.Sprintf("%d commands in the last half second", busy)
+	}, waiting.Limit(10*time.Minute), waiting.Every(500*time.Millisecond))
+	fmt.Printf("background work on the loaded roots done after %s\n", took.Round(100*time.Millisecond))
 }
 
 // benchHashes makes the i-th distinct set of hashes of a loaded root (its

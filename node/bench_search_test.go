@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/metamesh/node/internal/waiting"
 	"github.com/metamesh/node/store"
 )
 
@@ -128,13 +129,12 @@ func newSearchNode(b *testing.B, n int) *searchNode {
 	}
 	// The indexer follows the writes: wait until the last root is found.
 	last, _, _ := sn.words(n - 1)
-	deadline := time.Now().Add(5 * time.Minute)
-	for sn.hits(last) < 10 {
-		if time.Now().After(deadline) {
-			b.Fatalf("%d roots: the search index did not catch up", n)
+	waiting.Until(b, fmt.Sprintf("the search index of %d roots to catch up", n), func() string {
+		if got := sn.hits(last); got < 10 {
+			return fmt.Sprintf("%d hits for the last root, want 10", got)
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return ""
+	}, waiting.Limit(5*time.Minute), waiting.Every(50*time.Millisecond))
 	waitQuiet(b, srv.Addr())
 	return sn
 }

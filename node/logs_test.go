@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -21,6 +22,7 @@ import (
 	"github.com/libp2p/go-libp2p/core/peer"
 	libp2pproto "github.com/libp2p/go-libp2p/core/protocol"
 
+	"github.com/metamesh/node/internal/waiting"
 	"github.com/metamesh/node/node/p2p"
 	"github.com/metamesh/node/protocol"
 	"github.com/metamesh/node/store/storetest"
@@ -43,22 +45,19 @@ func logLines(logs *storetest.Buffer, levels ...string) []string {
 // not a timing assertion).
 func waitLog(t *testing.T, logs *storetest.Buffer, parts ...string) {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for {
-		for _, line := range strings.Split(logs.String(), "\n") {
+	waiting.Until(t, fmt.Sprintf("a line with %q", parts), func() string {
+		text := logs.String()
+		for _, line := range strings.Split(text, "\n") {
 			all := true
 			for _, p := range parts {
 				all = all && strings.Contains(line, p)
 			}
 			if all {
-				return
+				return ""
 			}
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no line with %q in:\n%s", parts, logs.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return "none in:\n" + text
+	})
 }
 
 // takenUDPPort is a loopback UDP port the test holds until it ends.
@@ -219,9 +218,7 @@ func TestLogs_AbandonedLookupIsNotAnError(t *testing.T) {
 		once.Do(func() { close(asked) })
 		io.Copy(io.Discard, s) // until the node resets the stream
 	})
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := n.Connect(ctx, peer.AddrInfo{ID: h.ID(), Addrs: h.Addrs()}); err != nil {
+	if err := n.Connect(waiting.Context(t), peer.AddrInfo{ID: h.ID(), Addrs: h.Addrs()}); err != nil {
 		t.Fatal(err)
 	}
 	sum := sha256.Sum256([]byte("a file nobody has"))

@@ -149,19 +149,17 @@ func TestNode_StatusCountsWatchedFiles(t *testing.T) {
 	}
 	waitFiles := func(want float64) {
 		t.Helper()
-		for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) { // a hang detector
+		waiting.Until(t, fmt.Sprint("libraryFiles ", want), func() string {
 			_, m := get(t, n, "GET", "/api/status")
 			scan := m["scan"].(map[string]any)
 			if m["libraryFiles"].(float64) == want {
 				if scan["filesTotal"].(float64) != 0 {
 					t.Errorf("the scan's own count changed: %v", scan)
 				}
-				return
+				return ""
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("libraryFiles %v, want %v (scan %v)", m["libraryFiles"], want, scan)
-			}
-		}
+			return fmt.Sprintf("libraryFiles %v (scan %v)", m["libraryFiles"], scan)
+		})
 	}
 	waitFiles(3)
 	if err := os.Remove(filepath.Join(lib, "a.mkv")); err != nil {
@@ -260,17 +258,16 @@ func TestNode_RedisDown(t *testing.T) {
 	srv.Close()
 	// A cached answer may still be served until the cache misses its beat
 	// through Redis (half a second); then every answer is a 503.
-	deadline := time.Now().Add(time.Minute)
-	for {
+	waiting.Until(t, "meta with Redis down to answer 503", func() string {
 		code, m := get(t, n, "GET", "/api/meta/"+h.SHA256)
 		if code == 503 && m["error"] != nil {
-			break
+			return ""
 		}
-		if code != 200 || time.Now().After(deadline) {
+		if code != 200 {
 			t.Fatalf("meta with Redis down: %d %v, want 503", code, m)
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return fmt.Sprintf("still %d %v", code, m)
+	})
 	if code, _ := get(t, n, "GET", "/ready"); code != 503 {
 		t.Errorf("ready with Redis down: %d, want 503", code)
 	}
@@ -294,15 +291,15 @@ func TestNode_RedisStopped(t *testing.T) {
 	n, srv := startNode(t, lib)
 	h, _ := ingest.HashFile(context.Background(), filepath.Join(lib, "a.bin"))
 	cached, _ := ingest.HashFile(context.Background(), filepath.Join(lib, "b.bin"))
-	for deadline := time.Now().Add(time.Minute); n.Store().CacheStats().Hits == 0; {
+	waiting.For(t, "the document cache to serve b.bin", func() bool {
+		if n.Store().CacheStats().Hits > 0 {
+			return true
+		}
 		if code, _ := get(t, n, "GET", "/api/meta/"+cached.SHA256); code != 200 {
 			t.Fatalf("before the stop: %d", code)
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("the document cache never served b.bin")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return false
+	})
 	pid := srv.Pid()
 	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
 		t.Fatal(err)

@@ -3,6 +3,7 @@ package node_test
 import (
 	"context"
 	"encoding/hex"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/libp2p/go-libp2p/core/peer"
 
 	"github.com/metamesh/node/api"
+	"github.com/metamesh/node/internal/waiting"
 	"github.com/metamesh/node/node"
 	"github.com/metamesh/node/node/p2p"
 	"github.com/metamesh/node/store/storetest"
@@ -104,21 +106,17 @@ func TestP2P_AllowPeer(t *testing.T) {
 	if err := connect(guarded, b); err == nil {
 		t.Error("the guarded node dialled a peer not on its allow-list")
 	}
-	deadline := time.Now().Add(time.Minute)
-	for {
+	waiting.Until(t, "the guarded node to keep only "+a.PeerID(), func() string {
 		_, ps := get(t, guarded, "GET", "/api/peers")
 		ids := []string{}
 		for _, p := range ps["peers"].([]any) {
 			ids = append(ids, p.(map[string]any)["id"].(string))
 		}
 		if len(ids) == 1 && ids[0] == a.PeerID() {
-			break
+			return ""
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the guarded node's peers: %v, want only %s", ids, a.PeerID())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return fmt.Sprintf("its peers: %v", ids)
+	}, waiting.Every(50*time.Millisecond))
 }
 
 // The identity is created once (mode 0600) and kept; a key others may
@@ -223,7 +221,7 @@ func relayedTrio(t testing.TB, lib string, editR, editB, editC func(*node.Config
 		}
 	})
 	var st api.Status
-	waitFor(t, "B's reservation with R", func() bool {
+	waiting.For(t, "B's reservation with R", func() bool {
 		getJSON(t, b, "/api/status", &st)
 		return len(st.Relays) == 1 && st.Relays[0].Reserved && len(st.Relays[0].Addrs) > 0
 	})

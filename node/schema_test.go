@@ -2,13 +2,15 @@ package node_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/metamesh/node/internal/waiting"
 )
 
 // An outside writer's field appears in /api/meta while the node runs and
@@ -37,30 +39,23 @@ func TestNode_OutsideWriterField(t *testing.T) {
 		t.Fatal(err)
 	}
 	cid := doc.CanonicalCID()
-	deadline := time.Now().Add(time.Minute)
-	for {
+	waiting.Until(t, "the outside field to show", func() string {
 		code, m := get(t, n, http.MethodGet, "/api/meta/"+cid)
 		if tm, _ := m["tmdb"].(map[string]any); code == 200 && tm["id"] == "27205" {
-			break
+			return ""
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the outside field never showed: %d %v", code, m)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return fmt.Sprintf("%d %v", code, m)
+	})
 	if err := os.Remove(p); err != nil {
 		t.Fatal(err)
 	}
-	for {
-		n, err := other.Exists(context.Background(), key).Result()
-		if err == nil && n == 0 {
-			break
+	waiting.Until(t, "the outside field to go with its root", func() string {
+		left, err := other.Exists(context.Background(), key).Result()
+		if err == nil && left == 0 {
+			return ""
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the outside field outlived its root: %d %v", n, err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return fmt.Sprintf("it outlived its root: %d %v", left, err)
+	})
 	if code, _ := get(t, n, http.MethodGet, "/api/meta/"+cid); code != http.StatusNotFound {
 		t.Errorf("after delete: %d", code)
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/metamesh/node/api"
+	"github.com/metamesh/node/internal/waiting"
 	"github.com/metamesh/node/node"
 )
 
@@ -95,7 +96,7 @@ func TestTrust_PairingAttack(t *testing.T) {
 	if err := connect(b, a); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "GET /api/file/X to serve the film", func() bool {
+	waiting.For(t, "GET /api/file/X to serve the film", func() bool {
 		resp, body := do(t, b, "GET", "/api/file/"+x, nil)
 		if bytes.Contains(body, evil[:4096]) {
 			t.Fatalf("the hostile household's bytes were served under X: %s", resp.Status)
@@ -139,7 +140,7 @@ func TestTrust_HolderOutranksFastestAnswer(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	waitFor(t, "B's DHT to name the film's household as a provider", func() bool {
+	waiting.For(t, "B's DHT to name the film's household as a provider", func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		ps, _ := b.FindProviders(ctx, z, 1)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/metamesh/node/internal/waiting"
 	"github.com/metamesh/node/node"
 )
 
@@ -157,7 +158,7 @@ func TestWeb_LibraryBrowse(t *testing.T) {
 		"TV/The Office/The.Office.S01E02.The.Alliance.mkv", "TV/The Office/The.Office.S01E01.Pilot.mkv",
 		"TV/The Office/The.Office.S02E01.The.Dundies.mkv")
 	n := startNodeWith(t, lib, nil)
-	waitFor(t, "the catalog's load", func() bool { return library(t, n, "").Total == 6 })
+	waiting.For(t, "the catalog's load", func() bool { return library(t, n, "").Total == 6 })
 	p := openPage(t, n)
 
 	p.navigate("/")
@@ -242,7 +243,7 @@ func TestWeb_LibraryLinks(t *testing.T) {
 	lib := t.TempDir()
 	writeLibrary(t, lib, "Alpha.2001.mkv", "Bravo.2002.mkv", "Charlie.2003.mkv", "Delta.2004.mkv", "Echo.2005.mkv", "Inception.2010.mkv")
 	n := startNodeWith(t, lib, nil)
-	waitFor(t, "the catalog's load", func() bool { return library(t, n, "").Total == 6 })
+	waiting.For(t, "the catalog's load", func() bool { return library(t, n, "").Total == 6 })
 	p := openPage(t, n)
 
 	p.navigate("/?view=movies&limit=2&page=2")
@@ -314,7 +315,7 @@ func TestWeb_PeerOnlyRecord(t *testing.T) {
 		"titles/eng": "Far Away", "movieYear": "2001", "fileType": "video", "mimeType": "video/mp4", "sizeByte": "7340032"}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the peer's file in the catalog, loaded whole", func() bool {
+	waiting.For(t, "the peer's file in the catalog, loaded whole", func() bool {
 		l := library(t, n, "view=peers")
 		return l.Total == 1 && l.Files.Loaded
 	})

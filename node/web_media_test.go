@@ -13,6 +13,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
+
+	"github.com/metamesh/node/internal/waiting"
 )
 
 // writePoster writes a w × h PNG poster of noise (a photograph's worth of
@@ -65,7 +67,7 @@ func TestWeb_MediaLibrary(t *testing.T) {
 	}
 	n := startNodeWith(t, lib, nil)
 	heat, alien := canonicalOf(t, filepath.Join(film, "Heat.1995.mkv")), canonicalOf(t, filepath.Join(lib, "Movies", "Alien.1979.mkv"))
-	waitFor(t, "the posters' links in the lists", func() bool {
+	waiting.For(t, "the posters' links in the lists", func() bool {
 		movies, shows := library(t, n, "view=movies"), library(t, n, "view=shows")
 		return len(movies.Entries) == 2 && movies.Entries[1].Poster != "" && len(shows.Entries) == 1 && shows.Entries[0].Poster != "" &&
 			library(t, n, "").Total == 5

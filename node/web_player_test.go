@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/metamesh/node/internal/waiting"
 )
 
 // TestWeb_PlayerResumes: the player starts a film where this browser
@@ -22,7 +24,7 @@ func TestWeb_PlayerResumes(t *testing.T) {
 	writeClip(t, clip, 30)
 	n := startNodeWith(t, lib, nil)
 	c := canonicalOf(t, clip)
-	waitFor(t, "the clip in the list", func() bool { return library(t, n, "view=movies").Total == 1 })
+	waiting.For(t, "the clip in the list", func() bool { return library(t, n, "view=movies").Total == 1 })
 	p := openPage(t, n)
 
 	// Where the browser left it last time.

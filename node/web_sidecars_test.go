@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/metamesh/node/internal/waiting"
 )
 
 // TestWeb_PosterPlotSubtitles: a record's page shows its poster (through
@@ -40,21 +42,17 @@ func TestWeb_PosterPlotSubtitles(t *testing.T) {
 	writeOld(t, filepath.Join(dir, "Heat.1995.fr.forced.srt"), []byte("1\n00:00:01,000 --> 00:00:02,000\nBonjour\n"))
 	n := startNodeWith(t, lib, nil)
 	canonical := canonicalOf(t, video)
-	deadline := time.Now().Add(time.Minute)
-	for {
+	waiting.Until(t, "the poster's and the subtitles' links", func() string {
 		_, body := do(t, n, "GET", "/api/meta/"+canonical+"?local=1", nil)
 		var doc struct {
 			Art       map[string]string   `json:"art"`
 			Subtitles map[string][]string `json:"subtitles"`
 		}
 		if json.Unmarshal(body, &doc) == nil && doc.Art["poster"] != "" && len(doc.Subtitles) == 2 {
-			break
+			return ""
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the links never came: %s", body)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return string(body)
+	}, waiting.Every(50*time.Millisecond))
 
 	ce := consoleErrors
 	must(t, ctx, "open the record", ce, chromedp.Navigate("http://"+n.APIAddr()+"/#cid="+canonical))

@@ -25,6 +25,7 @@ import (
 	"github.com/multiformats/go-multihash"
 
 	"github.com/metamesh/node/api"
+	"github.com/metamesh/node/internal/waiting"
 	"github.com/metamesh/node/node/federation"
 	"github.com/metamesh/node/protocol"
 	"github.com/metamesh/node/store"
@@ -48,8 +49,7 @@ var updateWire = flag.Bool("update-wire", false, "rewrite ../api/testdata/*.json
 // change; -update-wire rewrites them.
 func TestWire_Golden(t *testing.T) {
 	t.Parallel()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
+	ctx := waiting.Context(t)
 	f := startWireFederation(ctx, t)
 	a, b, c := f.a, f.b, f.c
 
