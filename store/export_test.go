@@ -15,6 +15,7 @@ import (
 	"github.com/oklog/ulid/v2"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/metamesh/node/internal/waiting"
 	"github.com/metamesh/node/model"
 )
 
@@ -220,19 +221,27 @@ func (s *Store) MemoryUsed(ctx context.Context) (int64, error) {
 // SettledMemoryUsed is MemoryUsed once Redis has finished growing its
 // main table: a table that doubled is rehashed into the new one a little
 // every 100 ms, and both count until it ends (8 MB more for 2^20 keys),
-// so it waits until two reads a second apart agree (at most a minute);
-// tests only.
+// so it waits until two reads a second apart agree. A count still
+// changing after waiting.Guard comes with an error that says the last
+// two reads, not as a number taken mid-rehash; tests only.
 func (s *Store) SettledMemoryUsed(ctx context.Context) (int64, error) {
 	last, err := s.MemoryUsed(ctx)
-	for i := 0; err == nil && i < 60; i++ {
-		time.Sleep(time.Second)
-		var n int64
-		if n, err = s.MemoryUsed(ctx); err == nil && n == last {
-			break
+	if err != nil {
+		return 0, err
+	}
+	for start := time.Now(); ; {
+		time.Sleep(time.Second) // the rehash's pace: reads a second apart
+		n, err := s.MemoryUsed(ctx)
+		switch {
+		case err != nil:
+			return 0, err
+		case n == last:
+			return n, nil
+		case time.Since(start) >= waiting.Guard:
+			return n, fmt.Errorf("store: used_memory still changing after %v: %d then %d bytes", waiting.Guard, last, n)
 		}
 		last = n
 	}
-	return last, err
 }
 
 // ParseRootID checks s is a 26-character UUIDv7 root ID; tests only.
