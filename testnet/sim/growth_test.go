@@ -214,9 +214,13 @@ func percent(a, b int) float64 {
 }
 
 // measure asks from live households that hold nothing, each asking one
-// thing at a time, 8 at once: first a lookup of every live holder's CID
-// and, from another household, the DHT's provider records of it; then
-// Searches searches of each title. After each of the two, the askers
+// thing at a time: first, 8 at once, a lookup of every live holder's CID
+// and, from another household, the DHT's provider records of it; then,
+// one at a time, Searches searches of each title (a search walks the
+// DHT for each of its words and asks some 40 households: eight at once
+// on the simulation's cores measured the simulator, each search in the
+// federation runs on its own household's machine). After each of the
+// two, the askers
 // forget what they asked: the connections the asking opened are closed
 // and the records a lookup brought are deleted from the asker's store
 // (a household keeps both, and would then find a holder by its
@@ -286,7 +290,7 @@ func (g *grower) measure() reachPoint {
 			}
 		})
 	}
-	g.ask(askers, jobs, looked)
+	g.ask(askers, jobs, looked, 8)
 
 	search := func(from *Member, title string, want []*Member) {
 		t := time.Now()
@@ -320,7 +324,7 @@ func (g *grower) measure() reachPoint {
 			jobs = append(jobs, func() { search(from, rareTitle, []*Member{rare}) })
 		}
 	}
-	g.ask(askers, jobs, nil)
+	g.ask(askers, jobs, nil, 1)
 
 	if p.commonSearches > 0 {
 		p.commonShare /= float64(p.commonSearches)
@@ -333,10 +337,10 @@ func (g *grower) measure() reachPoint {
 	return p
 }
 
-// ask runs jobs, 8 at once, then makes askers forget them: every
+// ask runs jobs, width at once, then makes askers forget them: every
 // connection an asker opened meanwhile is closed, and the records of the
 // CIDs looked[asker] up that its store now keeps from peers are deleted.
-func (g *grower) ask(askers []*Member, jobs []func(), looked map[*Member][]string) {
+func (g *grower) ask(askers []*Member, jobs []func(), looked map[*Member][]string, width int) {
 	g.tb.Helper()
 	before := map[*Member]map[peer.ID]bool{}
 	for _, m := range askers {
@@ -345,7 +349,7 @@ func (g *grower) ask(askers []*Member, jobs []func(), looked map[*Member][]strin
 			before[m][p] = true
 		}
 	}
-	runJobs(jobs, 8)
+	runJobs(jobs, width)
 	for _, m := range askers {
 		for _, p := range m.Host.Network().Peers() {
 			if !before[m][p] {
