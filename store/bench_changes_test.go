@@ -27,19 +27,7 @@ func BenchmarkChangesSweep(b *testing.B) {
 		}
 	}
 	s := storetest.New(b)
-	for start := 0; start < n; start += 500 {
-		var items []store.IngestItem
-		for i := start; i < min(start+500, n); i++ {
-			t := storetest.CorpusTitle(n, i)
-			items = append(items, store.IngestItem{
-				File:   stat(fmt.Sprintf("/lib/%07d.mkv", i), int64(1000+i)),
-				Hashes: content{1_000_000 + i, 1_000_000 + i}.hashes(),
-				Meta:   store.Meta{Version: 1, Fields: map[string]string{"titles/eng": t[0] + " " + t[1] + " " + t[2], "movieYear": "2001"}},
-			})
-		}
-		must[[]store.IngestResult](b)(s.IngestBatch(ctx, items))
-	}
-	roots := must[[]store.RootID](b)(s.RootIDs(ctx))
+	roots := ingestCorpus(b, s, n)
 	for b.Loop() {
 		t0 := time.Now()
 		for _, r := range roots {
@@ -58,4 +46,26 @@ func BenchmarkChangesSweep(b *testing.B) {
 			float64(before.Microseconds())/float64(n), now.Seconds()/before.Seconds())
 		b.ReportMetric(now.Seconds()/before.Seconds(), "sweep/root-by-root")
 	}
+}
+
+// ingestCorpus ingests n files titled by storetest.CorpusTitle, 500 per
+// batch, and returns their roots in order.
+func ingestCorpus(tb testing.TB, s *store.Store, n int) []store.RootID {
+	tb.Helper()
+	var roots []store.RootID
+	for start := 0; start < n; start += 500 {
+		var items []store.IngestItem
+		for i := start; i < min(start+500, n); i++ {
+			t := storetest.CorpusTitle(n, i)
+			items = append(items, store.IngestItem{
+				File:   stat(fmt.Sprintf("/lib/%07d.mkv", i), int64(1000+i)),
+				Hashes: content{1_000_000 + i, 1_000_000 + i}.hashes(),
+				Meta:   store.Meta{Version: 1, Fields: map[string]string{"titles/eng": t[0] + " " + t[1] + " " + t[2], "movieYear": "2001"}},
+			})
+		}
+		for _, r := range must[[]store.IngestResult](tb)(s.IngestBatch(ctx, items)) {
+			roots = append(roots, r.Root)
+		}
+	}
+	return roots
 }

@@ -38,21 +38,7 @@ func BenchmarkSearchIndex(b *testing.B) {
 	var res []result
 	for _, n := range []int{1_000, 100_000} {
 		s := storetest.New(b)
-		var roots []store.RootID
-		for start := 0; start < n; start += 500 {
-			var items []store.IngestItem
-			for i := start; i < min(start+500, n); i++ {
-				t := storetest.CorpusTitle(n, i)
-				items = append(items, store.IngestItem{
-					File:   stat(fmt.Sprintf("/lib/%07d.mkv", i), int64(1000+i)),
-					Hashes: content{1_000_000 + i, 1_000_000 + i}.hashes(),
-					Meta:   store.Meta{Version: 1, Fields: map[string]string{"titles/eng": t[0] + " " + t[1] + " " + t[2], "movieYear": "2001"}},
-				})
-			}
-			for _, r := range must[[]store.IngestResult](b)(s.IngestBatch(ctx, items)) {
-				roots = append(roots, r.Root)
-			}
-		}
+		roots := ingestCorpus(b, s, n)
 		dir := filepath.Join(b.TempDir(), "search")
 		text := must[*catalog.TextIndex](b)(catalog.OpenTextIndex(dir))
 		texts.Store(s, text)
