@@ -128,9 +128,11 @@ func (c *Changes) poke() {
 }
 
 // followFeed reads the change feed from its head, a sweep asked for once
-// the head is read; a trim asks for a sweep again (a resync).
+// the head is read; a trim asks for a sweep again (a resync), marked as
+// such together with it, once the new head is read.
 func (c *Changes) followFeed(ctx context.Context) {
 	var f *Feed
+	resync := false
 	for ctx.Err() == nil {
 		if f == nil {
 			head, err := c.s.FeedHead(ctx)
@@ -139,15 +141,16 @@ func (c *Changes) followFeed(ctx context.Context) {
 				continue
 			}
 			f = c.s.Feed(head)
-			c.Sweep()
+			c.mu.Lock()
+			c.sweep, c.resync = true, c.resync || resync
+			c.mu.Unlock()
+			c.poke()
+			resync = false
 		}
 		evs, err := f.Next(ctx, feedBatch, feedBlock)
 		if errors.Is(err, ErrFeedTrimmed) {
 			c.log.Warn("the change feed was trimmed past the node; sweeping the store again")
-			c.mu.Lock()
-			c.resync = true
-			c.mu.Unlock()
-			f = nil
+			resync, f = true, nil
 			continue
 		}
 		if err != nil {
