@@ -137,7 +137,7 @@ func (c *Changes) followFeed(ctx context.Context) {
 		if f == nil {
 			head, err := c.s.FeedHead(ctx)
 			if err != nil {
-				c.pause(ctx, "read the change feed's head", err)
+				Pause(ctx, c.log, "read the change feed's head", err)
 				continue
 			}
 			f = c.s.Feed(head)
@@ -154,7 +154,7 @@ func (c *Changes) followFeed(ctx context.Context) {
 			continue
 		}
 		if err != nil {
-			c.pause(ctx, "read the change feed", err)
+			Pause(ctx, c.log, "read the change feed", err)
 			continue
 		}
 		if len(evs) > 0 && c.afterRead != nil {
@@ -203,7 +203,7 @@ func (c *Changes) watch(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
-		c.pause(ctx, "follow field writes", err)
+		Pause(ctx, c.log, "follow field writes", err)
 	}
 }
 
@@ -257,7 +257,7 @@ func (c *Changes) deliver(ctx context.Context) {
 		c.sweep, c.resync = c.sweep || sweep, c.resync || resync
 		c.mu.Unlock()
 		c.add(roots...)
-		c.pause(ctx, "bring the node in step with the store", err)
+		Pause(ctx, c.log, "bring the node in step with the store", err)
 	}
 }
 
@@ -291,12 +291,6 @@ func (c *Changes) hand(ctx context.Context, roots []RootID, like ChangeBatch) er
 		}
 	}
 	return nil
-}
-
-// pause logs that what failed and waits RetryPause, or until ctx ends
-// (then it logs nothing: the error is the context's).
-func (c *Changes) pause(ctx context.Context, what string, err error) {
-	Pause(ctx, c.log, what, err)
 }
 
 // Pause logs that what failed and waits RetryPause, or until ctx ends
@@ -360,7 +354,7 @@ func (s *Store) readChanged(ctx context.Context, roots []RootID) ([]Changed, err
 		}
 		d.Root = r
 		out[i].Announced = digestsOf(own[i].Val()).Canonical()
-		out[i].Indexed = Indexed{Exists: true, Text: searchText(d), KeyTokens: KeyTokens(d), Summary: catalogEntryOf(d)}
+		out[i].Indexed = indexedOf(d)
 	}
 	return out, nil
 }

@@ -248,7 +248,13 @@ func (s *Store) IndexedRoot(ctx context.Context, root RootID) (Indexed, error) {
 	case err != nil:
 		return Indexed{}, err
 	}
-	return Indexed{Exists: true, Text: searchText(d), KeyTokens: KeyTokens(d), Summary: catalogEntryOf(d)}, nil
+	return indexedOf(d), nil
+}
+
+// indexedOf is what the search index, the catalog and the announcer
+// need of document d (IndexedRoot, ReadChanged).
+func indexedOf(d Document) Indexed {
+	return Indexed{Exists: true, Text: searchText(d), KeyTokens: KeyTokens(d), Summary: catalogEntryOf(d)}
 }
 
 // summaryOf is the summary a document gives: what its fields say
