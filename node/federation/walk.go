@@ -31,11 +31,11 @@ const walkNearest = 10
 // lookup and query events. The channel it returns closes when the walk
 // ends (or ctx does). A finder that sends no events is walked to its end.
 func findNear(ctx context.Context, f providerFinder, key cid.Cid, count, nearest int) <-chan peer.AddrInfo {
-	ctx, cancel := context.WithCancel(ctx)
-	ctx, lookups := dht.RegisterForLookupEvents(ctx)
-	ctx, queries := routing.RegisterForQueryEvents(ctx)
+	walk, cancel := context.WithCancel(ctx)
+	walk, lookups := dht.RegisterForLookupEvents(walk)
+	walk, queries := routing.RegisterForQueryEvents(walk)
 	w := newNearWalk(kb.ConvertKey(string(key.Hash())), nearest)
-	found := f.FindProvidersAsync(ctx, key, count)
+	found := f.FindProvidersAsync(walk, key, count)
 	go func() {
 		for lookups != nil || queries != nil {
 			select {
@@ -58,11 +58,13 @@ func findNear(ctx context.Context, f providerFinder, key cid.Cid, count, nearest
 	go func() {
 		defer close(out)
 		defer cancel()
+		// Every provider the walk found is sent, those of a walk ended
+		// early too: only the caller's ctx ending drops them (the walk
+		// closes found once it sees that).
 		for ai := range found {
 			select {
 			case out <- ai:
 			case <-ctx.Done():
-				// Drain: the walk closes found once it sees ctx end.
 				for range found {
 				}
 				return
