@@ -49,7 +49,12 @@
 //     did not answer in time, failed or sent what did not verify is
 //     marked (a hang).
 //   - keywords.go: the households the DHT's keyword index names for a query
-//     (the providers of its words' token keys, looked up in parallel).
+//     (the providers of its words' token keys, looked up in parallel):
+//     each once it provides every word, or, once the lookups that are
+//     over leave few that can, all of those at once, the other lookups
+//     ended.
+//   - keywords_test.go: those rules on a twin of the DHT's lookups whose
+//     walks the test releases in its order.
 //   - walk.go: a word's DHT walk, ended once the peers nearest its key
 //     have answered (followed through kad-dht's lookup and query events).
 //   - score.go: the peers that hung or lied, each mark fading (six

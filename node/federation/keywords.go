@@ -3,125 +3,232 @@ package federation
 import (
 	"context"
 	"sort"
-	"sync"
 
 	"github.com/libp2p/go-libp2p/core/peer"
 
 	"github.com/metamesh/node/protocol"
 )
 
+// searchNarrowTo is how few the households that can hold a match must
+// be for a search to ask them all and end its keyword lookups early: two
+// rounds of the index's asking (searchIndexParallel at a time). A
+// household holds a match only if it provides every word of the query,
+// so once one word's lookup is over, its providers are all the
+// households that can; asking a few of them that turn out not to
+// provide the other words costs a round trip each, where waiting for the
+// other words' DHT walks costs the slowest of them (docs/figures.md).
+const searchNarrowTo = 2 * searchIndexParallel
+
 // indexCandidates finds, on the DHT's keyword index, the households that
 // hold a file with the words of query q, and sends them on the channel it
-// returns, which closes when the lookups are over (or ctx ends).
-//
-// Each word that carries a key (protocol.Keyed) has its providers looked
-// up, all at once, each up to searchIndexProviders. A household is sent as
-// soon as it has been found providing every such word. When the lookups
-// are over and a word's list was long (it reached searchIndexProviders,
-// so holders may be missing from it), the households that provide every
-// other word follow, those providing the most words first. A query with
-// no keyed word sends nobody: its words only narrow what the asked
-// households answer. The node itself is never sent.
+// returns, which closes when the lookups are over (or ctx ends): see
+// keywordCandidates.
 func (ss *searchService) indexCandidates(ctx context.Context, q string) <-chan peer.AddrInfo {
-	out := make(chan peer.AddrInfo)
 	words := protocol.KeyedTokens(protocol.Tokens(q))
-	if ss.providers == nil || len(words) == 0 {
+	if ss.providers == nil {
+		words = nil
+	}
+	return keywordCandidates(ctx, ss.providers, ss.h.ID(), words, walkNearest)
+}
+
+// keywordCandidates looks up the providers of every word (each carries a
+// key: protocol.Keyed) on f, all at once, each up to
+// searchIndexProviders and each walk ended at its nearest peers
+// (findNear), and sends on the channel it returns the households that
+// can hold a file with all the words:
+//
+//   - a household as soon as it has been found providing every word;
+//   - once the lookups of the words that are over leave at most
+//     searchNarrowTo households providing all of those words (a word
+//     whose list reached searchIndexProviders, "long", narrows nothing:
+//     holders may be missing from it), every one of them, those found
+//     providing the most words first, and the other lookups end: no
+//     other household can hold a match;
+//   - else, when every lookup is over, the households missing only long
+//     words, those providing the most words first.
+//
+// The channel closes when that is done (or ctx ends). No words send
+// nobody: the query's words only narrow what the asked households
+// answer. self is never sent.
+func keywordCandidates(ctx context.Context, f providerFinder, self peer.ID, words []string, nearest int) <-chan peer.AddrInfo {
+	out := make(chan peer.AddrInfo)
+	if len(words) == 0 {
 		close(out)
 		return out
 	}
-	type found struct {
-		ai    peer.AddrInfo
-		words map[int]bool
-		sent  bool
+	walks, stop := context.WithCancel(ctx)
+	events, quit := make(chan keywordEvent), make(chan struct{})
+	emit := func(ev keywordEvent) bool {
+		select {
+		case events <- ev:
+			return true
+		case <-quit:
+			return false
+		}
 	}
-	var (
-		mu    sync.Mutex
-		seen  = map[peer.ID]*found{}
-		long  = make([]bool, len(words))
-		ready = make(chan peer.AddrInfo)
-		wg    sync.WaitGroup
-	)
-	self := ss.h.ID()
 	for i, w := range words {
-		wg.Add(1)
 		go func() {
-			defer wg.Done()
 			n := 0
-			for ai := range findNear(ctx, ss.providers, protocol.SearchTokenKey(w), searchIndexProviders, walkNearest) {
+			for ai := range findNear(walks, f, protocol.SearchTokenKey(w), searchIndexProviders, nearest) {
 				n++
-				if ai.ID == self {
-					continue
-				}
-				mu.Lock()
-				f := seen[ai.ID]
-				if f == nil {
-					f = &found{ai: ai, words: map[int]bool{}}
-					seen[ai.ID] = f
-				}
-				f.ai.Addrs = append(f.ai.Addrs, ai.Addrs...)
-				f.words[i] = true
-				whole := !f.sent && len(f.words) == len(words)
-				f.sent = f.sent || whole
-				send := f.ai
-				mu.Unlock()
-				if whole {
-					select {
-					case ready <- send:
-					case <-ctx.Done():
-						return
-					}
+				if ai.ID != self && !emit(keywordEvent{word: i, ai: ai}) {
+					return // the walk ends with walks, its forwarder with it
 				}
 			}
-			mu.Lock()
-			long[i] = n >= searchIndexProviders
-			mu.Unlock()
+			emit(keywordEvent{word: i, over: true, long: n >= searchIndexProviders})
 		}()
 	}
 	go func() {
-		wg.Wait()
-		close(ready)
-	}()
-	go func() {
 		defer close(out)
-		for ai := range ready {
+		defer close(quit)
+		defer stop()
+		k := &keywordSearch{words: len(words), seen: map[peer.ID]*keywordHolder{},
+			over: make([]bool, len(words)), long: make([]bool, len(words))}
+		var queue []peer.AddrInfo
+		for running := len(words); (running > 0 && !k.narrowed) || len(queue) > 0; {
+			var send chan<- peer.AddrInfo
+			var next peer.AddrInfo
+			if len(queue) > 0 {
+				send, next = out, queue[0]
+			}
 			select {
-			case out <- ai:
-			case <-ctx.Done():
-				return
-			}
-		}
-		// The lookups are over: those missing only long words.
-		mu.Lock()
-		var rest []*found
-		for _, f := range seen {
-			if f.sent {
-				continue
-			}
-			ok := true
-			for i := range words {
-				if !long[i] && !f.words[i] {
-					ok = false
-					break
+			case ev := <-events:
+				if ev.over {
+					running--
 				}
-			}
-			if ok {
-				rest = append(rest, f)
-			}
-		}
-		mu.Unlock()
-		sort.Slice(rest, func(i, j int) bool {
-			if a, b := len(rest[i].words), len(rest[j].words); a != b {
-				return a > b
-			}
-			return rest[i].ai.ID < rest[j].ai.ID
-		})
-		for _, f := range rest {
-			select {
-			case out <- f.ai:
+				queue = append(queue, k.take(ev)...)
+				if k.narrowed {
+					stop()
+				} else if running == 0 {
+					queue = append(queue, k.rest()...)
+				}
+			case send <- next:
+				queue = queue[1:]
 			case <-ctx.Done():
 				return
 			}
 		}
 	}()
+	return out
+}
+
+// keywordEvent is one word's lookup naming a provider (ai), or its end
+// (over; long when its list reached searchIndexProviders).
+type keywordEvent struct {
+	word       int
+	ai         peer.AddrInfo
+	over, long bool
+}
+
+// keywordSearch is what one search's keyword lookups found so far.
+type keywordSearch struct {
+	words int
+	seen  map[peer.ID]*keywordHolder
+	// over and long are each word's lookup's end, and its list's length
+	// having reached searchIndexProviders.
+	over, long []bool
+	// narrowed: the households that can hold a match were sent, the
+	// other lookups end (searchNarrowTo).
+	narrowed bool
+}
+
+// keywordHolder is a household the lookups named, the words it provides,
+// and whether it was sent.
+type keywordHolder struct {
+	ai    peer.AddrInfo
+	words map[int]bool
+	sent  bool
+}
+
+// take is what one event makes the search send.
+func (k *keywordSearch) take(ev keywordEvent) []peer.AddrInfo {
+	if k.narrowed {
+		return nil
+	}
+	if ev.over {
+		k.over[ev.word], k.long[ev.word] = true, ev.long
+		return k.narrow()
+	}
+	h := k.seen[ev.ai.ID]
+	if h == nil {
+		h = &keywordHolder{ai: peer.AddrInfo{ID: ev.ai.ID}, words: map[int]bool{}}
+		k.seen[ev.ai.ID] = h
+	}
+	h.ai.Addrs = append(h.ai.Addrs, ev.ai.Addrs...)
+	h.words[ev.word] = true
+	if h.sent || len(h.words) < k.words {
+		return nil
+	}
+	h.sent = true
+	return []peer.AddrInfo{h.ai}
+}
+
+// narrow sends, once they are at most searchNarrowTo, every household
+// that provides each word whose lookup is over and is not long, and
+// marks the search narrowed.
+func (k *keywordSearch) narrow() []peer.AddrInfo {
+	var known []int
+	for i := range k.words {
+		if k.over[i] && !k.long[i] {
+			known = append(known, i)
+		}
+	}
+	if len(known) == 0 {
+		return nil
+	}
+	can := k.holding(known)
+	if len(can) > searchNarrowTo {
+		return nil
+	}
+	k.narrowed = true
+	return k.send(can)
+}
+
+// rest sends, when every lookup is over, the households missing only
+// long words.
+func (k *keywordSearch) rest() []peer.AddrInfo {
+	var short []int
+	for i := range k.words {
+		if !k.long[i] {
+			short = append(short, i)
+		}
+	}
+	return k.send(k.holding(short))
+}
+
+// holding are the households found providing every word of words.
+func (k *keywordSearch) holding(words []int) []*keywordHolder {
+	var out []*keywordHolder
+	for _, h := range k.seen {
+		all := true
+		for _, i := range words {
+			if !h.words[i] {
+				all = false
+				break
+			}
+		}
+		if all {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// send marks those of hs not sent yet as sent and returns them, those
+// providing the most words first (then by ID).
+func (k *keywordSearch) send(hs []*keywordHolder) []peer.AddrInfo {
+	sort.Slice(hs, func(i, j int) bool {
+		if a, b := len(hs[i].words), len(hs[j].words); a != b {
+			return a > b
+		}
+		return hs[i].ai.ID < hs[j].ai.ID
+	})
+	var out []peer.AddrInfo
+	for _, h := range hs {
+		if !h.sent {
+			h.sent = true
+			out = append(out, h.ai)
+		}
+	}
 	return out
 }

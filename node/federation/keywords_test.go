@@ -1,0 +1,220 @@
+package federation
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/ipfs/go-cid"
+	"github.com/libp2p/go-libp2p/core/peer"
+
+	"github.com/metamesh/node/internal/waiting"
+	"github.com/metamesh/node/protocol"
+)
+
+// twinFinder is an in-memory twin of the DHT's provider lookups: each
+// word's walk names the providers the test gives it, when it gives them,
+// and is over when the test ends it or its ctx ends (stopped).
+type twinFinder struct {
+	mu    sync.Mutex
+	walks map[string]*twinWalk
+}
+
+type twinWalk struct {
+	names   chan peer.ID
+	stopped chan struct{}
+}
+
+func (f *twinFinder) walk(key cid.Cid) *twinWalk {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.walks == nil {
+		f.walks = map[string]*twinWalk{}
+	}
+	w := f.walks[key.KeyString()]
+	if w == nil {
+		w = &twinWalk{names: make(chan peer.ID), stopped: make(chan struct{})}
+		f.walks[key.KeyString()] = w
+	}
+	return w
+}
+
+func (f *twinFinder) FindProvidersAsync(ctx context.Context, key cid.Cid, _ int) <-chan peer.AddrInfo {
+	w := f.walk(key)
+	out := make(chan peer.AddrInfo)
+	go func() {
+		defer close(out)
+		for {
+			select {
+			case p, ok := <-w.names:
+				if !ok {
+					return
+				}
+				select {
+				case out <- peer.AddrInfo{ID: p}:
+				case <-ctx.Done():
+					close(w.stopped)
+					return
+				}
+			case <-ctx.Done():
+				close(w.stopped)
+				return
+			}
+		}
+	}()
+	return out
+}
+
+// keywordScene is one search's keyword lookups on a twin, and what they
+// sent.
+type keywordScene struct {
+	t    *testing.T
+	f    *twinFinder
+	out  <-chan peer.AddrInfo
+	sent []peer.ID
+}
+
+func newKeywordScene(t *testing.T, words ...string) *keywordScene {
+	s := &keywordScene{t: t, f: &twinFinder{}}
+	s.out = keywordCandidates(waiting.Context(t), s.f, "self", words, walkNearest)
+	return s
+}
+
+// name has word w's walk name households ps.
+func (s *keywordScene) name(w string, ps ...peer.ID) {
+	for _, p := range ps {
+		select {
+		case s.f.walk(protocol.SearchTokenKey(w)).names <- p:
+		case <-waiting.After():
+			s.t.Fatalf("word %q's walk: nobody took %s", w, p)
+		}
+	}
+}
+
+// end ends word w's walk.
+func (s *keywordScene) end(w string) { close(s.f.walk(protocol.SearchTokenKey(w)).names) }
+
+// recv takes the next household sent.
+func (s *keywordScene) recv() peer.ID {
+	ai, ok := waiting.Recv(s.t, s.out, "a household sent")
+	if !ok {
+		s.t.Fatalf("sent %v, then closed; want one more", s.sent)
+	}
+	s.sent = append(s.sent, ai.ID)
+	return ai.ID
+}
+
+// rest takes what is sent until the channel closes.
+func (s *keywordScene) rest() []peer.ID {
+	for {
+		ai, ok := waiting.Recv(s.t, s.out, "the end of the households sent")
+		if !ok {
+			return s.sent
+		}
+		s.sent = append(s.sent, ai.ID)
+	}
+}
+
+// stopped reports whether word w's walk was ended by the search.
+func (s *keywordScene) stopped(w string) bool {
+	select {
+	case <-s.f.walk(protocol.SearchTokenKey(w)).stopped:
+		return true
+	default:
+		return false
+	}
+}
+
+func households(prefix string, n int) []peer.ID {
+	out := make([]peer.ID, n)
+	for i := range out {
+		out[i] = peer.ID(fmt.Sprintf("%s%03d", prefix, i))
+	}
+	return out
+}
+
+func TestKeywordCandidates(t *testing.T) {
+	many := households("c", searchNarrowTo+4) // more than a narrowing takes
+	t.Run("a household providing every word is sent at once", func(t *testing.T) {
+		s := newKeywordScene(t, "lantern", "quarry")
+		s.name("lantern", "h", "x")
+		s.name("quarry", "h")
+		if got := s.recv(); got != "h" {
+			t.Fatalf("sent %s first, want h", got)
+		}
+		s.end("lantern")
+		s.end("quarry")
+		if got := s.rest(); !slices.Equal(got, []peer.ID{"h"}) {
+			t.Fatalf("sent %v, want [h]", got)
+		}
+	})
+	t.Run("one word's lookup over with few providers: they are all asked, the other lookups end", func(t *testing.T) {
+		s := newKeywordScene(t, "common", "zyzzogeton")
+		s.name("common", many...)
+		s.name("zyzzogeton", "x", many[3])
+		if got := s.recv(); got != many[3] {
+			t.Fatalf("sent %s first, want %s (both words)", got, many[3])
+		}
+		s.end("zyzzogeton")
+		got := s.rest()
+		if want := []peer.ID{many[3], "x"}; !slices.Equal(got, want) {
+			t.Fatalf("sent %v, want %v", got, want)
+		}
+		waiting.For(t, "the other word's walk to end", func() bool { return s.stopped("common") })
+	})
+	t.Run("a lookup over with many providers narrows nothing", func(t *testing.T) {
+		s := newKeywordScene(t, "common", "title")
+		s.name("common", many...)
+		s.end("common")
+		s.name("title", "y", many[5])
+		if got := s.recv(); got != many[5] {
+			t.Fatalf("sent %s, want %s", got, many[5])
+		}
+		s.end("title")
+		if got := s.rest(); !slices.Equal(got, []peer.ID{many[5]}) {
+			t.Fatalf("sent %v, want [%s]", got, many[5])
+		}
+		if s.stopped("title") {
+			t.Fatal("the second word's walk was ended, though the first narrowed nothing")
+		}
+	})
+	t.Run("a word nobody provides ends the search", func(t *testing.T) {
+		s := newKeywordScene(t, "common", "unheard")
+		s.name("common", "a", "b")
+		s.end("unheard")
+		if got := s.rest(); len(got) != 0 {
+			t.Fatalf("sent %v, want nobody", got)
+		}
+		waiting.For(t, "the other word's walk to end", func() bool { return s.stopped("common") })
+	})
+	t.Run("a long word narrows nothing; those missing only it follow the lookups", func(t *testing.T) {
+		long := households("l", searchIndexProviders)
+		s := newKeywordScene(t, "the", "odyssey")
+		s.name("the", long...)
+		s.end("the")
+		s.name("odyssey", long[7], "z")
+		if got := s.recv(); got != long[7] {
+			t.Fatalf("sent %s, want %s", got, long[7])
+		}
+		s.end("odyssey")
+		if got := s.rest(); !slices.Equal(got, []peer.ID{long[7], "z"}) {
+			t.Fatalf("sent %v, want [%s z]", got, long[7])
+		}
+	})
+	t.Run("the node itself is never sent", func(t *testing.T) {
+		s := newKeywordScene(t, "lantern")
+		s.name("lantern", "self", "h")
+		s.end("lantern")
+		if got := s.rest(); !slices.Equal(got, []peer.ID{"h"}) {
+			t.Fatalf("sent %v, want [h]", got)
+		}
+	})
+	t.Run("no words: nobody", func(t *testing.T) {
+		s := newKeywordScene(t)
+		if got := s.rest(); len(got) != 0 {
+			t.Fatalf("sent %v, want nobody", got)
+		}
+	})
+}
