@@ -204,7 +204,7 @@
 //     request.
 //   - merge.go: MergeRecord, the conflict-free merge of peers' records,
 //     and the eviction of roots known only from peers.
-//   - search.go: what the search index (node/catalog's TextIndex, out
+//   - summary.go: what the search index (node/catalog's TextIndex, out
 //     of Redis) is fed and shows: Tokens, SearchText and IndexedRoot
 //     (a root's text, key tokens and summary in one read), Summary (and
 //     SummaryOfFields, the node's rules for a file's title, year and
