@@ -12,7 +12,6 @@ import (
 
 	"github.com/metamesh/node/api"
 	"github.com/metamesh/node/protocol"
-	"github.com/metamesh/node/store"
 )
 
 func TestParseCID(t *testing.T) {
@@ -69,7 +68,7 @@ func (b *searchOnly) Search(ctx context.Context, q string, limit int, cursor str
 }
 
 // FuzzSearchQueryWords checks that GET /api/search refuses exactly the
-// queries in which the index finds no word (store.Tokens), and that a
+// queries in which the index finds no word (protocol.Tokens), and that a
 // refusal says so.
 func FuzzSearchQueryWords(f *testing.F) {
 	for _, q := range []string{"  ", "x", " x ", "!?-", "...", "\u00a0\u3000", "é", "\u0301", "①", "ｘ", "s01e02", "'\"", "日本", "_", "٣"} {
@@ -83,9 +82,9 @@ func FuzzSearchQueryWords(f *testing.F) {
 		srv := api.New(b, slog.New(slog.DiscardHandler), api.Options{Access: api.Access{Loopback: true}})
 		rec := httptest.NewRecorder()
 		srv.ServeHTTP(rec, httptest.NewRequest("GET", "http://localhost/api/search?q="+url.QueryEscape(q), nil))
-		words := len(store.Tokens(q)) > 0
+		words := len(protocol.Tokens(q)) > 0
 		if b.asked != words || (rec.Code == 200) != words {
-			t.Fatalf("q %q (index words %q): status %d, backend asked %v", q, store.Tokens(q), rec.Code, b.asked)
+			t.Fatalf("q %q (index words %q): status %d, backend asked %v", q, protocol.Tokens(q), rec.Code, b.asked)
 		}
 		if !words && (rec.Code != 400 || !strings.Contains(rec.Body.String(), "holds no word")) {
 			t.Fatalf("q %q: %d %s, want 400 saying it holds no word", q, rec.Code, rec.Body)

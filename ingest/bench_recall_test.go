@@ -12,7 +12,7 @@ import (
 	"unicode"
 
 	"github.com/metamesh/node/ingest"
-	"github.com/metamesh/node/node/catalog"
+	"github.com/metamesh/node/node/search"
 	"github.com/metamesh/node/store/storetest"
 )
 
@@ -116,15 +116,15 @@ func BenchmarkSearchRecall(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	text, err := catalog.OpenTextIndex("")
+	text, err := search.OpenTextIndex("")
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer text.Close()
 	for _, r := range roots {
-		in, err := s.IndexedRoot(bg, r)
+		d, err := s.Document(bg, r)
 		if err == nil {
-			err = text.Put(r, in)
+			err = text.Put(r, search.EntryOf(d))
 		}
 		if err != nil {
 			b.Fatal(err)

@@ -4,7 +4,7 @@ import "encoding/json"
 
 // FileSummary is what a list shows of one file: the fields a search hit
 // and a file's entry of the library's lists share. The node builds it in
-// one function from the store's summary of a root (node/catalog.Summary)
+// one function from the store's summary of a root (store.Summary.File)
 // and a search hit from a peer's verified answer in another.
 type FileSummary struct {
 	// CID is the file's canonical CID: GET /api/meta/<cid> is its record.

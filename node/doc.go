@@ -1,7 +1,7 @@
 // Package node wires a MetaMesh node together and runs it: configuration,
 // the store (with its managed redis-server), the libp2p side (node/p2p),
-// the household's federation side (node/federation, with node/announce and
-// node/catalog), ingest of the libraries and the HTTP API's backend. It
+// the household's federation side (node/federation, with node/announce,
+// node/search and node/catalog), ingest of the libraries and the HTTP API's backend. It
 // holds no business rules of its own: those live in protocol, store,
 // ingest and the packages under node/.
 //
@@ -27,11 +27,16 @@
 //   - node/announce (its own package): the change-feed follower, the
 //     announcer and the sweeping provider.
 //   - node/federation (its own package): the Household (announcer,
-//     record and search protocols, search indexer, resolver, reprovide on
-//     a first peer, wired in one place: StartHousehold), GET /api/meta's
-//     document, federated search and the keyword index's lookups.
-//   - node/catalog (its own package): the search indexer and the
-//     catalog, the library's lists in memory (GET /api/library).
+//     record and search protocols, search indexer, catalog, resolver,
+//     reprovide on a first peer, wired in one place: StartHousehold),
+//     GET /api/meta's document, federated search and the keyword index's
+//     lookups.
+//   - node/search (its own package): the search index and its indexer,
+//     the word rules (which fields are searchable, a document's text, its
+//     DHT key tokens), the matching and ranking, and the merge of peers'
+//     answers.
+//   - node/catalog (its own package): the catalog, the library's lists
+//     in memory (GET /api/library), a consumer of the store's changes.
 //   - node/thumbs (its own package): posters' thumbnails, made and kept
 //     under the data directory (GET /api/thumb).
 //   - node/share (its own package): files' bytes over bitswap: the

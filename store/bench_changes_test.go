@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/metamesh/node/node/search"
 	"github.com/metamesh/node/store"
 	"github.com/metamesh/node/store/storetest"
 )
@@ -16,8 +17,9 @@ import (
 // of storetest.CorpusTitle): the time to read what the announcer, the
 // search index and the catalog need of every root with ReadChanged (a
 // thousand roots per round trip), against what the node read for them
-// before in the same run (each root's IndexedRoot, one round trip each,
-// and AnnouncedMany), as a ratio.
+// before in the same run (each root's Document, one round trip each,
+// and AnnouncedMany), as a ratio. Both compute of each document what
+// the consumers do (consume).
 func BenchmarkChangesSweep(b *testing.B) {
 	n := 100_000
 	if v := os.Getenv("METAMESH_SWEEP_ROOTS"); v != "" {
@@ -31,12 +33,15 @@ func BenchmarkChangesSweep(b *testing.B) {
 	for b.Loop() {
 		t0 := time.Now()
 		for _, r := range roots {
-			must[store.Indexed](b)(s.IndexedRoot(ctx, r))
+			consume(must[store.Document](b)(s.Document(ctx, r)))
 		}
 		must[map[store.RootID]string](b)(s.AnnouncedMany(ctx, roots))
 		before := time.Since(t0)
 		t1 := time.Now()
 		read := must[[]store.Changed](b)(s.ReadChanged(ctx, roots))
+		for _, c := range read {
+			consume(c.Document)
+		}
 		now := time.Since(t1)
 		if len(read) != n {
 			b.Fatalf("ReadChanged read %d roots, want %d", len(read), n)
@@ -46,6 +51,14 @@ func BenchmarkChangesSweep(b *testing.B) {
 			float64(before.Microseconds())/float64(n), now.Seconds()/before.Seconds())
 		b.ReportMetric(now.Seconds()/before.Seconds(), "sweep/root-by-root")
 	}
+}
+
+// consume computes of d what store.Changes' consumers do: the search
+// index's entry, the announcer's key tokens, the catalog's entry.
+func consume(d store.Document) {
+	_ = search.EntryOf(d)
+	_ = search.KeyTokens(d)
+	_ = store.CatalogEntryOf(d)
 }
 
 // ingestCorpus ingests n files titled by storetest.CorpusTitle, 500 per

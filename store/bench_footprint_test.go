@@ -11,7 +11,7 @@ import (
 	"time"
 
 	mmingest "github.com/metamesh/node/ingest"
-	"github.com/metamesh/node/node/catalog"
+	"github.com/metamesh/node/node/search"
 	"github.com/metamesh/node/store"
 	"github.com/metamesh/node/store/storetest"
 )
@@ -53,11 +53,11 @@ func BenchmarkFootprint(b *testing.B) {
 	scanTime := time.Since(start)
 	roots, _ := s.RootIDs(ctx)
 	start = time.Now()
-	text := must[*catalog.TextIndex](b)(catalog.OpenTextIndex(filepath.Join(b.TempDir(), "search")))
+	text := must[*search.TextIndex](b)(search.OpenTextIndex(filepath.Join(b.TempDir(), "search")))
 	defer text.Close()
 	for _, r := range roots {
-		in := must[store.Indexed](b)(s.IndexedRoot(ctx, r))
-		if err := text.Put(r, in); err != nil {
+		d := must[store.Document](b)(s.Document(ctx, r))
+		if err := text.Put(r, search.EntryOf(d)); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/metamesh/node/node/catalog"
+	"github.com/metamesh/node/node/search"
 	"github.com/metamesh/node/store"
 	"github.com/metamesh/node/store/storetest"
 )
@@ -33,14 +33,14 @@ func BenchmarkSearchIndex(b *testing.B) {
 		compact  time.Duration // Compact after the fill
 		segments [2]int        // before and after it
 		s        *store.Store
-		text     *catalog.TextIndex
+		text     *search.TextIndex
 	}
 	var res []result
 	for _, n := range []int{1_000, 100_000} {
 		s := storetest.New(b)
 		roots := ingestCorpus(b, s, n)
 		dir := filepath.Join(b.TempDir(), "search")
-		text := must[*catalog.TextIndex](b)(catalog.OpenTextIndex(dir))
+		text := must[*search.TextIndex](b)(search.OpenTextIndex(dir))
 		texts.Store(s, text)
 		t0 := time.Now()
 		var wg sync.WaitGroup
@@ -50,9 +50,9 @@ func BenchmarkSearchIndex(b *testing.B) {
 			go func() {
 				defer wg.Done()
 				for r := range ch {
-					in, err := s.IndexedRoot(ctx, r)
+					d, err := s.Document(ctx, r)
 					if err == nil {
-						err = text.Put(r, in)
+						err = text.Put(r, search.EntryOf(d))
 					}
 					if err != nil {
 						b.Error(err)

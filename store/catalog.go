@@ -3,8 +3,8 @@ package store
 import (
 	"context"
 	"errors"
-	"slices"
 	"sort"
+	"strings"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -14,14 +14,31 @@ import (
 const catalogBatch = 256
 
 // catalogFields are the fields SummaryOfFields reads (a name ending in "/" for
-// every field under it); every one is a SearchField, so a write to any of
-// them reaches the node's indexer, which reads the entry again.
+// every field under it) but the IMDb ID, which the catalog's lists do
+// not show; CatalogField reports them, so a write to any of them reaches
+// the node's catalog, which reads the entry again.
 var catalogFields = []string{"title", "titles/", "originalTitle", "filePath", "fileName", "movieYear", "year",
 	"season", "episode", "episodeTitle", "sizeByte", "fileType", PosterField}
 
 // PosterField links a file to its poster: the poster's CID (ingest's
 // sidecars, an NFO's art).
 const PosterField = "art/poster"
+
+// CatalogField reports whether field f of a root is read for its
+// catalog entry (CatalogEntryOf): catalogFields, the IMDb ID and the
+// sidecar kind (a Consumer's Fields; Changes hands a peer's claim,
+// origin/<peer>/<field>, by its own name).
+func CatalogField(f string) bool {
+	if f == "imdbid" || f == SidecarField {
+		return true
+	}
+	for _, c := range catalogFields {
+		if f == c || (strings.HasSuffix(c, "/") && strings.HasPrefix(f, c)) {
+			return true
+		}
+	}
+	return false
+}
 
 // posterOf is the CID of d's poster, "" for none.
 func posterOf(d Document) string { return d.Presented()[PosterField] }
@@ -33,7 +50,7 @@ func posterOf(d Document) string { return d.Presented()[PosterField] }
 // The answer follows the order of roots.
 func (s *Store) CatalogEntries(ctx context.Context, roots []RootID) ([]Summary, error) {
 	out := make([]Summary, 0, len(roots))
-	err := s.readSummaries(ctx, roots, catalogFields, func(d Document) { out = append(out, catalogEntryOf(d)) })
+	err := s.readSummaries(ctx, roots, catalogFields, func(d Document) { out = append(out, CatalogEntryOf(d)) })
 	return out, err
 }
 
@@ -51,35 +68,6 @@ func (s *Store) readSummaries(ctx context.Context, roots []RootID, fields []stri
 		}
 	}
 	return nil
-}
-
-// catalogEntryOf is the summary of d, a document holding catalogFields,
-// without its members: the catalog keeps a summary of every root in
-// memory, and its lists do not show them.
-func catalogEntryOf(d Document) Summary {
-	e := summaryOf(d)
-	e.CIDs = nil
-	e.Poster = posterOf(d)
-	return e
-}
-
-// hitFields are what a search hit shows: the catalog's fields, the IMDb
-// ID and the sidecar links.
-var hitFields = append(slices.Clone(catalogFields), "imdbid", "subtitles/", "art/")
-
-// SearchHits reads the hits of a search's page, roots in their order (one
-// round trip for a page): each root's summary with its members, and the
-// languages of its subtitles and the kinds of its artwork. Roots that do
-// not exist are left out.
-func (s *Store) SearchHits(ctx context.Context, roots []RootID) ([]SearchHit, error) {
-	out := make([]SearchHit, 0, len(roots))
-	err := s.readSummaries(ctx, roots, hitFields, func(d Document) {
-		h := SearchHit{Summary: summaryOf(d)}
-		h.Poster = posterOf(d)
-		h.Subtitles, h.Art = sidecarsOf(d)
-		out = append(out, h)
-	})
-	return out, err
 }
 
 type catalogArgs struct {

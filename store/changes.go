@@ -26,13 +26,16 @@ const (
 )
 
 // Changed is what the node keeps in step with the store needs of one
-// root, read once for all of them: the CID the node announces for it
-// (Announced: "" for none) and what the search index and the catalog
-// keep (Indexed; Exists is false when the root is gone).
+// root, read once for all of them: whether it exists, the CID the node
+// announces for it (Announced: "" for none) and its Document, from which
+// each consumer computes what it keeps (the search index its text, the
+// catalog its entry, the announcer its key tokens). Exists is false, and
+// Document empty, when the root is gone.
 type Changed struct {
 	Root      RootID
+	Exists    bool
 	Announced string
-	Indexed
+	Document  Document
 }
 
 // ChangeBatch is one batch of changed roots Changes hands its consumers.
@@ -54,7 +57,27 @@ type ChangeBatch struct {
 type Consumer struct {
 	// Name is who consumes, in the log ("the search index").
 	Name string
-	Take func(ctx context.Context, b ChangeBatch) error
+	// Fields reports whether a write to field f of a root changes what
+	// the consumer keeps of it: a keyspace notification of file:<root>/f
+	// queues the root only when some consumer's Fields(f) is true. A
+	// peer's claim (origin/<peer>/<field>) is asked by its own name
+	// (FieldName). Nil: every field. The change feed's entries (key-set
+	// changes, mints, merges, deletes) queue their roots whatever Fields
+	// says.
+	Fields func(f string) bool
+	Take   func(ctx context.Context, b ChangeBatch) error
+}
+
+// FieldName is the name field f of a root counts by for a Consumer's
+// Fields: a peer's claim, origin/<peer>/<name>, by its name; any other
+// field as it is.
+func FieldName(f string) string {
+	if rest, ok := strings.CutPrefix(f, OriginPrefix+"/"); ok {
+		if _, name, ok := strings.Cut(rest, "/"); ok {
+			return name
+		}
+	}
+	return f
 }
 
 // Changes is the one follower of what changes in the store, for all the
@@ -168,7 +191,7 @@ func (c *Changes) followFeed(ctx context.Context) {
 
 // watch follows the keyspace notifications of file:*: each batch of keys
 // is tracked into the field index (Follow's work), then the roots whose
-// searchable fields were named are queued. Once subscribed, Following is
+// fields some consumer takes (Consumer.Fields) were named are queued. Once subscribed, Following is
 // closed; after the subscription was lost it subscribes again, repairs
 // the field index and sweeps.
 func (c *Changes) watch(ctx context.Context) {
@@ -197,7 +220,7 @@ func (c *Changes) watch(ctx context.Context) {
 				}
 				c.log.Warn("cannot track outside writes", "err", err)
 			}
-			c.add(searchRoots(keys)...)
+			c.add(fieldRoots(keys, c.wants)...)
 			return nil
 		})
 		if ctx.Err() != nil {
@@ -207,14 +230,25 @@ func (c *Changes) watch(ctx context.Context) {
 	}
 }
 
-// searchRoots are the roots whose searchable fields (SearchField) keys
-// name, once each.
-func searchRoots(keys []string) []RootID {
+// wants reports whether some consumer's Fields takes field f (a name
+// FieldName gave).
+func (c *Changes) wants(f string) bool {
+	for _, k := range c.consumers {
+		if k.Fields == nil || k.Fields(f) {
+			return true
+		}
+	}
+	return false
+}
+
+// fieldRoots are the roots of keys whose fields want reports, by the
+// name FieldName gives them, once each.
+func fieldRoots(keys []string, want func(string) bool) []RootID {
 	seen := map[RootID]bool{}
 	var roots []RootID
 	for _, k := range keys {
 		r, f, ok := strings.Cut(strings.TrimPrefix(k, "file:"), "/")
-		if ok && SearchField(f) && !seen[RootID(r)] {
+		if ok && !seen[RootID(r)] && want(FieldName(f)) {
 			seen[RootID(r)] = true
 			roots = append(roots, RootID(r))
 		}
@@ -354,7 +388,7 @@ func (s *Store) readChanged(ctx context.Context, roots []RootID) ([]Changed, err
 		}
 		d.Root = r
 		out[i].Announced = digestsOf(own[i].Val()).Canonical()
-		out[i].Indexed = indexedOf(d)
+		out[i].Exists, out[i].Document = true, d
 	}
 	return out, nil
 }

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/metamesh/node/internal/waiting"
+	"github.com/metamesh/node/node/search"
 	"github.com/metamesh/node/store"
 	"github.com/metamesh/node/store/storetest"
 )
@@ -99,7 +100,7 @@ func TestChanges_OneFollowerForEveryConsumer(t *testing.T) {
 	}
 	waiting.For(t, "the title written", func() bool {
 		c, _ := a.root(added)
-		return slices.Contains(c.Text.Title, "quarry")
+		return slices.Contains(search.TextOf(c.Document).Title, "quarry")
 	})
 
 	if err := s.DeleteRoot(ctx, added); err != nil {
@@ -264,6 +265,75 @@ func TestChanges_TrimAndRestart(t *testing.T) {
 	}
 	waiting.For(t, "an outside write after the outage", func() bool {
 		c, _ := a.root(first)
-		return slices.Contains(c.Text.Title, "lantern")
+		return slices.Contains(search.TextOf(c.Document).Title, "lantern")
 	})
+}
+
+// A write to a field queues its root only when some consumer's Fields
+// takes it, a peer's claim (origin/<peer>/<field>) by its own name; a
+// change feed's entry queues it whatever Fields says. Keyspace
+// notifications arrive in order: the root whose field no consumer takes
+// is written first, so had it been queued it would be in a batch no later
+// than the one that brings the root written after it.
+func TestChanges_FieldsChooseTheRoots(t *testing.T) {
+	srv := storetest.Server(t)
+	s := openOn(t, srv)
+	skipped := ingest(t, s, stat("/l/skipped.mkv", 10), content{1, 1}).Root
+	taken := ingest(t, s, stat("/l/taken.mkv", 10), content{2, 2}).Root
+	claimed := ingest(t, s, stat("/l/claimed.mkv", 10), content{3, 3}).Root
+	var a, b takes
+	titles := a.consumer("titles")
+	titles.Fields = func(f string) bool { return f == "title" }
+	none := b.consumer("nothing")
+	none.Fields = func(string) bool { return false }
+	runChanges(t, s, titles, none)
+	waiting.For(t, "the sweep at start", a.swept)
+	select {
+	case <-s.Following():
+	case <-waiting.After():
+		t.Fatal("the field subscription was never in place")
+	}
+	raw := rawClient(t, srv)
+	for _, w := range []struct {
+		root  store.RootID
+		field string
+	}{{skipped, "plot/eng"}, {claimed, "origin/12D3KooWPeer/title"}, {taken, "title"}} {
+		if err := raw.Set(ctx, "file:"+string(w.root)+"/"+w.field, "Quarry", 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	changed := func(r store.RootID) bool {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		for _, bt := range a.batches {
+			if !bt.Sweep && slices.ContainsFunc(bt.Roots, func(c store.Changed) bool { return c.Root == r }) {
+				return true
+			}
+		}
+		return false
+	}
+	waiting.For(t, "the root whose title was written", func() bool { return changed(taken) })
+	if !changed(claimed) {
+		t.Error("a peer's claim of a title did not queue its root")
+	}
+	if changed(skipped) {
+		t.Error("a write to a field no consumer takes queued its root")
+	}
+	// The change feed queues a root for everyone: a delete.
+	if err := s.DeleteRoot(ctx, skipped); err != nil {
+		t.Fatal(err)
+	}
+	waiting.For(t, "the delete", func() bool { c, ok := b.root(skipped); return ok && !c.Exists })
+}
+
+// FieldName is the one unwrapping of a peer's claim.
+func TestFieldName(t *testing.T) {
+	for f, want := range map[string]string{
+		"title": "title", "titles/eng": "titles/eng", "origin/12D3KooWPeer/title": "title",
+		"origin/12D3KooWPeer/titles/eng": "titles/eng", "origin/12D3KooWPeer": "origin/12D3KooWPeer", "origin": "origin",
+	} {
+		if got := store.FieldName(f); got != want {
+			t.Errorf("FieldName(%q) = %q, want %q", f, got, want)
+		}
+	}
 }

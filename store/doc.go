@@ -200,17 +200,20 @@
 //     (the change feed and the file:* notifications, tracked into the
 //     field index first) for all the node keeps in step with it, handing batches of
 //     changed roots each read once (ReadChanged: a thousand per round
-//     trip); sweeps at start, after a trim or a lost subscription, on
-//     request.
+//     trip; each root's announced CID and its Document, from which every
+//     consumer computes what it keeps); a write to a field queues its
+//     root only when some consumer's Fields takes it (a peer's claim by
+//     its own name: FieldName), a feed entry for every consumer; sweeps
+//     at start, after a trim or a lost subscription, on request.
 //   - merge.go: MergeRecord, the conflict-free merge of peers' records,
 //     and the eviction of roots known only from peers.
-//   - summary.go: what the search index (node/catalog's TextIndex, out
-//     of Redis) is fed and shows: Tokens, SearchText and IndexedRoot
-//     (a root's text, key tokens and summary in one read), Summary (and
-//     SummaryOfFields, the node's rules for a file's title, year and
-//     episode from its flat fields) and SearchHit. catalog.go:
-//     CatalogEntries and SearchHits (many roots' summaries per round
-//     trip).
+//   - summary.go: what the store reads for a list or a search hit:
+//     Summary (File, the API's form of it), SummaryOfFields (the node's
+//     rules for a file's title, year and episode from its flat fields),
+//     CatalogEntryOf (the catalog's summary of a document), SearchHit
+//     and SearchHits (a search page's hits in one round trip), the
+//     search limits and SidecarField. The search index and its word
+//     rules live in node/search, out of Redis.
 //   - check.go: Check, every schema invariant (fsck; uses SCAN).
 //   - rootid.go: root IDs. errors.go: sentinel errors.
 //   - version.go: Layout, meta:layout and LayoutVersion; what Open does
@@ -224,8 +227,8 @@
 //   - catalog.go: CatalogEntries, what a list of the library shows of
 //     some roots (title, year, season, episode, size, type, canonical CID,
 //     source), read in batches of 256 roots per script from the few
-//     fields a list needs, never a whole document; the node's catalog
-//     loads and follows it.
+//     fields a list needs, never a whole document (CatalogField: the
+//     fields an entry reads, what the node's catalog takes writes of).
 //
 // # Layouts and upgrades
 //

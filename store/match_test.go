@@ -74,13 +74,13 @@ func TestSearch_MatchTiers(t *testing.T) {
 	addFile(t, s, "/lib/b.mkv", content{2, 2}, map[string]string{"titles/eng": "Harbours"})
 	addFile(t, s, "/lib/c.mkv", content{3, 3}, map[string]string{"titles/eng": "Harbor"})
 	addFile(t, s, "/lib/d.mkv", content{4, 4}, map[string]string{"titles/eng": "Harbour Lights"})
-	got := search(t, s, "harbour lights")
+	got := searchTitles(t, s, "harbour lights")
 	want := []string{"Harbour Lights", "Harbour", "Harbours", "Harbor"}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Search = %q, want %q", got, want)
 	}
 	// Alone, "harbour" holds its word exactly in two titles: those first.
-	if got := search(t, s, "harbour"); !reflect.DeepEqual(got[:2], []string{"Harbour", "Harbour Lights"}) || len(got) != 4 {
+	if got := searchTitles(t, s, "harbour"); !reflect.DeepEqual(got[:2], []string{"Harbour", "Harbour Lights"}) || len(got) != 4 {
 		t.Errorf("Search(harbour) = %q", got)
 	}
 }
@@ -89,7 +89,7 @@ func TestSearch_MatchTiers(t *testing.T) {
 func TestSearch_DeletedRootLeaves(t *testing.T) {
 	s := storetest.New(t)
 	r := addFile(t, s, "/lib/Zanzibar.mkv", content{1, 1}, map[string]string{"titles/eng": "Zanzibar"})
-	if got := search(t, s, "zanz"); !reflect.DeepEqual(got, []string{"Zanzibar"}) {
+	if got := searchTitles(t, s, "zanz"); !reflect.DeepEqual(got, []string{"Zanzibar"}) {
 		t.Fatalf("Search(zanz) = %q", got)
 	}
 	if err := s.DeleteRoot(ctx, r); err != nil {

@@ -13,41 +13,50 @@ import (
 	"github.com/libp2p/go-libp2p/core/peer"
 
 	"github.com/metamesh/node/internal/waiting"
-	"github.com/metamesh/node/node/catalog"
+	"github.com/metamesh/node/node/search"
 	"github.com/metamesh/node/store"
 	"github.com/metamesh/node/store/storetest"
 )
 
-// The search index is node/catalog's TextIndex, fed from the store
-// (IndexedRoot) and read back through it (SearchHits): these tests keep
-// one in memory per store, as the node's indexer keeps one on disk.
-var texts sync.Map // *store.Store → *catalog.TextIndex
+// The search index is node/search's TextIndex, fed from the store (a
+// root's Document) and read back through it (SearchHits): these tests
+// keep one in memory per store, as the node's indexer keeps one on disk.
+var texts sync.Map // *store.Store → *search.TextIndex
 
-func textOf(tb testing.TB, s *store.Store) *catalog.TextIndex {
+func textOf(tb testing.TB, s *store.Store) *search.TextIndex {
 	tb.Helper()
 	if t, ok := texts.Load(s); ok {
-		return t.(*catalog.TextIndex)
+		return t.(*search.TextIndex)
 	}
-	t := must[*catalog.TextIndex](tb)(catalog.OpenTextIndex(""))
+	t := must[*search.TextIndex](tb)(search.OpenTextIndex(""))
 	if old, loaded := texts.LoadOrStore(s, t); loaded {
 		t.Close()
-		return old.(*catalog.TextIndex)
+		return old.(*search.TextIndex)
 	}
 	tb.Cleanup(func() { texts.Delete(s); t.Close() })
 	return t
 }
 
-// index indexes root as the node's indexer does.
-func index(tb testing.TB, s *store.Store, root store.RootID) store.Indexed {
+// index indexes root as the node's indexer does, from its document (the
+// zero Document once it is gone), and returns the document.
+func index(tb testing.TB, s *store.Store, root store.RootID) store.Document {
 	tb.Helper()
-	in := must[store.Indexed](tb)(s.IndexedRoot(ctx, root))
-	if err := textOf(tb, s).Put(root, in); err != nil {
+	d, err := s.Document(ctx, root)
+	var e search.Entry // a root gone leaves the index
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+	case err != nil:
+		tb.Fatal(err)
+	default:
+		e = search.EntryOf(d)
+	}
+	if err := textOf(tb, s).Put(root, e); err != nil {
 		tb.Fatal(err)
 	}
 	if err := textOf(tb, s).Flush(); err != nil {
 		tb.Fatal(err)
 	}
-	return in
+	return d
 }
 
 // addFile ingests a file with extracted metadata and indexes it.
@@ -65,7 +74,7 @@ func addFile(tb testing.TB, s *store.Store, path string, c content, fields map[s
 // with how the index matched each.
 type searchPage struct {
 	Hits    []store.SearchHit
-	Matches []catalog.Match
+	Matches []search.Match
 	Total   int
 	Next    string
 }
@@ -92,7 +101,7 @@ func titles(p searchPage) []string {
 	return out
 }
 
-func search(tb testing.TB, s *store.Store, q string) []string {
+func searchTitles(tb testing.TB, s *store.Store, q string) []string {
 	tb.Helper()
 	p, err := searchAt(tb, s, q, 100, "")
 	if err != nil {
@@ -127,7 +136,7 @@ func TestSearch_RankingAndFields(t *testing.T) {
 		{"!!!", nil},
 	} {
 		t.Run(tc.q, func(t *testing.T) {
-			got := search(t, s, tc.q)
+			got := searchTitles(t, s, tc.q)
 			// Ties (same tokens, same weight) come in root order.
 			switch tc.q {
 			case "mkv":
@@ -182,12 +191,12 @@ func TestSearch_Pagination(t *testing.T) {
 		t.Errorf("pages gave %q, want 7 distinct titles", all)
 	}
 	for _, bad := range []string{"%%%", "AAAAAAAAAAAA", "aGVsbG8"} {
-		if _, err := searchAt(t, s, "common", 3, bad); !errors.Is(err, catalog.ErrInvalidCursor) {
+		if _, err := searchAt(t, s, "common", 3, bad); !errors.Is(err, search.ErrInvalidCursor) {
 			t.Errorf("cursor %q: err = %v, want ErrInvalidCursor", bad, err)
 		}
 	}
 	p, _ := searchAt(t, s, "common", 3, "")
-	if _, err := searchAt(t, s, "title", 3, p.Next); !errors.Is(err, catalog.ErrInvalidCursor) {
+	if _, err := searchAt(t, s, "title", 3, p.Next); !errors.Is(err, search.ErrInvalidCursor) {
 		t.Errorf("another query's cursor: err = %v, want ErrInvalidCursor", err)
 	}
 	if _, err := searchAt(t, s, "common", 0, ""); err == nil {
@@ -205,10 +214,10 @@ func TestSearch_Removal(t *testing.T) {
 			t.Fatal(err)
 		}
 		index(t, s, r)
-		if got := search(t, s, "centauri"); got != nil {
+		if got := searchTitles(t, s, "centauri"); got != nil {
 			t.Errorf("old title still found: %q", got)
 		}
-		if got := search(t, s, "pictoris"); !reflect.DeepEqual(got, []string{"Beta Pictoris"}) {
+		if got := searchTitles(t, s, "pictoris"); !reflect.DeepEqual(got, []string{"Beta Pictoris"}) {
 			t.Errorf("new title: %q", got)
 		}
 	})
@@ -217,10 +226,10 @@ func TestSearch_Removal(t *testing.T) {
 			t.Fatal(err)
 		}
 		index(t, s, r)
-		if got := search(t, s, "alpha"); got != nil {
+		if got := searchTitles(t, s, "alpha"); got != nil {
 			t.Errorf("old file name still found: %q", got)
 		}
-		if got := search(t, s, "gamma"); len(got) != 1 {
+		if got := searchTitles(t, s, "gamma"); len(got) != 1 {
 			t.Errorf("new file name: %q", got)
 		}
 	})
@@ -228,7 +237,7 @@ func TestSearch_Removal(t *testing.T) {
 		if _, err := s.RemovePath(ctx, "/lib/Gamma.mkv"); err != nil {
 			t.Fatal(err)
 		}
-		if got := search(t, s, "pictoris"); got != nil {
+		if got := searchTitles(t, s, "pictoris"); got != nil {
 			t.Errorf("deleted root found before re-indexing: %q", got)
 		}
 		// The delete took the root's postings with it, before any
@@ -241,31 +250,6 @@ func TestSearch_Removal(t *testing.T) {
 		}
 		index(t, s, r)
 	})
-}
-
-// TestIndexedRoot_KeyTokens: IndexedRoot gives what a local file provides DHT
-// keys for: the keyed tokens of its titles, IDs and genres, never of its
-// file name; none once the file is gone.
-func TestIndexedRoot_KeyTokens(t *testing.T) {
-	s := storetest.New(t)
-	o, _, err := s.Ingest(ctx, stat("/lib/Some.Release.Name.1080p.mkv", 5000), content{40, 40}.hashes(), store.Meta{Version: 1,
-		Owned: []string{"titles", "originalTitle", "movieYear", "genre", "imdbid", "tmdbid"},
-		Fields: map[string]string{"titles/eng": "The Lighthouse Keepers", "originalTitle": "Les Gardiens du Phare", "movieYear": "2019",
-			"genre/0": "Drama", "imdbid": "tt0113277", "tmdbid": "949", "plot/eng": "Two keepers on a rock"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := index(t, s, o.Root).KeyTokens
-	want := []string{"949", "drama", "gardiens", "keepers", "lighthouse", "phare", "tt0113277"}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("key tokens = %q, want %q (no file name, year, stop word or plot)", got, want)
-	}
-	if _, err := s.RemovePath(ctx, "/lib/Some.Release.Name.1080p.mkv"); err != nil {
-		t.Fatal(err)
-	}
-	if got := index(t, s, o.Root).KeyTokens; got != nil {
-		t.Errorf("a gone root gives key tokens %q", got)
-	}
 }
 
 func TestSearch_PeerOnlyRoots(t *testing.T) {
@@ -281,7 +265,7 @@ func TestSearch_PeerOnlyRoots(t *testing.T) {
 	if err != nil {
 		t.Fatal(err, res)
 	}
-	if keyed := index(t, s, root).KeyTokens; keyed != nil {
+	if keyed := search.KeyTokens(index(t, s, root)); keyed != nil {
 		t.Errorf("a root known only from a peer gives key tokens %q", keyed)
 	}
 	pg, err := searchAt(t, s, "remote film", 10, "")
@@ -294,14 +278,14 @@ func TestSearch_PeerOnlyRoots(t *testing.T) {
 }
 
 // A re-extraction's fields reach the store's changes: the root is handed
-// again with its new search text.
+// again with its new document, which gives its new search text.
 func TestChanges_SeeReextraction(t *testing.T) {
 	s := storetest.New(t)
 	r := addFile(t, s, "/lib/w.mkv", content{40, 40}, map[string]string{"titles/eng": "Old"})
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	got := make(chan store.Changed, 16)
-	ch := s.Changes(store.Consumer{Name: "the test", Take: func(_ context.Context, b store.ChangeBatch) error {
+	ch := s.Changes(store.Consumer{Name: "the test", Fields: search.Field, Take: func(_ context.Context, b store.ChangeBatch) error {
 		if !b.Sweep {
 			for _, c := range b.Roots {
 				got <- c
@@ -317,7 +301,7 @@ func TestChanges_SeeReextraction(t *testing.T) {
 	for {
 		select {
 		case g := <-got:
-			if g.Root == r && slices.Contains(g.Text.Title, "new") {
+			if g.Root == r && slices.Contains(search.TextOf(g.Document).Title, "new") {
 				return
 			}
 		case <-waiting.After():
@@ -346,13 +330,8 @@ func TestSearch_IDsAndGenres(t *testing.T) {
 		{"drama", []string{"Show"}},
 		{"tt0000001", nil},
 	} {
-		if got := search(t, s, tt.q); !reflect.DeepEqual(got, tt.want) {
+		if got := searchTitles(t, s, tt.q); !reflect.DeepEqual(got, tt.want) {
 			t.Errorf("search %q = %q, want %q", tt.q, got, tt.want)
-		}
-	}
-	for _, f := range []string{"imdbid", "tmdbid", "tvdbid", "genre/3"} {
-		if !store.SearchField(f) {
-			t.Errorf("SearchField(%q) is false: a write to it would not re-index", f)
 		}
 	}
 }

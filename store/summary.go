@@ -2,25 +2,22 @@ package store
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"path"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
-	"github.com/metamesh/node/protocol"
+	"github.com/metamesh/node/model"
 )
 
-// What the search index is fed. The index itself lives outside Redis
-// (node/catalog's TextIndex, under the data directory): the store gives
-// every root's searchable text (titles, the file name,
-// year/season/episode, IMDb, TMDB and TVDB IDs, genres) cut into folded
-// tokens (Tokens), title tokens apart from the others (SearchText), and
-// reads the hits of a page (SearchHits). Layouts before 3 kept the
-// postings in Redis (tk:<token>, and //<token> entries in fields:<root>);
-// the upgrade to layout 3 deletes them.
+// What the store reads for a list or a search hit: a root's summary
+// (Summary, by the node's rules of SummaryOfFields) and the hits of a
+// search's page (SearchHits). The search index itself lives outside
+// Redis (node/search, under the data directory), fed from the documents
+// store.Changes hands it. Layouts before 3 kept the postings in Redis
+// (tk:<token>, and //<token> entries in fields:<root>); the upgrade to
+// layout 3 deletes them.
 
 // Search limits.
 const (
@@ -28,8 +25,6 @@ const (
 	MaxSearchQuery = 256
 	// MaxSearchLimit is the most hits one page holds.
 	MaxSearchLimit = 100
-	// maxRootTokens bounds the tokens one root is indexed under.
-	maxRootTokens = 256
 )
 
 // Summary is what the node shows of one root in a list: a search hit, an
@@ -62,6 +57,13 @@ type Summary struct {
 // Local reports whether the summary is a local file's.
 func (s Summary) Local() bool { return s.Source == "local" }
 
+// File is the one conversion of the summary to the API's, for the
+// library's lists and the search's local hits.
+func (s Summary) File() model.FileSummary {
+	return model.FileSummary{CID: s.CID, Title: s.Title, Year: s.Year, Season: s.Season, Episode: s.Episode,
+		EpisodeTitle: s.EpisodeTitle, Size: s.Size, FileType: s.FileType, Poster: s.Poster, Source: s.Source}
+}
+
 // SidecarField names the kind of sidecar a file is ("subtitle", "nfo",
 // "art"), as ingest writes it: a sidecar is never a search hit of its
 // own; its video's hit says it has it (SearchHit.Subtitles and Art).
@@ -76,185 +78,34 @@ type SearchHit struct {
 	Art       []string `json:"art,omitempty"`
 }
 
-// titleField reports whether a flat field holds a title.
-func titleField(f string) bool {
-	return f == "title" || f == "originalTitle" || f == "episodeTitle" || strings.HasPrefix(f, "titles/")
+// CatalogEntryOf is the summary of d (a whole document, or one holding
+// catalogFields) without its members, as the node's catalog keeps it:
+// it keeps a summary of every root in memory, and its lists do not show
+// them.
+func CatalogEntryOf(d Document) Summary {
+	e := summaryOf(d)
+	e.CIDs = nil
+	e.Poster = posterOf(d)
+	return e
 }
 
-// SearchField reports whether field f of a root is read by the search
-// index or the catalog (so a write to it has the indexer read the root
-// again): the catalog's lists show a file's poster (art/poster), which
-// is linked when the poster is found, often after the video. Peers'
-// claims (origin/<peer>/<field>) count by their own name.
-func SearchField(f string) bool {
-	if rest, ok := strings.CutPrefix(f, OriginPrefix+"/"); ok {
-		_, f, _ = strings.Cut(rest, "/")
-	}
-	switch f {
-	case "filePath", "fileName", "movieYear", "year", "season", "episode", "sizeByte", "fileType", PosterField:
-		return true
-	}
-	return titleField(f) || idField(f) || genreField(f)
-}
+// hitFields are what a search hit shows: the catalog's fields, the IMDb
+// ID and the sidecar links.
+var hitFields = append(slices.Clone(catalogFields), "imdbid", "subtitles/", "art/")
 
-// idField reports a field holding an outside database's ID of the file:
-// imdbid ("tt1375666"), tmdbid, tvdbid.
-func idField(f string) bool { return f == "imdbid" || f == "tmdbid" || f == "tvdbid" }
-
-// genreField reports a genre (genre/0, genre/1, …).
-func genreField(f string) bool { return strings.HasPrefix(f, "genre/") }
-
-// Tokens cuts text into search tokens (protocol.Tokens: the one
-// normalization the index, queries and the DHT's token keys share).
-func Tokens(text string) []string { return protocol.Tokens(text) }
-
-// searchTokens is what root's document is indexed under: token → 2 for a
-// title token, 1 for one only elsewhere.
-func searchTokens(d Document) map[string]int {
-	fields := d.Presented()
-	out := map[string]int{}
-	if fields[SidecarField] != "" {
-		// A subtitle, an NFO or artwork: its video's hit says it has it.
-		return out
-	}
-	add := func(text string, w int) {
-		for _, t := range Tokens(text) {
-			if len(out) >= maxRootTokens && out[t] == 0 {
-				return
-			}
-			out[t] = max(out[t], w)
-		}
-	}
-	// The fields of a kind, in name order: which tokens fit under
-	// maxRootTokens does not depend on map order.
-	addAll := func(kind func(string) bool, w int) {
-		names := make([]string, 0, 8)
-		for f := range fields {
-			if kind(f) {
-				names = append(names, f)
-			}
-		}
-		sort.Strings(names)
-		for _, f := range names {
-			add(fields[f], w)
-		}
-	}
-	addAll(titleField, 2)
-	if fp := fields["filePath"]; fp != "" {
-		add(path.Base(fp), 1)
-	} else if fn := fields["fileName"]; fn != "" {
-		add(path.Base(fn), 1)
-	}
-	for _, f := range []string{"movieYear", "year"} {
-		if y, err := strconv.Atoi(fields[f]); err == nil && y > 0 {
-			add(strconv.Itoa(y), 1)
-		}
-	}
-	// An ID names the file as exactly as a title: "q=tt1375666" finds it.
-	// tmdb and tvdb IDs are bare numbers, found as such.
-	if id := fields["imdbid"]; id != "" {
-		add(id, 2)
-	}
-	for _, f := range []string{"tmdbid", "tvdbid"} {
-		if id := fields[f]; id != "" {
-			add(id, 1)
-		}
-	}
-	addAll(genreField, 1)
-	s, serr := strconv.Atoi(fields["season"])
-	e, eerr := strconv.Atoi(fields["episode"])
-	if serr == nil && s >= 0 {
-		add(fmt.Sprintf("s%02d", s), 1)
-	}
-	if eerr == nil && e >= 0 {
-		add(fmt.Sprintf("e%02d", e), 1)
-	}
-	if serr == nil && eerr == nil && s >= 0 && e >= 0 {
-		add(fmt.Sprintf("s%02de%02d", s, e), 1)
-	}
-	return out
-}
-
-// KeyTokens are the tokens a local file's document gives DHT keys for
-// (protocol.SearchTokenKey): the tokens search indexes it under from its
-// titles (title, original, show and episode titles), its IMDb, TMDB and
-// TVDB IDs and its genres, never from its file name or path, that
-// protocol.Keyed keeps; sorted, distinct. A root known only from peers
-// gives none: a household provides keys for its own files only.
-func KeyTokens(d Document) []string {
-	if !d.Local() {
-		return nil
-	}
-	fields := d.Presented()
-	seen := map[string]bool{}
-	for f, v := range fields {
-		if !titleField(f) && !idField(f) && !genreField(f) {
-			continue
-		}
-		for _, t := range Tokens(v) {
-			if protocol.Keyed(t) {
-				seen[t] = true
-			}
-		}
-	}
-	out := make([]string, 0, len(seen))
-	for t := range seen {
-		out = append(out, t)
-	}
-	sort.Strings(out)
-	return out[:min(len(out), maxRootTokens)]
-}
-
-// SearchText is what a root is indexed under: its tokens from titles
-// (title, original, show and episode titles, its IMDb ID) and the others
-// (file name, year, season and episode, TMDB and TVDB IDs, genres),
-// sorted. A sidecar has none: its video's hit says it has it.
-type SearchText struct {
-	Title, Other []string
-}
-
-// searchText is d's search text.
-func searchText(d Document) SearchText {
-	var t SearchText
-	for tok, w := range searchTokens(d) {
-		if w == 2 {
-			t.Title = append(t.Title, tok)
-		} else {
-			t.Other = append(t.Other, tok)
-		}
-	}
-	slices.Sort(t.Title)
-	slices.Sort(t.Other)
-	return t
-}
-
-// Indexed is what the search indexer needs of a root, read from its
-// document in one round trip: its search text, its KeyTokens and its
-// summary as the catalog keeps it (what CatalogEntries reads). Exists is
-// false when the root is gone.
-type Indexed struct {
-	Exists    bool
-	Text      SearchText
-	KeyTokens []string
-	Summary   Summary
-}
-
-// IndexedRoot reads what the search indexer needs of root.
-func (s *Store) IndexedRoot(ctx context.Context, root RootID) (Indexed, error) {
-	d, err := s.Document(ctx, root)
-	switch {
-	case errors.Is(err, ErrNotFound):
-		return Indexed{}, nil
-	case err != nil:
-		return Indexed{}, err
-	}
-	return indexedOf(d), nil
-}
-
-// indexedOf is what the search index, the catalog and the announcer
-// need of document d (IndexedRoot, ReadChanged).
-func indexedOf(d Document) Indexed {
-	return Indexed{Exists: true, Text: searchText(d), KeyTokens: KeyTokens(d), Summary: catalogEntryOf(d)}
+// SearchHits reads the hits of a search's page, roots in their order (one
+// round trip for a page): each root's summary with its members, and the
+// languages of its subtitles and the kinds of its artwork. Roots that do
+// not exist are left out.
+func (s *Store) SearchHits(ctx context.Context, roots []RootID) ([]SearchHit, error) {
+	out := make([]SearchHit, 0, len(roots))
+	err := s.readSummaries(ctx, roots, hitFields, func(d Document) {
+		h := SearchHit{Summary: summaryOf(d)}
+		h.Poster = posterOf(d)
+		h.Subtitles, h.Art = sidecarsOf(d)
+		out = append(out, h)
+	})
+	return out, err
 }
 
 // summaryOf is the summary a document gives: what its fields say

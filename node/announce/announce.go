@@ -10,6 +10,7 @@ import (
 	"github.com/ipfs/go-cid"
 
 	"github.com/metamesh/node/model"
+	"github.com/metamesh/node/node/search"
 	"github.com/metamesh/node/protocol"
 	"github.com/metamesh/node/store"
 )
@@ -25,7 +26,7 @@ import (
 //     being reprovided (StopProviding; its records expire by themselves);
 //   - unless turned off (--search-index=false), the DHT key of every
 //     search token the local files hold (protocol.SearchTokenKey of
-//     store.KeyTokens, read in the same batch): a token is provided when
+//     search.KeyTokens of the root's document, read in the same batch): a token is provided when
 //     its first local root gains it and stopped when its last one loses
 //     it.
 //
@@ -160,7 +161,15 @@ func tokensOf(c store.Changed) []string {
 	if !c.Exists {
 		return nil
 	}
-	return c.KeyTokens
+	return search.KeyTokens(c.Document)
+}
+
+// Consumer is the announcer as store.Changes takes it: a write to a
+// field its key tokens are read from (search.KeyField) has the root read
+// again, when it provides token keys; its announced CIDs change with the
+// key-sets, which the change feed names.
+func (a *Announcer) Consumer() store.Consumer {
+	return store.Consumer{Name: "the announcer", Fields: func(f string) bool { return a.index && search.KeyField(f) }, Take: a.Take}
 }
 
 // takeSweep gathers a sweep's batch; at its last, what it gathered
@@ -174,7 +183,10 @@ func (a *Announcer) takeSweep(ctx context.Context, b store.ChangeBatch) error {
 		if _, err := cid.Decode(c.Announced); c.Announced != "" && err == nil {
 			sk.announced[c.Root] = c.Announced
 		}
-		if toks := tokensOf(c); a.index && len(toks) > 0 {
+		if !a.index {
+			continue
+		}
+		if toks := tokensOf(c); len(toks) > 0 {
 			sk.tokens[c.Root] = toks
 		}
 	}

@@ -6,9 +6,12 @@
 //
 //   - announce.go: the Announcer. It provides two kinds of keys: the CID
 //     of every local root that the store announces, and the search token key
-//     of every word the local files hold (protocol.SearchTokenKey), both
-//     from the batches of changed roots store.Changes hands it (Take). Stats are its and the provider's
-//     figures, as /api/status.provide gives them.
+//     of every word the local files hold (protocol.SearchTokenKey of
+//     search.KeyTokens of each root's document), both from the batches
+//     of changed roots store.Changes hands it (Take; its Consumer's
+//     Fields are search.KeyField's, when it provides token keys). Stats
+//     are its and the provider's figures, as /api/status.provide gives
+//     them.
 //   - provide.go: the Sweeper: kad-dht's sweeping provider, its keystore
 //     and schedule persisted in a pebble datastore (DATA/provider; a
 //     derived.Pebble: moved aside and made anew when damaged, then

@@ -2,12 +2,14 @@ package catalog
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"slices"
 	"strings"
 	"sync"
 
 	"github.com/metamesh/node/model"
+	"github.com/metamesh/node/protocol"
 	"github.com/metamesh/node/store"
 )
 
@@ -15,10 +17,12 @@ import (
 // /api/library pages through: one store.Summary per root (the few
 // fields a list shows), so a list is cut without a Redis read.
 //
-// The indexer keeps it: its start-up sweep (and every sweep after a lost
-// feed or subscription) replaces it with the entries of every root, and
-// every root the change feed or a field write names is read again
-// (store.CatalogEntries), so a deleted or merged root leaves it. Root IDs
+// It is a store.Consumer of its own (Take): the start-up sweep (and every
+// sweep after a lost feed or subscription) replaces it with the entries
+// of every root, and every root the change feed or a write to a field its
+// entry reads (store.CatalogField) names is read again, its entry
+// computed from its document (store.CatalogEntryOf), so a deleted or
+// merged root leaves it. Root IDs
 // are UUIDv7 minted in order, so the newest roots sort last: "recent" is
 // the catalog by root, newest first.
 //
@@ -32,10 +36,42 @@ type Catalog struct {
 	local   int  // entries of local files
 	loaded  bool // a sweep filled it once
 	views   catalogViews
+
+	// sweeping are the roots of the sweep being taken, nil between
+	// sweeps (Take's goroutine only).
+	sweeping map[store.RootID]bool
 }
 
 func New() *Catalog {
 	return &Catalog{entries: map[store.RootID]*listed{}, views: catalogViews{show: map[string]*catalogShow{}}}
+}
+
+// Consumer is the catalog as store.Changes takes it: a write to a field
+// its entries read (store.CatalogField) has the root read again.
+func (c *Catalog) Consumer() store.Consumer {
+	return store.Consumer{Name: "the catalog", Fields: store.CatalogField, Take: c.Take}
+}
+
+// Take brings the catalog in step with one batch of changed roots (a
+// store.Consumer): each root's entry, or none when it is gone. A sweep's
+// batches only put; its last drops what no batch of the sweep named.
+func (c *Catalog) Take(_ context.Context, b store.ChangeBatch) error {
+	if b.First {
+		c.sweeping = map[store.RootID]bool{}
+	}
+	c.take(b.Roots)
+	if b.Sweep && c.sweeping != nil {
+		for _, r := range b.Roots {
+			if r.Exists {
+				c.sweeping[r.Root] = true
+			}
+		}
+	}
+	if b.Last && c.sweeping != nil {
+		c.swept(c.sweeping)
+		c.sweeping = nil
+	}
+	return nil
 }
 
 // take puts what a batch of store.Changes read of roots in the
@@ -48,7 +84,7 @@ func (c *Catalog) take(roots []store.Changed) {
 	for _, r := range roots {
 		ids = append(ids, r.Root)
 		if r.Exists {
-			es = append(es, r.Summary)
+			es = append(es, store.CatalogEntryOf(r.Document))
 		}
 	}
 	c.apply(ids, es, false)
@@ -189,7 +225,7 @@ func remove[T comparable](list []T, x T, order func(a, b T) int) []T {
 // fold is how titles sort and shows are told apart: the search index's
 // tokens (lower case, accents removed, punctuation dropped).
 func fold(title string) string {
-	if f := strings.Join(store.Tokens(title), " "); f != "" {
+	if f := strings.Join(protocol.Tokens(title), " "); f != "" {
 		return f
 	}
 	return title
@@ -417,18 +453,11 @@ func cut[L ~[]T, T any](p *model.LibraryPage, q model.LibraryQuery, list L, entr
 
 // fileEntry is a file's entry; an episode's names its show.
 func fileEntry(l *listed) model.LibraryEntry {
-	e := model.LibraryEntry{Kind: "file", FileSummary: Summary(l.Summary)}
+	e := model.LibraryEntry{Kind: "file", FileSummary: l.File()}
 	if episode(l.Summary) {
 		e.Show = l.fold
 	}
 	return e
-}
-
-// Summary is the one conversion of the store's summary of a root to the
-// API's, for the library's lists and the search's local hits.
-func Summary(s store.Summary) model.FileSummary {
-	return model.FileSummary{CID: s.CID, Title: s.Title, Year: s.Year, Season: s.Season, Episode: s.Episode,
-		EpisodeTitle: s.EpisodeTitle, Size: s.Size, FileType: s.FileType, Poster: s.Poster, Source: s.Source}
 }
 
 func ptr[T any](v T) *T { return &v }

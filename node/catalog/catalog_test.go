@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"reflect"
@@ -101,5 +102,47 @@ func TestCatalog_ChangesKeepTheListsOfASweep(t *testing.T) {
 	c.apply(nil, append(all, all...), true)
 	if got := c.Counts(); got != counts {
 		t.Errorf("a sweep reading every root twice counts %+v, want %+v", got, counts)
+	}
+}
+
+// The catalog as a consumer of the store's changes: each root's entry
+// from its document, a root gone leaves it, and a sweep's last batch
+// drops what no batch of the sweep named (a root deleted while no node
+// ran).
+func TestCatalog_Take(t *testing.T) {
+	doc := func(r store.RootID, title string) store.Changed {
+		return store.Changed{Root: r, Exists: true, Document: store.Document{Root: r, Fields: map[string]string{"filePath": "/lib/" + title + ".mkv", "title": title, "fileType": "video"}}}
+	}
+	titles := func(c *Catalog) map[store.RootID]string {
+		c.mu.RLock()
+		defer c.mu.RUnlock()
+		out := map[store.RootID]string{}
+		for r, l := range c.entries {
+			out[r] = l.Title
+		}
+		return out
+	}
+	c := New()
+	take := func(b store.ChangeBatch) {
+		t.Helper()
+		if err := c.Take(context.Background(), b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	take(store.ChangeBatch{Roots: []store.Changed{doc("r1", "Heat"), doc("r2", "Alien"), doc("r3", "Brazil")}})
+	take(store.ChangeBatch{Roots: []store.Changed{doc("r2", "Aliens"), {Root: "r3"}}})
+	if got, want := titles(c), map[store.RootID]string{"r1": "Heat", "r2": "Aliens"}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("after changes: %v, want %v", got, want)
+	}
+	take(store.ChangeBatch{Sweep: true, First: true, Roots: []store.Changed{doc("r2", "Aliens")}})
+	if got := titles(c); len(got) != 2 {
+		t.Fatalf("a sweep's first batch dropped entries: %v", got)
+	}
+	take(store.ChangeBatch{Sweep: true, Last: true, Roots: []store.Changed{doc("r4", "Ran")}})
+	if got, want := titles(c), map[store.RootID]string{"r2": "Aliens", "r4": "Ran"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("after a sweep: %v, want %v", got, want)
+	}
+	if got := c.Counts().Local; got != 2 {
+		t.Errorf("%d local files counted, want 2", got)
 	}
 }

@@ -33,7 +33,8 @@
 //     store.Document in one place (known fields typed, exact bytes of
 //     paths that are not UTF-8).
 //   - search.go: /metamesh/search/1.1.0 and 1.0.0 (answered with local
-//     files only, signed), the federated fan-out and GET /api/search. The
+//     files only, signed), the federated fan-out and GET /api/search (the
+//     local page of node/search's index, then peers' answers). The
 //     fan-out asks at most 32 connected peers, 8 at once, in an order no
 //     peer can choose (shuffled for each search, peers marked in score.go
 //     last), and up to 64 households the keyword index names, 8 at once,
@@ -81,8 +82,10 @@
 //
 // # Goroutines and concurrency
 //
-// StartHousehold runs: the announcer (node/announce), the search indexer
-// (node/catalog) and a watcher that reprovides when the routing table goes
+// StartHousehold runs: the announcer (node/announce), store.Changes
+// handing the store's changes to the search indexer (node/search), the
+// catalog when given (node/catalog) and the announcer, in that order, and
+// a watcher that reprovides when the routing table goes
 // from empty to not empty, or the node gets a relay reservation afresh
 // (not a renewal);
 // per inbound record or search stream, libp2p's handler goroutine. A

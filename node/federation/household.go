@@ -19,6 +19,7 @@ import (
 	"github.com/metamesh/node/node/catalog"
 	"github.com/metamesh/node/node/handoff"
 	"github.com/metamesh/node/node/p2p"
+	"github.com/metamesh/node/node/search"
 	"github.com/metamesh/node/store"
 )
 
@@ -51,11 +52,11 @@ type HouseholdConfig struct {
 	Bootstrap []peer.AddrInfo
 	// NoSearchIndex: provide no search token keys (Config.NoSearchIndex).
 	NoSearchIndex bool
-	// SearchDir holds the search index (catalog.TextIndex), built anew
+	// SearchDir holds the search index (search.TextIndex), built anew
 	// when missing; "" keeps it in memory (a simulation).
 	SearchDir string
-	// Catalog, when set, is kept in step by the search indexer (a node's
-	// GET /api/library); nil keeps none.
+	// Catalog, when set, is kept in step with the store's changes (a
+	// node's GET /api/library); nil keeps none.
 	Catalog *catalog.Catalog
 	// Logger; default discards.
 	Logger *slog.Logger
@@ -78,7 +79,7 @@ type Household struct {
 	res    *resolver
 	ann    *announce.Announcer
 	ho     *handoff.Service
-	text   *catalog.TextIndex
+	text   *search.TextIndex
 	// scores are the peers that hung or lied, shared by lookups and
 	// searches: asked last, a liar's records not believed.
 	scores *scores
@@ -124,7 +125,7 @@ func StartHousehold(ctx context.Context, cfg HouseholdConfig) (*Household, error
 		}
 		p, own = p2p.Wrap(cfg.Host, d, held, log.With("component", "p2p")), true
 	}
-	text, err := catalog.OpenTextIndex(cfg.SearchDir)
+	text, err := search.OpenTextIndex(cfg.SearchDir)
 	if err != nil {
 		if own {
 			p.DHT().Close()
@@ -151,10 +152,11 @@ func StartHousehold(ctx context.Context, cfg HouseholdConfig) (*Household, error
 	// and the catalog, then to the announcer; peers ask on
 	// /metamesh/search/1.1.0 (or 1.0.0).
 	var changes *store.Changes
-	index := catalog.NewIndexer(text, cfg.Catalog, func() { changes.Sweep() }, log)
-	changes = cfg.Store.Changes(
-		store.Consumer{Name: "the search index", Take: index.Take},
-		store.Consumer{Name: "the announcer", Take: hh.ann.Take})
+	consumers := []store.Consumer{search.NewIndexer(text, func() { changes.Sweep() }, log).Consumer()}
+	if cfg.Catalog != nil {
+		consumers = append(consumers, cfg.Catalog.Consumer())
+	}
+	changes = cfg.Store.Changes(append(consumers, hh.ann.Consumer())...)
 	hh.ho = handoff.Start(p.Host(), p.DHT(), p.Held(), handoff.Options{Logger: log})
 	bg, cancel := context.WithCancel(context.Background())
 	hh.cancel = cancel

@@ -20,8 +20,8 @@ import (
 	libp2pproto "github.com/libp2p/go-libp2p/core/protocol"
 
 	"github.com/metamesh/node/model"
-	"github.com/metamesh/node/node/catalog"
 	"github.com/metamesh/node/node/p2p"
+	"github.com/metamesh/node/node/search"
 	"github.com/metamesh/node/protocol"
 	"github.com/metamesh/node/store"
 )
@@ -75,7 +75,7 @@ const (
 type searchService struct {
 	peerService
 	providers providerFinder
-	text      *catalog.TextIndex
+	text      *search.TextIndex
 	// scores order the peers a federated search asks, and it marks
 	// those that hang, fail or lie (shared with the resolver).
 	scores *scores
@@ -92,7 +92,7 @@ type providerFinder interface {
 	FindProvidersAsync(ctx context.Context, key cid.Cid, count int) <-chan peer.AddrInfo
 }
 
-func newSearchService(h host.Host, d providerFinder, st *store.Store, text *catalog.TextIndex, key crypto.PrivKey, log *slog.Logger) *searchService {
+func newSearchService(h host.Host, d providerFinder, st *store.Store, text *search.TextIndex, key crypto.PrivKey, log *slog.Logger) *searchService {
 	ss := &searchService{peerService: newPeerService(h, st, key, log, "search", protocol.SearchProtocolV11),
 		providers: d, text: text, scores: newScores(), peerTimeout: searchPeerTimeout, dialTimeout: searchDialTimeout}
 	for _, v := range protocol.SearchProtocols {
@@ -483,7 +483,7 @@ func (ss *searchService) search(ctx context.Context, q string, limit int, cursor
 	page, next, err := ss.local(lctx, q, limit, cursor)
 	cancel()
 	switch {
-	case errors.Is(err, catalog.ErrInvalidCursor):
+	case errors.Is(err, search.ErrInvalidCursor):
 		return res, fmt.Errorf("%w: cursor: %v", model.ErrBadRequest, err)
 	case err != nil && store.IsUnavailable(err):
 		return res, RedisDown(err)
@@ -550,7 +550,7 @@ func (ss *searchService) search(ctx context.Context, q string, limit int, cursor
 func searchHit[H store.SearchHit | protocol.SearchHit](h H, from string) model.SearchHit {
 	switch h := any(h).(type) {
 	case store.SearchHit:
-		return model.SearchHit{FileSummary: catalog.Summary(h.Summary), CIDs: h.CIDs, IMDbID: h.IMDbID, Subtitles: h.Subtitles, Art: h.Art}
+		return model.SearchHit{FileSummary: h.File(), CIDs: h.CIDs, IMDbID: h.IMDbID, Subtitles: h.Subtitles, Art: h.Art}
 	case protocol.SearchHit:
 		return model.SearchHit{FileSummary: model.FileSummary{CID: h.CID, Title: h.Title, Size: h.Size, FileType: h.FileType, Source: from,
 			Year: h.Year, Season: h.Season, Episode: h.Episode, EpisodeTitle: h.EpisodeTitle}, CIDs: h.CIDs, IMDbID: h.IMDbID, Peers: []string{from}}

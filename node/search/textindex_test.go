@@ -1,4 +1,4 @@
-package catalog
+package search
 
 import (
 	"context"
@@ -11,8 +11,8 @@ import (
 	"github.com/metamesh/node/store"
 )
 
-func titled(words ...string) store.Indexed {
-	return store.Indexed{Exists: true, Text: store.SearchText{Title: words}, Summary: store.Summary{Title: words[0]}}
+func titled(words ...string) Entry {
+	return Entry{Text: Text{Title: words}, Summary: store.Summary{Title: words[0]}}
 }
 
 func roots(tb testing.TB, t *TextIndex, q string) []store.RootID {
@@ -91,8 +91,8 @@ func TestTextIndex_KeepAndGone(t *testing.T) {
 	for _, r := range []store.RootID{"r1", "r2", "r3", "r4"} {
 		ti.Put(r, titled("common"))
 	}
-	ti.Put("r4", store.Indexed{}) // gone
-	ti.Put("r3", store.Indexed{Exists: true, Summary: store.Summary{Title: "a sidecar"}})
+	ti.Put("r4", Entry{}) // gone
+	ti.Put("r3", Entry{Summary: store.Summary{Title: "a sidecar"}})
 	if err := ti.Keep(map[store.RootID]bool{"r1": true, "r3": true}); err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package catalog
+package search
 
 import (
 	"context"
@@ -8,8 +8,8 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
-	"time"
 
+	"github.com/metamesh/node/internal/waiting"
 	"github.com/metamesh/node/protocol"
 	"github.com/metamesh/node/store"
 	"github.com/metamesh/node/store/storetest"
@@ -32,8 +32,8 @@ func (k *sweptKeys) take(_ context.Context, b store.ChangeBatch) error {
 		return nil
 	}
 	for _, c := range b.Roots {
-		if len(c.KeyTokens) > 0 {
-			k.sweep[c.Root] = c.KeyTokens
+		if toks := KeyTokens(c.Document); c.Exists && len(toks) > 0 {
+			k.sweep[c.Root] = toks
 		}
 	}
 	if b.Last {
@@ -84,25 +84,24 @@ func TestIndexer_SweepIndexesEveryRoot(t *testing.T) {
 	go func() {
 		defer close(done)
 		var ch *store.Changes
-		x := NewIndexer(text, nil, func() { ch.Sweep() }, slog.New(slog.DiscardHandler))
-		ch = s.Changes(store.Consumer{Name: "the search index", Take: x.Take}, store.Consumer{Name: "the keys", Take: keys.take})
+		x := NewIndexer(text, func() { ch.Sweep() }, slog.New(slog.DiscardHandler))
+		ch = s.Changes(x.Consumer(), store.Consumer{Name: "the keys", Fields: KeyField, Take: keys.take})
 		ch.Run(ctx)
 	}()
 	t.Cleanup(func() { cancel(); <-done; text.Close() })
-	deadline := time.Now().Add(2 * time.Minute)
-	for keys.roots() < n {
-		if time.Now().After(deadline) {
-			t.Fatalf("the sweep handed on the key tokens of %d roots, want %d", keys.roots(), n)
+	waiting.Until(t, "the sweep's key tokens", func() string {
+		if got := keys.roots(); got < n {
+			return fmt.Sprintf("the sweep handed on the key tokens of %d roots, want %d", got, n)
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return ""
+	})
 	// The compaction follows the sweep's last put.
-	for text.Segments() != 1 {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d segments after the sweep, want 1", text.Segments())
+	waiting.Until(t, "the compaction after the sweep", func() string {
+		if got := text.Segments(); got != 1 {
+			return fmt.Sprintf("%d segments after the sweep, want 1", got)
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return ""
+	})
 	if res, err := text.Search("harbour", 100, ""); err != nil || res.Total != min(n, maxCandidates) {
 		t.Errorf("harbour: %d matches, %v; want %d", res.Total, err, min(n, maxCandidates))
 	}

@@ -1,4 +1,4 @@
-package catalog
+package search
 
 import (
 	"context"
@@ -9,39 +9,40 @@ import (
 	"github.com/metamesh/node/store"
 )
 
-// Indexer keeps the search index (textindex.go) and the node's catalog
-// (catalog.go) in step with the store: it takes the batches of changed
-// roots store.Changes hands it (Take), each root read once for every
-// consumer, and puts each root in the catalog, then in the index. A
-// sweep's batches fill the catalog as they come; its last one drops what
-// no root of the sweep holds, from the catalog and the index, and the
-// index is compacted after it. An index made anew while the node runs
-// (found damaged) asks for a sweep (Changes.Sweep).
+// Indexer keeps the search index (textindex.go) in step with the store:
+// it takes the batches of changed roots store.Changes hands it (Take),
+// each root read once for every consumer, and puts each root's Entry
+// (its text and sort key, from its document) in the index. A sweep's
+// last batch drops what no root of the sweep holds, and the index is
+// compacted after it. An index made anew while the node runs (found
+// damaged) asks for a sweep (Changes.Sweep).
 type Indexer struct {
 	text *TextIndex
-	cat  *Catalog // nil: no catalog (a Household serves no API)
 	log  *slog.Logger
 
 	// swept are the roots of the sweep in progress, nil between sweeps.
 	swept map[store.RootID]bool
 }
 
-// NewIndexer indexes into text and cat; sweep is how it asks for a sweep
+// NewIndexer indexes into text; sweep is how it asks for a sweep
 // (Changes.Sweep).
-func NewIndexer(text *TextIndex, cat *Catalog, sweep func(), log *slog.Logger) *Indexer {
-	x := &Indexer{text: text, cat: cat, log: log.With("component", "search")}
+func NewIndexer(text *TextIndex, sweep func(), log *slog.Logger) *Indexer {
+	x := &Indexer{text: text, log: log.With("component", "search")}
 	text.setIndexer(x.log, sweep)
 	return x
 }
 
-// Take puts one batch in the catalog and the index (store.Consumer). The
-// index's puts are searchable once it returns.
+// Consumer is the indexer as store.Changes takes it: a write to a field
+// Field reports has the root read again.
+func (x *Indexer) Consumer() store.Consumer {
+	return store.Consumer{Name: "the search index", Fields: Field, Take: x.Take}
+}
+
+// Take puts one batch in the index (store.Consumer). Its puts are
+// searchable once it returns.
 func (x *Indexer) Take(ctx context.Context, b store.ChangeBatch) (err error) {
 	if b.First {
 		x.swept = make(map[store.RootID]bool)
-	}
-	if x.cat != nil {
-		x.cat.take(b.Roots)
 	}
 	defer func() {
 		if ferr := x.text.Flush(); ferr != nil && err == nil {
@@ -49,21 +50,22 @@ func (x *Indexer) Take(ctx context.Context, b store.ChangeBatch) (err error) {
 		}
 	}()
 	for _, c := range b.Roots {
-		if err := x.text.Put(c.Root, c.Indexed); err != nil {
+		var e Entry // a root gone leaves the index
+		if c.Exists {
+			e = EntryOf(c.Document)
+		}
+		if err := x.text.Put(c.Root, e); err != nil {
 			return fmt.Errorf("index a root for search: %w", err)
 		}
-		if b.Sweep && c.Exists {
+		if b.Sweep && c.Exists && x.swept != nil {
 			x.swept[c.Root] = true
 		}
 	}
-	if !b.Last {
+	if !b.Last || x.swept == nil {
 		return nil
 	}
 	keep := x.swept
 	x.swept = nil
-	if x.cat != nil {
-		x.cat.swept(keep)
-	}
 	// What the index holds of roots gone while no indexer ran (an outside
 	// writer's delete, a store swapped) leaves it.
 	if err := x.text.Keep(keep); err != nil {

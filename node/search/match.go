@@ -1,4 +1,4 @@
-package catalog
+package search
 
 import (
 	"crypto/sha256"
@@ -11,6 +11,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/metamesh/node/protocol"
 	"github.com/metamesh/node/store"
 )
 
@@ -64,7 +65,7 @@ var crossEpisode = regexp.MustCompile(`^([0-9]{1,3})x([0-9]{1,4})$`)
 // maxQueryWords, NxMM read as sNNeMM, a leading article dropped when
 // other words follow.
 func queryWords(q string) []queryWord {
-	toks := store.Tokens(q)
+	toks := protocol.Tokens(q)
 	if len(toks) > 1 && articles[toks[0]] {
 		toks = toks[1:]
 	}
@@ -174,11 +175,11 @@ func sortKey(s store.Summary) string {
 		}
 		return fmt.Sprintf("%05d", min(*n, 99999))
 	}
-	title := store.Tokens(s.Title)
+	title := protocol.Tokens(s.Title)
 	if len(title) > 1 && articles[title[0]] {
 		title = title[1:]
 	}
-	k := clip(strings.Join(title, " "), 36) + "\x1f" + num(s.Season) + "\x1f" + num(s.Episode) + "\x1f" + strings.Join(store.Tokens(s.EpisodeTitle), " ")
+	k := clip(strings.Join(title, " "), 36) + "\x1f" + num(s.Season) + "\x1f" + num(s.Episode) + "\x1f" + strings.Join(protocol.Tokens(s.EpisodeTitle), " ")
 	return clip(k, maxSortKey)
 }
 

@@ -1,4 +1,4 @@
-package catalog
+package search
 
 import (
 	"cmp"
@@ -28,8 +28,8 @@ import (
 )
 
 // TextIndex is the household's search index: every root's search text
-// (store.SearchText: its title tokens and its other tokens, and a sort
-// key of its summary)
+// (Text: its title tokens and its other tokens, and a sort key of its
+// summary)
 // in a bleve index under the data directory, or in memory. Redis stays
 // the one source of truth: the indexer puts every root it reads here,
 // its start-up sweep puts them all and drops what no root holds any
@@ -259,7 +259,7 @@ func (t *TextIndex) rebuild(cause error) {
 }
 
 // textMapping indexes the node's own tokens as they are (split at
-// spaces, nothing folded again: store.Tokens folded them), with their
+// spaces, nothing folded again: protocol.Tokens folded them), with their
 // positions for ranking.
 func textMapping() mapping.IndexMapping {
 	m := bleve.NewIndexMapping()
@@ -294,11 +294,11 @@ func (t *TextIndex) Close() (err error) {
 	return errors.Join(ferr, t.idx.Close())
 }
 
-// Put indexes what the indexer read of root: its search text, its sort
-// key made of its summary; a root gone, or without text (a sidecar),
-// leaves the index. Puts are written in batches: searches see them after
-// Flush (or once maxBatch of them gathered).
-func (t *TextIndex) Put(root store.RootID, in store.Indexed) error {
+// Put indexes root's entry: its search text, its sort key made of its
+// summary; an entry without text (a root gone, a sidecar) leaves the
+// index. Puts are written in batches: searches see them after Flush (or
+// once maxBatch of them gathered).
+func (t *TextIndex) Put(root store.RootID, in Entry) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.batch == nil {
@@ -306,7 +306,7 @@ func (t *TextIndex) Put(root store.RootID, in store.Indexed) error {
 			return err
 		}
 	}
-	if !in.Exists || (len(in.Text.Title) == 0 && len(in.Text.Other) == 0) {
+	if in.Text.Empty() {
 		t.batch.Delete(string(root))
 		t.keys.Delete(root)
 	} else {
