@@ -34,7 +34,8 @@
 //     paths that are not UTF-8).
 //   - search.go: /metamesh/search/1.1.0 and 1.0.0 (answered with local
 //     files only, signed), the federated fan-out and GET /api/search (the
-//     local page of node/search's index, then peers' answers). The
+//     local page of node/search's index merged with peers' answers by
+//     search.Merge). The
 //     fan-out asks at most 32 connected peers, 8 at once, in an order no
 //     peer can choose (shuffled for each search, peers marked in score.go
 //     last), and up to 64 households the keyword index names, 8 at once,

@@ -453,9 +453,8 @@ func (a *asking) ask(ctx context.Context, p peer.ID, indexed bool) {
 
 // search is the node's answer to GET /api/search: the local page, then,
 // federated and on the first page, peers' hits not already shown,
-// attributed to every peer that sent them. Peers' new hits are at most
-// limit in all, taken in turns (every peer's first hit, then every peer's
-// second, …, peers by ID), so no one peer's answer fills the page. A
+// attributed to every peer that sent them, merged by search.Merge (peers'
+// new hits at most limit in all, taken in turns, peers by ID). A
 // federated search that allow refuses (nil allows all) is refused whole,
 // with allow's error, before any work: the same search without federated
 // answers.
@@ -491,69 +490,18 @@ func (ss *searchService) search(ctx context.Context, q string, limit int, cursor
 		return res, err
 	}
 	res.Next = next
-	seen := map[string]int{} // canonical CID → its hit in res.Hits
-	for _, h := range page {
-		seen[h.CID] = len(res.Hits)
-		res.Hits = append(res.Hits, searchHit(h, ""))
-	}
 	if !federated {
+		res.Hits = search.Merge(page, nil, limit)
 		return res, nil
 	}
 	fo := <-asked
-	answers := fo.answers
 	res.Asked, res.FromIndex = fo.asked, fo.fromIndex
 	res.Peers = []string{}
-	longest := 0
-	for _, ph := range answers {
+	answers := make([]search.Answer, 0, len(fo.answers))
+	for _, ph := range fo.answers {
 		res.Peers = append(res.Peers, ph.peer.String())
-		longest = max(longest, len(ph.hits))
+		answers = append(answers, search.Answer{Peer: ph.peer.String(), Hits: ph.hits})
 	}
-	added := 0
-	for i := range longest {
-		for _, ph := range answers {
-			if i >= len(ph.hits) {
-				continue
-			}
-			h, from := ph.hits[i], ph.peer.String()
-			if k, ok := seen[h.CID]; ok {
-				// Shown already: the peer is named, unless the hit is a
-				// local file's, or the one peer it is known from.
-				hit := &res.Hits[k]
-				switch {
-				case hit.Peers != nil:
-					if !slices.Contains(hit.Peers, from) {
-						hit.Peers = append(hit.Peers, from)
-					}
-				case hit.Source != "local" && hit.Source != from:
-					hit.Peers = []string{hit.Source, from}
-				}
-				continue
-			}
-			if added == limit {
-				continue
-			}
-			seen[h.CID] = len(res.Hits)
-			res.Hits = append(res.Hits, searchHit(h, from))
-			added++
-		}
-	}
+	res.Hits = search.Merge(page, answers, limit)
 	return res, nil
-}
-
-// searchHit is the one place GET /api/search's hits are built: from a hit
-// of the local index (a store.SearchHit: its source, "local" or the peer
-// that supplied the root, and the year, season, episode, episode title
-// and IMDb ID it knows) or from peer from's verified answer (a
-// protocol.SearchHit: source and peers are that peer; the details are
-// what a 1.1.0 answer carried, none over 1.0.0). from is unused for a
-// store hit.
-func searchHit[H store.SearchHit | protocol.SearchHit](h H, from string) model.SearchHit {
-	switch h := any(h).(type) {
-	case store.SearchHit:
-		return model.SearchHit{FileSummary: h.File(), CIDs: h.CIDs, IMDbID: h.IMDbID, Subtitles: h.Subtitles, Art: h.Art}
-	case protocol.SearchHit:
-		return model.SearchHit{FileSummary: model.FileSummary{CID: h.CID, Title: h.Title, Size: h.Size, FileType: h.FileType, Source: from,
-			Year: h.Year, Season: h.Season, Episode: h.Episode, EpisodeTitle: h.EpisodeTitle}, CIDs: h.CIDs, IMDbID: h.IMDbID, Peers: []string{from}}
-	}
-	panic("unreachable")
 }

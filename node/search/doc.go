@@ -1,7 +1,8 @@
 // Package search is the household's search in one place: which fields of
 // a root are searchable and how its document becomes search tokens (the
 // word rules), the search index fed from the store's changes, how a
-// query's words match and rank. It reads the store's documents and
+// query's words match and rank, and the merge of a federated search's
+// local page with peers' answers. It reads the store's documents and
 // summaries (package store) and answers with package model's types; it
 // knows nothing of the catalog, the announcer, libp2p or HTTP. The wire
 // formats and the one normalization of words (protocol.Tokens,
@@ -30,8 +31,14 @@
 //   - match.go: how a query's words match (exact, prefix, one edit away,
 //     NxMM, leading articles), the sort key that orders equal hits, and
 //     the search cursor.
+//   - merge.go: Merge, a pure function: a search's page, the local hits
+//     then peers' new hits in turns (each peer's first, then each one's
+//     second, …, at most the page's limit), a hit shown already naming
+//     each further peer that sent it (never a local file's); and Hit,
+//     the one place a search hit is built, from the local index's or
+//     from a peer's answer.
 //   - text_test.go: the word rules, and that the consumers' Fields cover
-//     what the node keeps of a root.
+//     what the node keeps of a root. merge_test.go: Merge's table.
 //   - textindex_test.go: the index on disk and in memory, its puts,
 //     sweeps and searches. damage_test.go: damaged indexes on disk, at
 //     open and while open. indexer_test.go: the start-up sweep through
@@ -45,5 +52,5 @@
 // peers' goroutines while the indexer writes. Every bleve call holds the
 // TextIndex's ixMu to read and runs with its panics recovered; a rebuild
 // (on the goroutine whose call found the damage) holds it to write. The
-// word rules are pure.
+// word rules and Merge are pure.
 package search
