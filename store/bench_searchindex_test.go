@@ -17,7 +17,7 @@ import (
 
 // BenchmarkSearchIndex weighs the search index (make bench, one run): at
 // 1,000 and 100,000 roots (storetest.CorpusTitle), the time to index
-// them (read from the store, put in node/catalog's TextIndex on disk)
+// them (read from the store, put in node/search's TextIndex on disk)
 // and to compact the index as the indexer does after a sweep, its bytes
 // on disk per root, and, after 200 queries of each kind to warm the page
 // cache, p50 and p99 of a search (the index, then the page's hits from
@@ -117,7 +117,7 @@ func BenchmarkSearchIndex(b *testing.B) {
 		texts.Delete(r.s)
 		r.text.Close()
 	}
-	fmt.Printf("\nthe search index (node/catalog's TextIndex on disk, hits read from Redis; one client):\n")
+	fmt.Printf("\nthe search index (node/search's TextIndex on disk, hits read from Redis; one client):\n")
 	for _, r := range res {
 		fmt.Printf("  %7d roots: indexed in %v (%.0f roots/s), %.0f on disk a root; %d segments compacted to %d in %v\n", r.n, r.index.Round(time.Millisecond), float64(r.n)/r.index.Seconds(),
 			r.disk, r.segments[0], r.segments[1], r.compact.Round(time.Millisecond))
