@@ -191,9 +191,9 @@ func (c *Changes) followFeed(ctx context.Context) {
 
 // watch follows the keyspace notifications of file:*: each batch of keys
 // is tracked into the field index (Follow's work), then the roots whose
-// fields some consumer takes (Consumer.Fields) were named are queued. Once subscribed, Following is
-// closed; after the subscription was lost it subscribes again, repairs
-// the field index and sweeps.
+// fields some consumer takes (Consumer.Fields) were named are queued.
+// Once subscribed, Following is closed; after the subscription was lost
+// it subscribes again, repairs the field index and sweeps.
 func (c *Changes) watch(ctx context.Context) {
 	first := true
 	for ctx.Err() == nil {
