@@ -24,8 +24,8 @@
 //     (ErrAlreadyRunning), and how to reach that node.
 //   - node/p2p (its own package): the identity, the libp2p host with its
 //     DHT, reachability, relays, observed addresses and log routing.
-//   - node/announce (its own package): the change-feed follower, the
-//     announcer and the sweeping provider.
+//   - node/announce (its own package): the announcer (a consumer of the
+//     store's changes, store.Changes) and the sweeping provider.
 //   - node/federation (its own package): the Household (announcer,
 //     record and search protocols, search indexer, catalog, resolver,
 //     reprovide on a first peer, wired in one place: StartHousehold),
