@@ -47,10 +47,10 @@ func KeyField(f string) bool {
 	return f == "filePath" || titleField(f) || idField(f) || genreField(f)
 }
 
-// searchTokens is what root's document is indexed under: token → 2 for a
-// title token, 1 for one only elsewhere.
-func searchTokens(d store.Document) map[string]int {
-	fields := d.Presented()
+// searchTokens is what a root's fields as its document presents them
+// (store.Document.Presented) are indexed under: token → 2 for a title
+// token, 1 for one only elsewhere.
+func searchTokens(fields map[string]string) map[string]int {
 	out := map[string]int{}
 	if fields[store.SidecarField] != "" {
 		// A subtitle, an NFO or artwork: its video's hit says it has it.
@@ -156,9 +156,12 @@ type Text struct {
 func (t Text) Empty() bool { return len(t.Title) == 0 && len(t.Other) == 0 }
 
 // TextOf is d's search text.
-func TextOf(d store.Document) Text {
+func TextOf(d store.Document) Text { return textOf(d.Presented()) }
+
+// textOf is the search text of a root's presented fields.
+func textOf(fields map[string]string) Text {
 	var t Text
-	for tok, w := range searchTokens(d) {
+	for tok, w := range searchTokens(fields) {
 		if w == 2 {
 			t.Title = append(t.Title, tok)
 		} else {
@@ -179,6 +182,9 @@ type Entry struct {
 }
 
 // EntryOf is what the index keeps of document d.
+// A file known only from peers presents a map built anew on every call
+// (its peers' fields merged in), so it is built once here.
 func EntryOf(d store.Document) Entry {
-	return Entry{Text: TextOf(d), Summary: store.SummaryOfFields(d.Presented())}
+	fields := d.Presented()
+	return Entry{Text: textOf(fields), Summary: store.SummaryOfFields(fields)}
 }
