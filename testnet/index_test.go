@@ -19,6 +19,7 @@ import (
 	"github.com/libp2p/go-libp2p/core/peer"
 	libp2pproto "github.com/libp2p/go-libp2p/core/protocol"
 
+	"github.com/metamesh/node/internal/waiting"
 	"github.com/metamesh/node/node"
 	"github.com/metamesh/node/node/p2p"
 	"github.com/metamesh/node/protocol"
@@ -68,15 +69,21 @@ func TestSearch_ThroughTheKeywordIndex(t *testing.T) {
 		held[i] = file(t, c, i, name, 30<<10+i).IPFS
 	}
 	for _, i := range []int{3, 4} {
-		c.WaitFor(fmt.Sprintf("node %d to provide its title's words", i), 30*time.Second, func() bool {
+		waiting.Until(t, fmt.Sprintf("node %d to provide its title's words", i), func() string {
 			st := c.Nodes[i].Node.ProvideStats()
-			return st.TokenKeys == 2 && st.CIDKeys == 1 && st.Keys == 3
+			if st.TokenKeys == 2 && st.CIDKeys == 1 && st.Keys == 3 {
+				return ""
+			}
+			return fmt.Sprintf("%+v", st)
 		})
 	}
 	for _, w := range []string{"lighthouse", "keepers"} {
-		c.WaitFor("node 0 to find nodes 3 and 4 providing "+w, 30*time.Second, func() bool {
+		waiting.Until(t, "node 0 to find nodes 3 and 4 providing "+w, func() string {
 			ps := providersOf(c, 0, keyOf(w))
-			return slices.Contains(ps, c.Nodes[3].PeerID) && slices.Contains(ps, c.Nodes[4].PeerID)
+			if slices.Contains(ps, c.Nodes[3].PeerID) && slices.Contains(ps, c.Nodes[4].PeerID) {
+				return ""
+			}
+			return fmt.Sprintf("providers %v", ps)
 		})
 	}
 	if body := metricsText(t, c, 3); !strings.Contains(body, "metamesh_provide_token_keys 2\n") {
@@ -94,12 +101,15 @@ func TestSearch_ThroughTheKeywordIndex(t *testing.T) {
 	// index names them. (A DHT walk may connect them again between
 	// searches; each try cuts those connections first.)
 	var m map[string]any
-	c.WaitFor("a search from node 0, connected to no holder, to find nodes 3 and 4 through the index", time.Minute, func() bool {
+	waiting.Until(t, "a search from node 0, connected to no holder, to find nodes 3 and 4 through the index", func() string {
 		for _, i := range []int{3, 4, 5} {
 			c.Nodes[0].Node.Disconnect(mustPeer(t, c.Nodes[i].PeerID))
 		}
 		m = federatedSearch(t, c, 0, "lighthouse keepers 2019")
-		return hitFrom(m, held[3], c.Nodes[3].PeerID) && hitFrom(m, held[4], c.Nodes[4].PeerID) && m["fromIndex"].(float64) >= 2
+		if hitFrom(m, held[3], c.Nodes[3].PeerID) && hitFrom(m, held[4], c.Nodes[4].PeerID) && m["fromIndex"].(float64) >= 2 {
+			return ""
+		}
+		return fmt.Sprintf("asked %v, %v from the index, answered by %v, hits %v", m["asked"], m["fromIndex"], m["peers"], hitsOf(m))
 	})
 	if asked := m["asked"].(float64); asked < m["fromIndex"].(float64) {
 		t.Errorf("asked %v households, %v of them from the index", asked, m["fromIndex"])
