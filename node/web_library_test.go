@@ -243,7 +243,9 @@ func TestWeb_LibraryLinks(t *testing.T) {
 	lib := t.TempDir()
 	writeLibrary(t, lib, "Alpha.2001.mkv", "Bravo.2002.mkv", "Charlie.2003.mkv", "Delta.2004.mkv", "Echo.2005.mkv", "Inception.2010.mkv")
 	n := startNodeWith(t, lib, nil)
-	waiting.For(t, "the catalog's load", func() bool { return library(t, n, "").Total == 6 })
+	// Every file is in the catalog as soon as it is hashed; it is a
+	// movie once its extraction (ffprobe, then the name) has landed too.
+	waiting.For(t, "the catalog's load, every file a movie", func() bool { return library(t, n, "view=movies").Total == 6 })
 	p := openPage(t, n)
 
 	p.navigate("/?view=movies&limit=2&page=2")

@@ -54,7 +54,8 @@
 //     (the providers of its words' token keys, looked up in parallel):
 //     each once it provides every word, or, once the lookups that are
 //     over leave few that can, all of those at once, the other lookups
-//     ended.
+//     ended; then, up to a few in all, those found providing some of
+//     the words (a walk can miss a record).
 //   - keywords_test.go: those rules on a twin of the DHT's lookups whose
 //     walks the test releases in its order.
 //   - walk.go: a word's DHT walk, ended once the peers nearest its key

@@ -38,14 +38,18 @@ func (ss *searchService) indexCandidates(ctx context.Context, q string) <-chan p
 // can hold a file with all the words:
 //
 //   - a household as soon as it has been found providing every word;
-//   - once the lookups of the words that are over leave at most
+//   - once the lookups of the words that are over leave between one and
 //     searchNarrowTo households providing all of those words (a word
 //     whose list reached searchIndexProviders, "long", narrows nothing:
 //     holders may be missing from it), every one of them, those found
 //     providing the most words first, and the other lookups end: no
 //     other household can hold a match;
 //   - else, when every lookup is over, the households missing only long
-//     words, those providing the most words first.
+//     words, those providing the most words first;
+//   - with either of the last two, up to searchNarrowTo sent in all, the
+//     households found providing some of the words but not all (see
+//     keywordSearch.partial): a walk can miss a record, so a household
+//     one word's walk missed is still asked when another's named it.
 //
 // The channel closes when that is done (or ctx ends). No words send
 // nobody: the query's words only narrow what the asked households
@@ -82,8 +86,7 @@ func keywordCandidates(ctx context.Context, f providerFinder, self peer.ID, word
 		defer close(out)
 		defer close(quit)
 		defer stop()
-		k := &keywordSearch{words: len(words), seen: map[peer.ID]*keywordHolder{},
-			over: make([]bool, len(words)), long: make([]bool, len(words))}
+		k := newKeywordSearch(len(words))
 		var queue []peer.AddrInfo
 		for running := len(words); (running > 0 && !k.narrowed) || len(queue) > 0; {
 			var send chan<- peer.AddrInfo
@@ -125,11 +128,20 @@ type keywordSearch struct {
 	words int
 	seen  map[peer.ID]*keywordHolder
 	// over and long are each word's lookup's end, and its list's length
-	// having reached searchIndexProviders.
+	// having reached searchIndexProviders; named is how many households
+	// each word's lookup named.
 	over, long []bool
+	named      []int
+	// sent is how many households were sent.
+	sent int
 	// narrowed: the households that can hold a match were sent, the
 	// other lookups end (searchNarrowTo).
 	narrowed bool
+}
+
+func newKeywordSearch(words int) *keywordSearch {
+	return &keywordSearch{words: words, seen: map[peer.ID]*keywordHolder{},
+		over: make([]bool, words), long: make([]bool, words), named: make([]int, words)}
 }
 
 // keywordHolder is a household the lookups named, the words it provides,
@@ -155,17 +167,23 @@ func (k *keywordSearch) take(ev keywordEvent) []peer.AddrInfo {
 		k.seen[ev.ai.ID] = h
 	}
 	h.ai.Addrs = append(h.ai.Addrs, ev.ai.Addrs...)
-	h.words[ev.word] = true
+	if !h.words[ev.word] {
+		h.words[ev.word] = true
+		k.named[ev.word]++
+	}
 	if h.sent || len(h.words) < k.words {
 		return nil
 	}
 	h.sent = true
+	k.sent++
 	return []peer.AddrInfo{h.ai}
 }
 
-// narrow sends, once they are at most searchNarrowTo, every household
-// that provides each word whose lookup is over and is not long, and
-// marks the search narrowed.
+// narrow sends, once they are at least one and at most searchNarrowTo,
+// every household that provides each word whose lookup is over and is
+// not long, then the partial ones, and marks the search narrowed. None
+// narrows nothing: the walk that found no household providing all the
+// words so far may have missed one, and the other words' walks go on.
 func (k *keywordSearch) narrow() []peer.AddrInfo {
 	var known []int
 	for i := range k.words {
@@ -177,15 +195,15 @@ func (k *keywordSearch) narrow() []peer.AddrInfo {
 		return nil
 	}
 	can := k.holding(known)
-	if len(can) > searchNarrowTo {
+	if len(can) == 0 || len(can) > searchNarrowTo {
 		return nil
 	}
 	k.narrowed = true
-	return k.send(can)
+	return append(k.send(can), k.partial()...)
 }
 
 // rest sends, when every lookup is over, the households missing only
-// long words.
+// long words, then the partial ones.
 func (k *keywordSearch) rest() []peer.AddrInfo {
 	var short []int
 	for i := range k.words {
@@ -193,7 +211,66 @@ func (k *keywordSearch) rest() []peer.AddrInfo {
 			short = append(short, i)
 		}
 	}
-	return k.send(k.holding(short))
+	return append(k.send(k.holding(short)), k.partial()...)
+}
+
+// partial sends, while fewer than searchNarrowTo were sent in all, the
+// households found providing some of the words, but only those named by
+// a telling word's walk (see telling): those providing the most words
+// first, then those named by the telling word with the fewest households,
+// then by ID. A DHT walk can miss a record (one not yet handed to the
+// peers now nearest its key, a peer that did not answer in time); a
+// household that holds no match answers with no hits, which costs it one
+// read of its index.
+func (k *keywordSearch) partial() []peer.AddrInfo {
+	var hs []*keywordHolder
+	for _, h := range k.seen {
+		if h.sent {
+			continue
+		}
+		for i := range h.words {
+			if k.telling(i) {
+				hs = append(hs, h)
+				break
+			}
+		}
+	}
+	fewest := func(h *keywordHolder) int {
+		n := -1
+		for i := range h.words {
+			if k.telling(i) && (n < 0 || k.named[i] < n) {
+				n = k.named[i]
+			}
+		}
+		return n
+	}
+	sort.Slice(hs, func(i, j int) bool {
+		if a, b := len(hs[i].words), len(hs[j].words); a != b {
+			return a > b
+		}
+		if a, b := fewest(hs[i]), fewest(hs[j]); a != b {
+			return a < b
+		}
+		return hs[i].ai.ID < hs[j].ai.ID
+	})
+	var out []peer.AddrInfo
+	for _, h := range hs {
+		if k.sent >= searchNarrowTo {
+			break
+		}
+		h.sent = true
+		k.sent++
+		out = append(out, h.ai)
+	}
+	return out
+}
+
+// telling reports whether word i's walk names few enough households (at
+// most searchNarrowTo so far) for a household it named to be asked
+// without being found providing the other words: a word many households
+// provide says little of which of them hold the title.
+func (k *keywordSearch) telling(i int) bool {
+	return !k.long[i] && k.named[i] <= searchNarrowTo
 }
 
 // holding are the households found providing every word of words.
@@ -227,6 +304,7 @@ func (k *keywordSearch) send(hs []*keywordHolder) []peer.AddrInfo {
 	for _, h := range hs {
 		if !h.sent {
 			h.sent = true
+			k.sent++
 			out = append(out, h.ai)
 		}
 	}

@@ -139,16 +139,17 @@ func TestKeywordCandidates(t *testing.T) {
 	many := households("c", searchNarrowTo+4) // more than a narrowing takes
 	t.Run("a household providing every word is sent at once", func(t *testing.T) {
 		s := newKeywordScene(t, "lantern", "quarry")
-		s.name("lantern", "h", "x")
+		s.name("lantern", "x", "h")
 		s.name("quarry", "h")
 		if got := s.recv(); got != "h" {
 			t.Fatalf("sent %s first, want h", got)
 		}
-		// quarry's lookup is over: h is the only one that can hold a
-		// match, and lantern's lookup ends.
+		// quarry's lookup is over: h is the only one found that can hold
+		// a match, and lantern's lookup ends; x follows, in case
+		// quarry's walk missed it.
 		s.end("quarry")
-		if got := s.rest(); !slices.Equal(got, []peer.ID{"h"}) {
-			t.Fatalf("sent %v, want [h]", got)
+		if got := s.rest(); !slices.Equal(got, []peer.ID{"h", "x"}) {
+			t.Fatalf("sent %v, want [h x]", got)
 		}
 		waiting.For(t, "the other word's walk to end", func() bool { return s.stopped("lantern") })
 	})
@@ -160,20 +161,31 @@ func TestKeywordCandidates(t *testing.T) {
 			t.Fatalf("sent %s first, want %s (both words)", got, many[3])
 		}
 		s.end("zyzzogeton")
+		// Then, up to searchNarrowTo in all, households named for
+		// "common" alone: as many as the search had taken by then.
 		got := s.rest()
-		if want := []peer.ID{many[3], "x"}; !slices.Equal(got, want) {
-			t.Fatalf("sent %v, want %v", got, want)
+		if want := []peer.ID{many[3], "x"}; len(got) < 2 || !slices.Equal(got[:2], want) || len(got) > searchNarrowTo {
+			t.Fatalf("sent %v, want %v, then at most %d more", got, want, searchNarrowTo-2)
+		}
+		for _, p := range got[2:] {
+			if !slices.Contains(many, p) {
+				t.Errorf("sent %s, named by no walk", p)
+			}
 		}
 		waiting.For(t, "the other word's walk to end", func() bool { return s.stopped("common") })
 	})
-	t.Run("a word nobody provides ends the search", func(t *testing.T) {
+	t.Run("a word nobody is found providing: the other word's households, once its walk is over", func(t *testing.T) {
 		s := newKeywordScene(t, "common", "unheard")
 		s.name("common", "a", "b")
 		s.end("unheard")
-		if got := s.rest(); len(got) != 0 {
-			t.Fatalf("sent %v, want nobody", got)
+		s.name("common", "c")
+		s.end("common")
+		if got := s.rest(); !slices.Equal(got, []peer.ID{"a", "b", "c"}) {
+			t.Fatalf("sent %v, want [a b c]", got)
 		}
-		waiting.For(t, "the other word's walk to end", func() bool { return s.stopped("common") })
+		if s.stopped("common") {
+			t.Error("the other word's walk was ended before it was over")
+		}
 	})
 	t.Run("a long word narrows nothing; those missing only it follow the lookups", func(t *testing.T) {
 		long := households("l", searchIndexProviders)
@@ -210,7 +222,7 @@ func TestKeywordCandidates(t *testing.T) {
 // providers narrows nothing, and the other lookups go on.
 func TestKeywordSearch_ManyProvidersNarrowNothing(t *testing.T) {
 	many := households("c", searchNarrowTo+4)
-	k := &keywordSearch{words: 2, seen: map[peer.ID]*keywordHolder{}, over: make([]bool, 2), long: make([]bool, 2)}
+	k := newKeywordSearch(2)
 	var sent []peer.ID
 	take := func(ev keywordEvent) {
 		for _, ai := range k.take(ev) {
@@ -227,7 +239,79 @@ func TestKeywordSearch_ManyProvidersNarrowNothing(t *testing.T) {
 	take(keywordEvent{word: 1, ai: peer.AddrInfo{ID: "y"}})
 	take(keywordEvent{word: 1, ai: peer.AddrInfo{ID: many[5]}})
 	take(keywordEvent{word: 1, over: true})
-	if !slices.Equal(sent, []peer.ID{many[5]}) {
-		t.Fatalf("sent %v, want [%s]", sent, many[5])
+	// many[5] provides both; then y, named by the telling word; not
+	// the households named only by the word with too many of them.
+	if want := []peer.ID{many[5], "y"}; !slices.Equal(sent, want) {
+		t.Fatalf("sent %v, want %v", sent, want)
+	}
+}
+
+// A household one word's walk missed is asked when another word's walk
+// named it: the walk over first narrows to the households it found, and
+// those the other walks had named by then follow, the households
+// providing more words first, then those named by the word with the
+// fewest households.
+func TestKeywordSearch_OneWalkMissesAHolder(t *testing.T) {
+	cases := []struct {
+		name   string
+		events []keywordEvent
+		want   []peer.ID
+		narrow bool
+	}{
+		{"the walk over first missed the holder that another named",
+			[]keywordEvent{
+				{word: 1, ai: peer.AddrInfo{ID: "missed"}},
+				{word: 2, ai: peer.AddrInfo{ID: "missed"}},
+				{word: 0, ai: peer.AddrInfo{ID: "a"}},
+				{word: 1, ai: peer.AddrInfo{ID: "a"}},
+				{word: 0, ai: peer.AddrInfo{ID: "b"}},
+				{word: 0, over: true},
+			}, []peer.ID{"a", "b", "missed"}, true},
+		{"the only holder missed by the walk over first: nothing narrows, the others go on",
+			[]keywordEvent{
+				{word: 0, over: true},
+				{word: 1, ai: peer.AddrInfo{ID: "rare"}},
+				{word: 1, over: true},
+				{word: 2, ai: peer.AddrInfo{ID: "rare"}},
+				{word: 2, over: true},
+			}, []peer.ID{"rare"}, false},
+		{"the households of the word with the fewest come first",
+			[]keywordEvent{
+				{word: 0, ai: peer.AddrInfo{ID: "p1"}},
+				{word: 0, ai: peer.AddrInfo{ID: "p2"}},
+				{word: 0, ai: peer.AddrInfo{ID: "p3"}},
+				{word: 1, ai: peer.AddrInfo{ID: "s"}},
+				{word: 2, ai: peer.AddrInfo{ID: "q"}},
+				{word: 2, over: true},
+			}, []peer.ID{"q", "s", "p1", "p2", "p3"}, true},
+		{"a word naming more than searchNarrowTo households: those it alone named are not asked",
+			append(append(func() []keywordEvent {
+				var evs []keywordEvent
+				for _, p := range households("c", searchNarrowTo+1) {
+					evs = append(evs, keywordEvent{word: 0, ai: peer.AddrInfo{ID: p}})
+				}
+				return evs
+			}(), keywordEvent{word: 1, ai: peer.AddrInfo{ID: "t"}}),
+				keywordEvent{word: 0, over: true}, keywordEvent{word: 1, over: true}, keywordEvent{word: 2, over: true}),
+			[]peer.ID{"t"}, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			k := newKeywordSearch(3)
+			var sent []peer.ID
+			for _, ev := range c.events {
+				for _, ai := range k.take(ev) {
+					sent = append(sent, ai.ID)
+				}
+			}
+			if !k.narrowed && slices.Index(k.over, false) < 0 {
+				for _, ai := range k.rest() {
+					sent = append(sent, ai.ID)
+				}
+			}
+			if !slices.Equal(sent, c.want) || k.narrowed != c.narrow {
+				t.Fatalf("sent %v (narrowed %v), want %v (narrowed %v)", sent, k.narrowed, c.want, c.narrow)
+			}
+		})
 	}
 }
