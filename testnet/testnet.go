@@ -229,20 +229,13 @@ func (c *Cluster) AddFile(i int, name string, data []byte) string {
 	return p
 }
 
-// WaitFor polls cond until it holds, failing the test after timeout (a
-// guard against a hang, not a timing assertion: never less than two
-// minutes, the guard of every wait of the suite (internal/waiting), so a
-// loaded machine does not fail a test that would pass).
+// WaitFor polls cond through waiting.For until it holds, failing the
+// test after timeout (a guard against a hang, not a timing assertion:
+// never less than waiting.Guard, so a loaded machine does not fail a
+// test that would pass).
 func (c *Cluster) WaitFor(what string, timeout time.Duration, cond func() bool) {
 	c.t.Helper()
-	timeout = max(timeout, waiting.Guard)
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			c.t.Fatalf("timed out after %s waiting for %s", timeout, what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	waiting.For(c.t, what, cond, waiting.Limit(timeout), waiting.Every(50*time.Millisecond))
 }
 
 // Close stops every node.
