@@ -2,6 +2,7 @@ package federation
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"sync"
 	"testing"
@@ -14,6 +15,7 @@ import (
 	libp2pproto "github.com/libp2p/go-libp2p/core/protocol"
 	rcmgr "github.com/libp2p/go-libp2p/p2p/host/resource-manager"
 
+	"github.com/metamesh/node/internal/waiting"
 	"github.com/metamesh/node/node/p2p"
 	"github.com/metamesh/node/protocol"
 )
@@ -122,13 +124,10 @@ func TestHostileFlood_ProtocolStreamLimits(t *testing.T) {
 	if peak <= p2p.MaxInboundPerPeer {
 		t.Errorf("at most %d record streams held at once: the flood never got past one peer's share", peak)
 	}
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
-		_, open := inboundLimit(t, p.Host(), protocol.RecordProtocolID)
-		if open == 0 {
-			break
+	waiting.Until(t, "every record stream to be let go after the flood", func() string {
+		if _, open := inboundLimit(t, p.Host(), protocol.RecordProtocolID); open > 0 {
+			return fmt.Sprintf("%d record streams still held", open)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d record streams still held after the flood", open)
-		}
-	}
+		return ""
+	})
 }
