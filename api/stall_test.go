@@ -133,13 +133,12 @@ func TestServer_FileStalledReadersReturnDescriptors(t *testing.T) {
 	waitClosed(t, b, n)
 	// The server's side of each connection is closed once it was cut;
 	// allow for the listener's and the runtime's few.
-	deadline := time.Now().Add(time.Minute)
-	for openFDs(t) > base+n+16 {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d descriptors open with %d stalled clients (%d before): the node still holds theirs", openFDs(t), n, base)
+	waiting.Until(t, "the stalled clients' descriptors to be closed", func() string {
+		if open := openFDs(t); open > base+n+16 {
+			return fmt.Sprintf("%d descriptors open with %d stalled clients (%d before): the node still holds theirs", open, n, base)
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return ""
+	})
 }
 
 func openFDs(t *testing.T) int {
