@@ -2,6 +2,7 @@ package federation
 
 import (
 	"context"
+	"math"
 	"sort"
 
 	"github.com/libp2p/go-libp2p/core/peer"
@@ -132,8 +133,6 @@ type keywordSearch struct {
 	// each word's lookup named.
 	over, long []bool
 	named      []int
-	// sent is how many households were sent.
-	sent int
 	// narrowed: the households that can hold a match were sent, the
 	// other lookups end (searchNarrowTo).
 	narrowed bool
@@ -175,7 +174,6 @@ func (k *keywordSearch) take(ev keywordEvent) []peer.AddrInfo {
 		return nil
 	}
 	h.sent = true
-	k.sent++
 	return []peer.AddrInfo{h.ai}
 }
 
@@ -199,7 +197,7 @@ func (k *keywordSearch) narrow() []peer.AddrInfo {
 		return nil
 	}
 	k.narrowed = true
-	return append(k.send(can), k.partial()...)
+	return append(k.send(can, len(can)), k.partial()...)
 }
 
 // rest sends, when every lookup is over, the households missing only
@@ -211,21 +209,22 @@ func (k *keywordSearch) rest() []peer.AddrInfo {
 			short = append(short, i)
 		}
 	}
-	return append(k.send(k.holding(short)), k.partial()...)
+	hs := k.holding(short)
+	return append(k.send(hs, len(hs)), k.partial()...)
 }
 
 // partial sends, while fewer than searchNarrowTo were sent in all, the
 // households found providing some of the words, but only those named by
-// a telling word's walk (see telling): those providing the most words
-// first, then those named by the telling word with the fewest households,
-// then by ID. A DHT walk can miss a record (one not yet handed to the
-// peers now nearest its key, a peer that did not answer in time); a
-// household that holds no match answers with no hits, which costs it one
-// read of its index.
+// a telling word's walk (see telling), in send's order. A DHT walk can
+// miss a record (one not yet handed to the peers now nearest its key, a
+// peer that did not answer in time); a household that holds no match
+// answers with no hits, which costs it one read of its index.
 func (k *keywordSearch) partial() []peer.AddrInfo {
 	var hs []*keywordHolder
+	sent := 0
 	for _, h := range k.seen {
 		if h.sent {
+			sent++
 			continue
 		}
 		for i := range h.words {
@@ -235,34 +234,7 @@ func (k *keywordSearch) partial() []peer.AddrInfo {
 			}
 		}
 	}
-	fewest := func(h *keywordHolder) int {
-		n := -1
-		for i := range h.words {
-			if k.telling(i) && (n < 0 || k.named[i] < n) {
-				n = k.named[i]
-			}
-		}
-		return n
-	}
-	sort.Slice(hs, func(i, j int) bool {
-		if a, b := len(hs[i].words), len(hs[j].words); a != b {
-			return a > b
-		}
-		if a, b := fewest(hs[i]), fewest(hs[j]); a != b {
-			return a < b
-		}
-		return hs[i].ai.ID < hs[j].ai.ID
-	})
-	var out []peer.AddrInfo
-	for _, h := range hs {
-		if k.sent >= searchNarrowTo {
-			break
-		}
-		h.sent = true
-		k.sent++
-		out = append(out, h.ai)
-	}
-	return out
+	return k.send(hs, searchNarrowTo-sent)
 }
 
 // telling reports whether word i's walk names few enough households (at
@@ -291,20 +263,36 @@ func (k *keywordSearch) holding(words []int) []*keywordHolder {
 	return out
 }
 
-// send marks those of hs not sent yet as sent and returns them, those
-// providing the most words first (then by ID).
-func (k *keywordSearch) send(hs []*keywordHolder) []peer.AddrInfo {
+// send marks at most limit of those of hs not sent yet as sent and
+// returns them: those providing the most words first, then those named
+// by the telling word with the fewest households (the most telling),
+// then by ID.
+func (k *keywordSearch) send(hs []*keywordHolder, limit int) []peer.AddrInfo {
+	fewest := func(h *keywordHolder) int {
+		n := math.MaxInt
+		for i := range h.words {
+			if k.telling(i) {
+				n = min(n, k.named[i])
+			}
+		}
+		return n
+	}
 	sort.Slice(hs, func(i, j int) bool {
 		if a, b := len(hs[i].words), len(hs[j].words); a != b {
 			return a > b
+		}
+		if a, b := fewest(hs[i]), fewest(hs[j]); a != b {
+			return a < b
 		}
 		return hs[i].ai.ID < hs[j].ai.ID
 	})
 	var out []peer.AddrInfo
 	for _, h := range hs {
+		if len(out) >= limit {
+			break
+		}
 		if !h.sent {
 			h.sent = true
-			k.sent++
 			out = append(out, h.ai)
 		}
 	}

@@ -224,26 +224,41 @@ func TestKeywordSearch_ManyProvidersNarrowNothing(t *testing.T) {
 	many := households("c", searchNarrowTo+4)
 	k := newKeywordSearch(2)
 	var sent []peer.ID
-	take := func(ev keywordEvent) {
-		for _, ai := range k.take(ev) {
-			sent = append(sent, ai.ID)
+	take := func(evs []keywordEvent) {
+		for _, ev := range evs {
+			for _, ai := range k.take(ev) {
+				sent = append(sent, ai.ID)
+			}
 		}
 	}
-	for _, p := range many {
-		take(keywordEvent{word: 0, ai: peer.AddrInfo{ID: p}})
-	}
-	take(keywordEvent{word: 0, over: true})
+	take(slices.Concat(named(0, many...), over(0)))
 	if k.narrowed || len(sent) != 0 {
 		t.Fatalf("after a lookup over with %d providers: narrowed %v, sent %v", len(many), k.narrowed, sent)
 	}
-	take(keywordEvent{word: 1, ai: peer.AddrInfo{ID: "y"}})
-	take(keywordEvent{word: 1, ai: peer.AddrInfo{ID: many[5]}})
-	take(keywordEvent{word: 1, over: true})
+	take(slices.Concat(named(1, "y", many[5]), over(1)))
 	// many[5] provides both; then y, named by the telling word; not
 	// the households named only by the word with too many of them.
 	if want := []peer.ID{many[5], "y"}; !slices.Equal(sent, want) {
 		t.Fatalf("sent %v, want %v", sent, want)
 	}
+}
+
+// named is word's walk naming ps, one event each.
+func named(word int, ps ...peer.ID) []keywordEvent {
+	evs := make([]keywordEvent, len(ps))
+	for i, p := range ps {
+		evs[i] = keywordEvent{word: word, ai: peer.AddrInfo{ID: p}}
+	}
+	return evs
+}
+
+// over is the end of each of words' walks.
+func over(words ...int) []keywordEvent {
+	evs := make([]keywordEvent, len(words))
+	for i, w := range words {
+		evs[i] = keywordEvent{word: w, over: true}
+	}
+	return evs
 }
 
 // A household one word's walk missed is asked when another word's walk
@@ -259,40 +274,16 @@ func TestKeywordSearch_OneWalkMissesAHolder(t *testing.T) {
 		narrow bool
 	}{
 		{"the walk over first missed the holder that another named",
-			[]keywordEvent{
-				{word: 1, ai: peer.AddrInfo{ID: "missed"}},
-				{word: 2, ai: peer.AddrInfo{ID: "missed"}},
-				{word: 0, ai: peer.AddrInfo{ID: "a"}},
-				{word: 1, ai: peer.AddrInfo{ID: "a"}},
-				{word: 0, ai: peer.AddrInfo{ID: "b"}},
-				{word: 0, over: true},
-			}, []peer.ID{"a", "b", "missed"}, true},
+			slices.Concat(named(1, "missed"), named(2, "missed"), named(0, "a"), named(1, "a"), named(0, "b"), over(0)),
+			[]peer.ID{"a", "b", "missed"}, true},
 		{"the only holder missed by the walk over first: nothing narrows, the others go on",
-			[]keywordEvent{
-				{word: 0, over: true},
-				{word: 1, ai: peer.AddrInfo{ID: "rare"}},
-				{word: 1, over: true},
-				{word: 2, ai: peer.AddrInfo{ID: "rare"}},
-				{word: 2, over: true},
-			}, []peer.ID{"rare"}, false},
+			slices.Concat(over(0), named(1, "rare"), over(1), named(2, "rare"), over(2)),
+			[]peer.ID{"rare"}, false},
 		{"the households of the word with the fewest come first",
-			[]keywordEvent{
-				{word: 0, ai: peer.AddrInfo{ID: "p1"}},
-				{word: 0, ai: peer.AddrInfo{ID: "p2"}},
-				{word: 0, ai: peer.AddrInfo{ID: "p3"}},
-				{word: 1, ai: peer.AddrInfo{ID: "s"}},
-				{word: 2, ai: peer.AddrInfo{ID: "q"}},
-				{word: 2, over: true},
-			}, []peer.ID{"q", "s", "p1", "p2", "p3"}, true},
+			slices.Concat(named(0, "p1", "p2", "p3"), named(1, "s"), named(2, "q"), over(2)),
+			[]peer.ID{"q", "s", "p1", "p2", "p3"}, true},
 		{"a word naming more than searchNarrowTo households: those it alone named are not asked",
-			append(append(func() []keywordEvent {
-				var evs []keywordEvent
-				for _, p := range households("c", searchNarrowTo+1) {
-					evs = append(evs, keywordEvent{word: 0, ai: peer.AddrInfo{ID: p}})
-				}
-				return evs
-			}(), keywordEvent{word: 1, ai: peer.AddrInfo{ID: "t"}}),
-				keywordEvent{word: 0, over: true}, keywordEvent{word: 1, over: true}, keywordEvent{word: 2, over: true}),
+			slices.Concat(named(0, households("c", searchNarrowTo+1)...), named(1, "t"), over(0, 1, 2)),
 			[]peer.ID{"t"}, false},
 	}
 	for _, c := range cases {
