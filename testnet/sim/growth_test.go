@@ -169,6 +169,9 @@ type reachPoint struct {
 	lookups, lookupsOK          int
 	records, recordsOK          int
 	lookupMissed, recordsMissed []int
+	// lookupWhy says, for each lookup that missed, how long it took and
+	// what it ended with (the error, or who answered instead).
+	lookupWhy []string
 	// commonSearches of commonTitle and the mean share of its live
 	// holders each found; rareSearches of rareTitle (none while its
 	// holder is away) and how many found it; fromIndex is the mean of
@@ -200,10 +203,28 @@ func (p reachPoint) String() string {
 		slices.Sort(p.recordsMissed)
 		s += fmt.Sprintf("; holders (join index) not found: lookup %v, records %v", p.lookupMissed, p.recordsMissed)
 	}
+	for _, w := range p.lookupWhy {
+		s += "; " + w
+	}
 	if p.failed > 0 {
 		s += fmt.Sprintf("; %d failed with another error than not found", p.failed)
 	}
 	return s + fmt.Sprintf(" (measured in %s)", p.took.Round(time.Second))
+}
+
+// missWhy says why a lookup of holder h's CID missed, after d: the
+// error it ended with, or the household that answered in h's place.
+func (g *grower) missWhy(h *Member, doc api.Document, err error, d time.Duration) string {
+	why := fmt.Sprintf("lookup of holder %d missed after %s: ", h.Index, d.Round(time.Millisecond))
+	if err != nil {
+		return why + err.Error()
+	}
+	for _, m := range g.n.Members {
+		if m.ID.String() == doc.Source {
+			return why + fmt.Sprintf("answered by household %d", m.Index)
+		}
+	}
+	return why + fmt.Sprintf("answered by %q", doc.Source)
 }
 
 func percent(a, b int) float64 {
@@ -278,6 +299,7 @@ func (g *grower) measure() reachPoint {
 				p.failed++
 			}
 			p.lookupMissed = append(p.lookupMissed, h.Index)
+			p.lookupWhy = append(p.lookupWhy, g.missWhy(h, doc, err, d))
 		}, func() {
 			ok := findable(g.ctx, other, h, c)
 			mu.Lock()
