@@ -43,15 +43,14 @@ type dhtNet struct {
 func (n dhtNet) self() peer.ID { return n.p.Host().ID() }
 
 // providers also keeps each provider's addresses from the walk for a
-// minute, so that asking it dials them.
+// minute, so that asking it dials them, past a backoff left by dials
+// while it was away (p2p.LearnProvider).
 func (n dhtNet) providers(ctx context.Context, id cid.Cid, count int) <-chan peer.ID {
 	out := make(chan peer.ID)
 	go func() {
 		defer close(out)
 		for ai := range n.p.DHT().FindProvidersAsync(ctx, id, count) {
-			if ai.ID != n.self() {
-				n.p.Host().Peerstore().AddAddrs(ai.ID, ai.Addrs, time.Minute)
-			}
+			p2p.LearnProvider(n.p.Host(), ai, time.Minute)
 			select {
 			case out <- ai.ID:
 			case <-ctx.Done():

@@ -258,7 +258,7 @@ func (ss *searchService) fanOut(ctx context.Context, req protocol.SearchRequest)
 				continue // drained: the lookups end with ctx
 			}
 			n++
-			ss.h.Peerstore().AddAddrs(ai.ID, ai.Addrs, time.Minute)
+			p2p.LearnProvider(ss.h, ai, time.Minute)
 			select {
 			case named <- ai.ID:
 			case <-ctx.Done():

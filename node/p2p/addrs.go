@@ -2,11 +2,31 @@ package p2p
 
 import (
 	"fmt"
+	"time"
 
+	"github.com/libp2p/go-libp2p/core/host"
 	"github.com/libp2p/go-libp2p/core/network"
 	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/libp2p/go-libp2p/p2p/net/swarm"
 	ma "github.com/multiformats/go-multiaddr"
 )
+
+// LearnProvider keeps the addresses a DHT walk gave for a provider, ai,
+// for ttl, and lifts the swarm's dial backoff of ai.ID: the provider is
+// about to be asked, and it may have come back (a restart, a laptop
+// waking) since dials to it failed while it was away, which would
+// otherwise refuse to dial it again for up to 5 minutes (the swarm's
+// backoff grows with each failed dial). The cost is one dial of a
+// provider still away, where the backoff would have answered at once.
+func LearnProvider(h host.Host, ai peer.AddrInfo, ttl time.Duration) {
+	if ai.ID == h.ID() {
+		return
+	}
+	h.Peerstore().AddAddrs(ai.ID, ai.Addrs, ttl)
+	if sw, ok := h.Network().(*swarm.Swarm); ok && h.Network().Connectedness(ai.ID) != network.Connected {
+		sw.Backoff().Clear(ai.ID)
+	}
+}
 
 // parseBootstrap reads /…/p2p/<id> multiaddrs, grouping a peer's
 // addresses.
