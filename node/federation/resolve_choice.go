@@ -39,9 +39,11 @@ func (ch *choice) next() (answer, bool) {
 				ch.expired = true
 				continue
 			}
-			if ch.l.isProvider(a.from) || ch.released() {
+			if ch.l.isProvider(a.from) {
 				return a, true
 			}
+			// Held even once released: fromHeld drains what settled
+			// providers sent meanwhile, and takes theirs first.
 			ch.keep(a)
 		case <-ch.l.changed:
 		case <-ch.walked:

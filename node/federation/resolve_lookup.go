@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -16,6 +17,9 @@ import (
 	"github.com/metamesh/node/protocol"
 	"github.com/metamesh/node/store"
 )
+
+// errDistrusted is why a peer whose lie was disproved gave no record.
+var errDistrusted = errors.New("not asked: its bytes disproved a record it signed")
 
 // answer is a verified record and the peer that sent it.
 type answer struct {
@@ -48,7 +52,8 @@ type lookupRun struct {
 	providers []string         // the walk's, as the answer names them
 	named     map[peer.ID]bool // the same, for the checks
 	asked     map[peer.ID]bool
-	settled   map[peer.ID]bool // asked, and its answer (if any) sent on answers
+	settled   map[peer.ID]bool  // asked, and its answer (if any) sent on answers
+	why       map[peer.ID]error // why a peer asked gave no record
 }
 
 // federated asks the network for c within the lookup timeout: the
@@ -63,7 +68,7 @@ func (r *resolver) federated(c string, replace store.RootID) (model.Document, er
 	}
 	l := &lookupRun{r: r, c: c, ctx: ctx, replace: replace,
 		answers: make(chan answer, lookupFanout), changed: make(chan struct{}, 1), walked: make(chan struct{}),
-		named: map[peer.ID]bool{}, asked: map[peer.ID]bool{}, settled: map[peer.ID]bool{}}
+		named: map[peer.ID]bool{}, asked: map[peer.ID]bool{}, settled: map[peer.ID]bool{}, why: map[peer.ID]error{}}
 	l.start(id)
 	ch := &choice{l: l, walked: l.walked}
 	refused := 0 // answers whose records link local files of different content
@@ -177,6 +182,9 @@ func (l *lookupRun) ask(p peer.ID) bool {
 	defer l.settle(p)
 	if l.r.scores.distrusted(p) {
 		l.r.log.Debug("not asking a peer whose record its bytes disproved", "peer", p, "cid", l.c)
+		l.mu.Lock()
+		l.why[p] = errDistrusted
+		l.mu.Unlock()
 		return false
 	}
 	rec, err := l.r.net.fetch(l.ctx, p, l.c)
@@ -218,10 +226,13 @@ func (l *lookupRun) poke() {
 	}
 }
 
-// failed logs why p gave no record: a relay that cut it off (counted,
-// the miss tells it), or at debug anything but "no such file"; nothing
-// once the lookup is over.
+// failed keeps and logs why p gave no record: a relay that cut it off
+// (counted, the miss tells it), or at debug anything but "no such
+// file"; nothing once the lookup is over.
 func (l *lookupRun) failed(p peer.ID, err error) {
+	l.mu.Lock()
+	l.why[p] = err
+	l.mu.Unlock()
 	switch {
 	case errors.Is(err, errRelayCut) && l.ctx.Err() == nil:
 		l.cut.Add(1)
@@ -295,6 +306,7 @@ func (l *lookupRun) answerProviders(p peer.ID) []string {
 func (l *lookupRun) miss(refused int) error {
 	l.mu.Lock()
 	n, found := len(l.asked), len(l.providers)
+	prov := l.providersMissed()
 	l.mu.Unlock()
 	why := ""
 	if refused > 0 {
@@ -303,10 +315,43 @@ func (l *lookupRun) miss(refused int) error {
 	if cut := l.cut.Load(); cut > 0 {
 		why += fmt.Sprintf(" (%d answered over a relay that cut the record off: a relayed connection carries at most 128 KiB each way; it comes through once the connection is direct)", cut)
 	}
-	err := fmt.Errorf("%w: no file with CID %s here or on the %d peers asked%s", model.ErrNotFound, l.c, n, why)
+	err := fmt.Errorf("%w: no file with CID %s here or on the %d peers asked%s%s", model.ErrNotFound, l.c, n, why, prov)
 	if l.ctx.Err() != nil && why == "" {
-		err = fmt.Errorf("%w: no file with CID %s here, and none of the %d peers asked had it within %s", model.ErrNotFound, l.c, n, l.r.timeout)
+		err = fmt.Errorf("%w: no file with CID %s here, and none of the %d peers asked had it within %s%s", model.ErrNotFound, l.c, n, l.r.timeout, prov)
 	}
 	l.r.log.Info("lookup: no peer answered with the file", "cid", l.c, "asked", n, "providers", found, "err", err)
 	return err
+}
+
+// providersMissed says what became of the providers the walk named, for
+// a miss: none named (the DHT holds no record of the file where this
+// household looked), or each one's failure, at most three told. l.mu is
+// held.
+func (l *lookupRun) providersMissed() string {
+	if len(l.named) == 0 {
+		return " (the DHT named no household providing it)"
+	}
+	var told []string
+	for _, p := range l.providers {
+		id, _ := peer.Decode(p)
+		what := "asked, no answer yet"
+		switch err, ok := l.why[id]; {
+		case !l.asked[id]:
+			what = "not asked"
+		case ok:
+			what = err.Error()
+		}
+		if len(told) < 3 {
+			told = append(told, fmt.Sprintf("%s: %s", p, what))
+		}
+	}
+	more := ""
+	if len(l.providers) > len(told) {
+		more = fmt.Sprintf("; %d more", len(l.providers)-len(told))
+	}
+	households := "households"
+	if len(l.named) == 1 {
+		households = "household"
+	}
+	return fmt.Sprintf(" (the DHT named %d %s providing it, none gave its record: %s%s)", len(l.named), households, strings.Join(told, "; "), more)
 }

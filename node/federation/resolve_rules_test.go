@@ -217,6 +217,7 @@ func TestLookup_WhatItAsks(t *testing.T) {
 		close(walk)
 		got := answered(t, res)
 		wantMiss(t, got, "on the 1 peers asked")
+		wantMiss(t, got, liar.id.String()+": "+errDistrusted.Error())
 		if n := liar.asks.Load(); n != 0 {
 			t.Errorf("the distrusted household was asked %d times", n)
 		}
@@ -233,7 +234,7 @@ func TestLookup_WhatItAsks(t *testing.T) {
 		walkNamesID(t, walk, s.tw.me)
 		close(walk)
 		// The twin fails the test if the household asks itself.
-		wantMiss(t, answered(t, res), "on the 0 peers asked")
+		wantMiss(t, answered(t, res), "on the 0 peers asked (the DHT named no household providing it)")
 	})
 }
 
@@ -282,7 +283,10 @@ func TestLookup_WhenItStops(t *testing.T) {
 			close(walk)
 			p.fail(tc.fail)
 			c.fail(tc.fail)
-			wantMiss(t, answered(t, res), tc.want)
+			got := answered(t, res)
+			wantMiss(t, got, tc.want)
+			// The miss says what became of the provider the walk named.
+			wantMiss(t, got, "the DHT named 1 household providing it, none gave its record: "+p.id.String()+": "+tc.fail.Error())
 		})
 	}
 
