@@ -37,6 +37,10 @@
 // Each household runs what node.Household runs (its DHT, announcer and
 // protocols, with their goroutines). A Network's methods may be called
 // from several goroutines: its member list is guarded by one mutex, and
-// KillAll stops households concurrently. Rejoin gives a Member a new
-// Host, Store and HH: nothing may use the old ones meanwhile.
+// KillAll stops households concurrently. A household killed is cut off
+// as a machine that went away: its links go first (a closed mocknet host
+// still takes dials, and connections made to it would outlive its
+// return, leading to a host that has stopped). Rejoin gives a Member a
+// new Host, Store and HH, linked again: nothing may use the old ones
+// meanwhile.
 package sim

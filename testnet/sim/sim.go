@@ -90,6 +90,8 @@ type Member struct {
 	providers datastore.Batching // the sweeping provider's keystore and schedule
 	opts      JoinOptions        // as it first joined
 	sent      counts             // what it sent, over all its runs
+	// latency is, while it is away, the latency of each link Kill cut.
+	latency map[peer.ID]time.Duration
 }
 
 // DHTMessages counts the DHT messages the household has sent since it
@@ -227,22 +229,8 @@ func (n *Network) Rejoin(ctx context.Context, i int, jo JoinOptions) (*Member, e
 	if m.Alive {
 		return nil, fmt.Errorf("sim: household %d is running", i)
 	}
-	// The old host's links lead to its closed network: each is made again
-	// to the new one, with its latency.
-	lat := map[peer.ID]time.Duration{}
-	for _, o := range n.Members {
-		if o == m {
-			continue
-		}
-		for _, l := range n.mn.LinksBetweenPeers(m.ID, o.ID) {
-			lat[o.ID] = l.Options().Latency
-		}
-		if _, ok := lat[o.ID]; ok {
-			if err := n.mn.UnlinkPeers(m.ID, o.ID); err != nil {
-				return nil, fmt.Errorf("sim: unlink: %w", err)
-			}
-		}
-	}
+	// Kill cut the old host's links; each is made again to the new one,
+	// with the latency it had.
 	h, err := n.addHost(m)
 	if err != nil {
 		return nil, err
@@ -251,7 +239,7 @@ func (n *Network) Rejoin(ctx context.Context, i int, jo JoinOptions) (*Member, e
 		if o == m {
 			continue
 		}
-		l, ok := lat[o.ID]
+		l, ok := m.latency[o.ID]
 		if !ok {
 			l = n.latency()
 		}
@@ -339,19 +327,50 @@ func (n *Network) start(ctx context.Context, m *Member, h host.Host, jo JoinOpti
 	return nil
 }
 
-// Kill stops household i: its federation side goes, its host is closed
-// (every connection drops) and its store is closed. Its database and its
-// provider datastore are left, for Rejoin.
+// Kill stops household i as a machine that goes away: its links are
+// cut first (nobody can dial it any more: a mocknet host that was only
+// closed still takes dials, answering from a host that has stopped),
+// then its federation side goes, its host is closed (every connection
+// drops, on both ends: the others close theirs to it too) and its store
+// is closed. Its database, its
+// provider datastore and its links' latencies are left, for Rejoin.
 func (n *Network) Kill(i int) error {
 	n.mu.Lock()
 	m := n.Members[i]
 	alive := m.Alive
 	m.Alive = false
+	var errs []error
+	if alive {
+		m.latency = map[peer.ID]time.Duration{}
+		for _, o := range n.Members {
+			if o == m {
+				continue
+			}
+			for _, l := range n.mn.LinksBetweenPeers(m.ID, o.ID) {
+				m.latency[o.ID] = l.Options().Latency
+			}
+			if _, ok := m.latency[o.ID]; ok {
+				errs = append(errs, n.mn.UnlinkPeers(m.ID, o.ID))
+			}
+		}
+	}
+	var others []host.Host
+	for _, o := range n.Members {
+		if o != m && o.Alive {
+			others = append(others, o.Host)
+		}
+	}
 	n.mu.Unlock()
 	if !alive {
 		return nil
 	}
-	return errors.Join(m.HH.Close(), m.Host.Close(), m.Store.Close())
+	errs = append(errs, m.HH.Close(), m.Host.Close(), m.Store.Close())
+	// A connection a dial opened while the links were cut is closed too,
+	// as the kernel closes a dead process's sockets.
+	for _, o := range others {
+		errs = append(errs, o.Network().ClosePeer(m.ID))
+	}
+	return errors.Join(errs...)
 }
 
 // KillAll kills the households ms at once.
