@@ -8,6 +8,7 @@ LIBRARY ?= ./library
 DATA    ?=
 API     ?= 127.0.0.1:4680
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
+COMMIT  ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null)
 BIN     := bin/metamesh
 FUZZTIME ?= 10s
 
@@ -25,7 +26,7 @@ deps-bench:
 	@./scripts/deps.sh --bench
 
 build:
-	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-s -w -X github.com/metamesh/node/node.Version=$(VERSION)" -o $(BIN) ./cmd/metamesh
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-s -w -X github.com/metamesh/node/node.Version=$(VERSION) -X github.com/metamesh/node/node.Commit=$(COMMIT)" -o $(BIN) ./cmd/metamesh
 
 # Only the default library is created; any other LIBRARY goes to the
 # binary as it is, whose errors say what is wrong with it.

@@ -30,6 +30,10 @@ import (
 // Version is the node's version, set at build time with -ldflags.
 var Version = "dev"
 
+// Commit is the commit the node was built from, set at build time with
+// -ldflags ("" when it was not: the go command's own stamp is used).
+var Commit = ""
+
 // Node is one running MetaMesh node.
 type Node struct {
 	cfg Config

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"runtime"
+	"runtime/debug"
 
 	"github.com/spf13/cobra"
 
@@ -12,7 +13,7 @@ import (
 func newVersionCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
-		Short: "Print the version",
+		Short: "Print the version, the commit it was built from, the Go version and the platform",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			fmt.Fprintln(cmd.OutOrStdout(), versionText())
@@ -23,5 +24,43 @@ func newVersionCmd() *cobra.Command {
 
 // versionText is what `metamesh version` and `metamesh --version` print.
 func versionText() string {
-	return fmt.Sprintf("metamesh %s (%s %s/%s)", node.Version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	commit := node.Commit
+	if commit == "" {
+		info, _ := debug.ReadBuildInfo()
+		commit = commitOf(info)
+	}
+	return versionLine(node.Version, commit, runtime.Version(), runtime.GOOS+"/"+runtime.GOARCH)
+}
+
+// versionLine is the version line: "metamesh v0.3.0 (commit
+// 0123456789ab, go1.26.8 linux/arm64)".
+func versionLine(version, commit, goVersion, platform string) string {
+	return fmt.Sprintf("metamesh %s (commit %s, %s %s)", version, commit, goVersion, platform)
+}
+
+// commitOf is the commit a binary was built without node.Commit from,
+// as the go command stamped it from the git checkout: its first 12 hex digits, "+dirty"
+// when the checkout had uncommitted changes, "unknown" when the build
+// was not from a checkout (go test, a module download, -buildvcs=false).
+func commitOf(info *debug.BuildInfo) string {
+	if info == nil {
+		return "unknown"
+	}
+	rev, dirty := "", false
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	if rev == "" {
+		return "unknown"
+	}
+	rev = rev[:min(12, len(rev))]
+	if dirty {
+		rev += "+dirty"
+	}
+	return rev
 }
