@@ -38,10 +38,10 @@ func versionLine(version, commit, goVersion, platform string) string {
 	return fmt.Sprintf("metamesh %s (commit %s, %s %s)", version, commit, goVersion, platform)
 }
 
-// commitOf is the commit a binary was built without node.Commit from,
-// as the go command stamped it from the git checkout: its first 12 hex digits, "+dirty"
-// when the checkout had uncommitted changes, "unknown" when the build
-// was not from a checkout (go test, a module download, -buildvcs=false).
+// commitOf is the commit the go command stamped into a binary built
+// from a git checkout without node.Commit: its first 12 hex digits,
+// "+dirty" when the checkout had uncommitted changes, "unknown" when
+// there is no stamp (go test, a module download, -buildvcs=false).
 func commitOf(info *debug.BuildInfo) string {
 	if info == nil {
 		return "unknown"

@@ -181,10 +181,7 @@ func (l *lookupRun) ask(p peer.ID) bool {
 	}
 	defer l.settle(p)
 	if l.r.scores.distrusted(p) {
-		l.r.log.Debug("not asking a peer whose record its bytes disproved", "peer", p, "cid", l.c)
-		l.mu.Lock()
-		l.why[p] = errDistrusted
-		l.mu.Unlock()
+		l.failed(p, errDistrusted)
 		return false
 	}
 	rec, err := l.r.net.fetch(l.ctx, p, l.c)
@@ -346,8 +343,8 @@ func (l *lookupRun) providersMissed() string {
 		}
 	}
 	more := ""
-	if len(l.providers) > len(told) {
-		more = fmt.Sprintf("; %d more", len(l.providers)-len(told))
+	if len(l.named) > len(told) {
+		more = fmt.Sprintf("; %d more", len(l.named)-len(told))
 	}
 	households := "households"
 	if len(l.named) == 1 {

@@ -332,19 +332,23 @@ func (n *Network) start(ctx context.Context, m *Member, h host.Host, jo JoinOpti
 // closed still takes dials, answering from a host that has stopped),
 // then its federation side goes, its host is closed (every connection
 // drops, on both ends: the others close theirs to it too) and its store
-// is closed. Its database, its
-// provider datastore and its links' latencies are left, for Rejoin.
+// is closed. Its database, its provider datastore and its links'
+// latencies are left, for Rejoin.
 func (n *Network) Kill(i int) error {
 	n.mu.Lock()
 	m := n.Members[i]
 	alive := m.Alive
 	m.Alive = false
 	var errs []error
+	var others []host.Host
 	if alive {
 		m.latency = map[peer.ID]time.Duration{}
 		for _, o := range n.Members {
 			if o == m {
 				continue
+			}
+			if o.Alive {
+				others = append(others, o.Host)
 			}
 			for _, l := range n.mn.LinksBetweenPeers(m.ID, o.ID) {
 				m.latency[o.ID] = l.Options().Latency
@@ -352,12 +356,6 @@ func (n *Network) Kill(i int) error {
 			if _, ok := m.latency[o.ID]; ok {
 				errs = append(errs, n.mn.UnlinkPeers(m.ID, o.ID))
 			}
-		}
-	}
-	var others []host.Host
-	for _, o := range n.Members {
-		if o != m && o.Alive {
-			others = append(others, o.Host)
 		}
 	}
 	n.mu.Unlock()
