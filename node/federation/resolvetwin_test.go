@@ -3,6 +3,7 @@ package federation
 import (
 	"context"
 	"crypto/sha256"
+	"errors"
 	"log/slog"
 	"slices"
 	"sync"
@@ -236,6 +237,9 @@ type twinScene struct {
 	tw *twinNet
 	r  *resolver
 	st *store.Store
+	// early has the error of a lookup that failed other than by a miss
+	// (a store error, say): a walk waited for then fails with it.
+	early chan lookupResult
 }
 
 // newTwinScene is a resolver on a new twin: lookups end at timeout, a
@@ -246,7 +250,7 @@ func newTwinScene(t *testing.T, timeout, hold time.Duration) *twinScene {
 	r := newResolver(st, nil, nil, timeout, slog.New(slog.DiscardHandler))
 	tw := newTwinNet(t)
 	r.net, r.holdFor = tw, hold
-	return &twinScene{tw: tw, r: r, st: st}
+	return &twinScene{tw: tw, r: r, st: st, early: make(chan lookupResult, 4)}
 }
 
 // lookupResult is what a lookup answered.
@@ -263,16 +267,30 @@ func (s *twinScene) lookup(t *testing.T, c string) <-chan lookupResult {
 	ctx := waiting.Context(t)
 	go func() {
 		doc, err := s.r.Meta(ctx, c, false, nil)
+		if err != nil && !errors.Is(err, model.ErrNotFound) {
+			select {
+			case s.early <- lookupResult{doc, err}:
+			default:
+			}
+		}
 		out <- lookupResult{doc, err}
 	}()
 	return out
 }
 
-// walk is the walk of the lookup that started.
+// walk is the walk of the lookup that started; a lookup that failed
+// other than by a miss fails the test with its error.
 func (s *twinScene) walk(t *testing.T) chan<- peer.ID {
 	t.Helper()
-	w, _ := waiting.Recv(t, s.tw.walks, "a lookup's walk")
-	return w
+	select {
+	case w := <-s.tw.walks:
+		return w
+	case r := <-s.early:
+		t.Fatalf("waiting for a lookup's walk, the lookup failed: %v", r.err)
+	case <-waiting.After():
+		t.Fatalf("waited %v for a lookup's walk", waiting.Guard)
+	}
+	return nil
 }
 
 // walkNames has the walk name h as a provider.
