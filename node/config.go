@@ -99,6 +99,11 @@ type Config struct {
 	// APIHosts are more Host header names the API answers on loopback
 	// (--api-host), besides localhost, 127.0.0.1 and [::1].
 	APIHosts []string
+	// NotifySocket is the service manager's notify socket (systemd's
+	// NOTIFY_SOCKET, for a Type=notify unit): Run sends READY=1 on it
+	// once the node serves and STOPPING=1 when it begins to stop. Empty:
+	// none is told.
+	NotifySocket string
 	// StrangerRate is how many federated lookups and searches per second
 	// a stranger may make the node start: a client of a non-loopback
 	// APIAddr that connects from another machine without the token

@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
@@ -388,8 +389,15 @@ func Run(ctx context.Context, cfg Config) error {
 	if err := n.Start(ctx); err != nil {
 		return err
 	}
+	sd := notifier{socket: cfg.NotifySocket}
+	if err := sd.send("READY=1", fmt.Sprintf("STATUS=serving the API on %s, peer %s", n.APIAddr(), n.PeerID())); err != nil {
+		n.log.Warn("could not tell the service manager the node is ready", "err", err)
+	}
 	<-ctx.Done()
 	n.log.Info("shutting down")
+	if err := sd.send("STOPPING=1", "STATUS=stopping"); err != nil {
+		n.log.Warn("could not tell the service manager the node is stopping", "err", err)
+	}
 	if err := n.Close(); err != nil {
 		return err
 	}

@@ -2,8 +2,10 @@
 # Installs what the node and its tests need and the machine lacks:
 # redis-server (the store), ffmpeg (ffprobe, for media metadata and the
 # tests that render small clips), with --test chromium (the web page's
-# browser test; make run does not need it) and with --bench wrk (the HTTP
-# load generator of make bench). Debian/Ubuntu, via apt-get.
+# browser test; make run does not need it), systemd-analyze (the service
+# unit's check) and qemu-user-static (the arm64 and arm release binaries
+# run under it), and with --bench wrk (the HTTP load generator of make
+# bench). Debian/Ubuntu, via apt-get.
 set -euo pipefail
 
 need=()
@@ -12,6 +14,8 @@ command -v ffprobe >/dev/null 2>&1 || need+=(ffmpeg)
 case "${1:-}" in
 --test)
   command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || need+=(chromium)
+  command -v systemd-analyze >/dev/null 2>&1 || need+=(systemd)
+  { command -v qemu-aarch64-static && command -v qemu-arm-static; } >/dev/null 2>&1 || need+=(qemu-user-static)
   ;;
 --bench)
   command -v wrk >/dev/null 2>&1 || need+=(wrk)

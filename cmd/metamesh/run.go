@@ -58,6 +58,11 @@ comma-separated.`,
 			if cfg.ShareRate, err = parseRate(f.Lookup("share-rate").Value.String()); err != nil {
 				return usageError(cmd, fmt.Errorf("--share-rate: %w", err))
 			}
+			// Under systemd (Type=notify) the node says when it serves;
+			// the socket is taken out of the environment so that the
+			// managed redis-server does not answer it too.
+			cfg.NotifySocket = os.Getenv("NOTIFY_SOCKET")
+			os.Unsetenv("NOTIFY_SOCKET")
 			return node.Run(cmd.Context(), cfg)
 		},
 	}
