@@ -53,49 +53,71 @@ func runInvite(cmd *cobra.Command, _ []string) error {
 	if err := inviteMode(cmd); err != nil {
 		return usageError(cmd, err)
 	}
-	asJSON, _ := cmd.Flags().GetBool("json")
 	if list, _ := cmd.Flags().GetBool("list"); list {
-		res, raw, err := apiGetJSON[api.InvitesAnswer](cmd, "/api/invites", 10*time.Second)
-		if err != nil || asJSON {
-			return printOrFail(cmd, raw, err)
-		}
-		return printInvites(cmd.OutOrStdout(), res.Invites)
+		return listInvites(cmd)
 	}
 	if cmd.Flags().Changed("revoke") {
-		id, _ := cmd.Flags().GetString("revoke")
-		if id == "" {
-			return usageError(cmd, fmt.Errorf("--revoke: give an ID (metamesh invite --list shows them) or all"))
-		}
-		res, raw, err := apiCallJSON[api.RevokedAnswer](cmd, http.MethodDelete, "/api/invites/"+url.PathEscape(id), 10*time.Second)
-		if err != nil || asJSON {
-			return printOrFail(cmd, raw, err)
-		}
-		if len(res.Revoked) == 0 {
-			_, err := fmt.Fprintln(cmd.OutOrStdout(), "no invites to revoke")
-			return err
-		}
-		_, err = fmt.Fprintf(cmd.OutOrStdout(), "revoked %s: its link works no more, nor does the browser it let in\n", strings.Join(res.Revoked, ", "))
+		return revokeInvites(cmd)
+	}
+	return makeInvite(cmd)
+}
+
+// listInvites prints the node's invites: a table, or its JSON.
+func listInvites(cmd *cobra.Command) error {
+	res, raw, err := apiGetJSON[api.InvitesAnswer](cmd, "/api/invites", 10*time.Second)
+	if j, _ := cmd.Flags().GetBool("json"); err != nil || j {
+		return printOrFail(cmd, raw, err)
+	}
+	return printInvites(cmd.OutOrStdout(), res.Invites)
+}
+
+// revokeInvites revokes --revoke's invite, or all of them.
+func revokeInvites(cmd *cobra.Command) error {
+	id, _ := cmd.Flags().GetString("revoke")
+	if id == "" {
+		return usageError(cmd, fmt.Errorf("--revoke: give an ID (metamesh invite --list shows them) or all"))
+	}
+	res, raw, err := apiCallJSON[api.RevokedAnswer](cmd, http.MethodDelete, "/api/invites/"+url.PathEscape(id), 10*time.Second)
+	if j, _ := cmd.Flags().GetBool("json"); err != nil || j {
+		return printOrFail(cmd, raw, err)
+	}
+	if len(res.Revoked) == 0 {
+		_, err := fmt.Fprintln(cmd.OutOrStdout(), "no invites to revoke")
 		return err
 	}
+	_, err = fmt.Fprintf(cmd.OutOrStdout(), "revoked %s: its link works no more, nor does the browser it let in\n", strings.Join(res.Revoked, ", "))
+	return err
+}
+
+// makeInvite makes an invite and prints its links and QR code, or the
+// node's JSON (its links those of --host, when given).
+func makeInvite(cmd *cobra.Command) error {
 	ttl, _ := cmd.Flags().GetDuration("ttl")
 	if ttl < invite.MinTTL || ttl > invite.MaxTTL {
 		return usageError(cmd, fmt.Errorf("--ttl %v: want %v to %v", ttl, invite.MinTTL, invite.MaxTTL))
+	}
+	host, _ := cmd.Flags().GetString("host")
+	if host != "" {
+		// A --host that makes no link is refused before an invite is made.
+		if _, err := hostLink(host, "[::]:4680", ""); err != nil {
+			return usageError(cmd, err)
+		}
 	}
 	res, raw, err := apiCallJSON[api.InviteAnswer](cmd, http.MethodPost, "/api/invites?ttl="+url.QueryEscape(ttl.String()), 10*time.Second)
 	if err != nil {
 		return jsonError(cmd, raw, err)
 	}
-	if host, _ := cmd.Flags().GetString("host"); host != "" {
+	if host != "" {
 		u, err := hostLink(host, res.Listen, res.Path)
 		if err != nil {
-			return usageError(cmd, err)
+			return err
 		}
 		res.URLs = []string{u}
 		if raw, err = json.Marshal(res); err != nil {
 			return err
 		}
 	}
-	if asJSON {
+	if j, _ := cmd.Flags().GetBool("json"); j {
 		return printJSON(cmd, raw)
 	}
 	if len(res.URLs) == 0 {

@@ -116,6 +116,7 @@ func TestInvite(t *testing.T) {
 		{"revoke an unknown ID", []string{"--data", data, "--revoke", "nope"}, 3, `no invite or session "nope"`},
 		{"a lifetime out of range", []string{"--data", data, "--ttl", "1000h"}, 2, "--ttl 1000h0m0s: want 1s to 720h0m0s"},
 		{"list and revoke", []string{"--data", data, "--list", "--revoke", "all"}, 2, "--list and --revoke go alone"},
+		{"a host that is no URL", []string{"--data", data, "--host", "http://"}, 2, `--host "http://": not a URL with a host`},
 		{"revoke with a lifetime", []string{"--data", data, "--revoke", "all", "--ttl", "1h"}, 2, "--ttl and --host are for a new invite"},
 	}
 	for _, tt := range tests {
