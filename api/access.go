@@ -5,6 +5,8 @@ import (
 	"net"
 	"net/http"
 	"strings"
+
+	"github.com/metamesh/node/invite"
 )
 
 // Access says who may use the API.
@@ -24,12 +26,20 @@ import (
 // empty Token then serves nothing that needs one. What such a client, a
 // stranger, may make the node ask its peers is limited (strangers.go,
 // Options.Strangers).
+//
+// A browser let in by an invite (invites.go) sends a session cookie
+// instead of the token, and is served as a client with the token is,
+// except /api/invites (the token only) and, against cross-site request
+// forgery, a method other than GET or HEAD from a page of another origin.
 type Access struct {
 	Loopback   bool
 	Token      string
 	PublicRead bool
 	// Hosts are more names the Host header may carry on loopback.
 	Hosts []string
+	// Invites are the invites and the sessions of the browsers they let
+	// in; nil serves no invite and opens nothing by cookie.
+	Invites *invite.Store
 }
 
 // open are the endpoints served to anyone.
@@ -53,23 +63,74 @@ func (a *Access) check(r *http.Request) (int, string) {
 		}
 		return 0, ""
 	}
-	if open[r.URL.Path] {
+	if open[r.URL.Path] || strings.HasPrefix(r.URL.Path, invitePrefix) {
 		return 0, ""
 	}
-	if a.PublicRead && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
+	tokenOnly := r.URL.Path == invitesPath || strings.HasPrefix(r.URL.Path, invitesPath+"/")
+	if a.PublicRead && !tokenOnly && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
 		for _, p := range publicRead {
 			if strings.HasPrefix(r.URL.Path, p) || r.URL.Path+"/" == p {
 				return 0, ""
 			}
 		}
 	}
-	if _, ok := bearer(r); !ok {
-		return http.StatusUnauthorized, "this endpoint needs Authorization: Bearer <token> (the token is in the file --api-token-file names)"
+	if _, ok := bearer(r); ok {
+		if !a.tokenOK(r) {
+			return http.StatusUnauthorized, "wrong bearer token"
+		}
+		return 0, ""
 	}
-	if !a.tokenOK(r) {
-		return http.StatusUnauthorized, "wrong bearer token"
+	if tokenOnly {
+		return http.StatusUnauthorized, "invites are made and revoked with Authorization: Bearer <token> only (metamesh invite on the node's machine); a browser's invite does not open them"
+	}
+	if secret, ok := a.sessionCookie(r); ok {
+		return a.checkSession(r, secret)
+	}
+	return http.StatusUnauthorized, "this endpoint needs Authorization: Bearer <token> (the token is in the file --api-token-file names), or a browser let in by an invite (metamesh invite)"
+}
+
+// checkSession is check for a request that carries a session cookie and
+// no token: served when the session is one the node let in and, for a
+// method that may change something, when the page that sent it is the
+// node's own.
+func (a *Access) checkSession(r *http.Request, secret string) (int, string) {
+	if _, ok := a.Invites.Session(secret); !ok {
+		return http.StatusUnauthorized, "this browser's invite was revoked or is not this node's: ask the household for a new invite (metamesh invite)"
+	}
+	if r.Method != http.MethodGet && r.Method != http.MethodHead && !sameOrigin(r) {
+		return http.StatusForbidden, r.Method + " by a browser's invite is served only to the node's own page (Sec-Fetch-Site: same-origin, or an Origin naming this host)"
 	}
 	return 0, ""
+}
+
+// sameOrigin reports whether a browser says r comes from a page of the
+// node's own origin: Sec-Fetch-Site same-origin, or where a browser sends
+// no such header, an Origin that names the Host the request was sent to.
+// A request with neither is not a browser's page's, and not served by
+// cookie.
+func sameOrigin(r *http.Request) bool {
+	if site := r.Header.Get("Sec-Fetch-Site"); site != "" {
+		return site == "same-origin"
+	}
+	o := r.Header.Get("Origin")
+	return o != "" && (strings.EqualFold(o, "http://"+r.Host) || strings.EqualFold(o, "https://"+r.Host))
+}
+
+// trusted reports whether r comes with the bearer token or from a
+// browser an invite let in.
+func (a *Access) trusted(r *http.Request) bool {
+	if a.tokenOK(r) {
+		return true
+	}
+	if _, ok := bearer(r); ok {
+		return false
+	}
+	secret, ok := a.sessionCookie(r)
+	if !ok {
+		return false
+	}
+	_, ok = a.Invites.Session(secret)
+	return ok
 }
 
 // tokenOK reports whether r carries the bearer token (compared in

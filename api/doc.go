@@ -7,7 +7,10 @@
 //
 // Files: server.go (routes, handlers, ServeHTTP), errors.go (error →
 // status mapping), param.go (parsing of untrusted path and query input),
-// access.go (loopback Host check, bearer token, --public-read),
+// access.go (loopback Host check, bearer token, --public-read, the
+// session cookie of a browser an invite let in and its cross-site
+// request forgery check), invites.go (/api/invites and the links
+// /invite/<code>: the session cookie, the LAN addresses of the links),
 // strangers.go (who a request is for, and the per-address token buckets
 // that limit the federated work of clients without the token),
 // model.go (the model's names the API speaks, given here: Document,

@@ -156,6 +156,9 @@ type RedisStatus struct {
 type Options struct {
 	// Access says who may call what (access.go).
 	Access Access
+	// Addr is the address the API listens on, as configured
+	// ("0.0.0.0:4680"): the links of invites are made of it.
+	Addr string
 	// Metrics serves GET /metrics; nil answers 404.
 	Metrics http.Handler
 	// Registerer, when set, receives the HTTP request metrics
@@ -233,6 +236,7 @@ func New(b Backend, log *slog.Logger, opts Options) *Server {
 	s.routeSearch()
 	s.routeLibrary()
 	s.routeWeb()
+	s.routeInvites()
 	s.mux.HandleFunc("GET /api/events", s.events)
 	s.routeCID("/api/meta", s.meta)
 	s.routeCID("/api/providers", s.providers)

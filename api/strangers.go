@@ -66,11 +66,11 @@ func (c Caller) Federate(what Federated) error {
 }
 
 // caller is who r is for: trusted on a loopback API, from a loopback
-// address or with the bearer token, else a stranger known by the TCP
+// address, with the bearer token or from a browser an invite let in, else a stranger known by the TCP
 // address of the connection. Headers naming another client
 // (X-Forwarded-For, Forwarded) are not read: any client can send them.
 func (s *Server) caller(r *http.Request) Caller {
-	if s.opts.Access.Loopback || s.opts.Access.tokenOK(r) {
+	if s.opts.Access.Loopback || s.opts.Access.trusted(r) {
 		return Caller{}
 	}
 	key, local := clientKey(r.RemoteAddr)

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/metamesh/node/api"
+	"github.com/metamesh/node/invite"
 )
 
 // APITokenFile is the API token file generated in the data directory
@@ -21,9 +22,16 @@ const APITokenFile = "api-token"
 // access builds the API's access rules. On a non-loopback address it
 // reads the bearer token from APITokenFile (default DataDir/api-token),
 // generating it (32 random bytes, hex, mode 0600) when the file is
-// missing; the start log names the file and what is open without it.
+// missing. It opens the invites (DataDir/invites.json) whatever the
+// address: off loopback their browsers are served as clients with the
+// token are. The start log names the file and what is open without it.
 func (n *Node) access() (api.Access, error) {
 	a := api.Access{Loopback: api.IsLoopback(n.cfg.APIAddr), PublicRead: n.cfg.PublicRead, Hosts: n.cfg.APIHosts}
+	inv, err := invite.Open(filepath.Join(n.cfg.DataDir, invite.File))
+	if err != nil {
+		return a, fmt.Errorf("api: %w", err)
+	}
+	a.Invites = inv
 	if a.Loopback {
 		n.log.Info("api on loopback: no token needed; only Host headers naming this machine are served",
 			"addr", n.apiAddr, "hosts", append([]string{"localhost", "127.0.0.1", "[::1]"}, n.cfg.APIHosts...))

@@ -59,7 +59,8 @@
 //   - backend.go: the api.Backend the HTTP API calls (documents, status,
 //     files opened through os.Root, thumbnails of them, the event stream with root IDs mapped
 //     to canonical CIDs).
-//   - auth.go: the API's access rules and bearer token file.
+//   - auth.go: the API's access rules, bearer token file and invites
+//     (package invite's store, DATA/invites.json).
 //   - space.go: the data directory's free space: a start refused under
 //     MinFree (ErrDataDirFull), the watch that says when it fills and,
 //     once it has space again and Redis takes writes, has the libraries

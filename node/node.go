@@ -271,7 +271,7 @@ func (n *Node) serveAPI() error {
 	n.met = newMetrics(n)
 	n.http = &http.Server{
 		Handler: api.New(&backend{n: n}, n.log, api.Options{
-			Access: acc, Metrics: n.met.handler(), Registerer: n.met.reg,
+			Access: acc, Addr: n.apiAddr, Metrics: n.met.handler(), Registerer: n.met.reg,
 			Strangers: api.StrangerLimits{Rate: n.cfg.StrangerRate, Burst: n.cfg.StrangerBurst},
 		}),
 		ReadHeaderTimeout: 10 * time.Second,

@@ -105,10 +105,11 @@ func fileExists(p string) bool {
 	return err == nil && fi.Mode().IsRegular()
 }
 
-// apiRequest is a GET of path on the node cmd talks to, with its token
-// when there is one, under ctx; base and from say where the node was
-// found, for the error when it does not answer (unreachable).
-func apiRequest(ctx context.Context, cmd *cobra.Command, path string) (req *http.Request, base, from string, err error) {
+// apiRequest is a request (method, GET unless told) of path on the node
+// cmd talks to, with its token when there is one, under ctx; base and
+// from say where the node was found, for the error when it does not
+// answer (unreachable).
+func apiRequest(ctx context.Context, cmd *cobra.Command, method, path string) (req *http.Request, base, from string, err error) {
 	base, tf, from, err := nodeAPI(cmd)
 	if err != nil {
 		return nil, "", "", err
@@ -117,7 +118,7 @@ func apiRequest(ctx context.Context, cmd *cobra.Command, path string) (req *http
 	if err != nil {
 		return nil, "", "", fmt.Errorf("--api %q: %w", base, err)
 	}
-	req, err = http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	req, err = http.NewRequestWithContext(ctx, method, u.String(), nil)
 	if err != nil {
 		return nil, "", "", err
 	}
@@ -141,7 +142,13 @@ func unreachable(base, from string, err error) error {
 // answer becomes an error saying the status and the node's message (the
 // answer is returned too, for --json).
 func apiGet(cmd *cobra.Command, path string, timeout time.Duration) ([]byte, error) {
-	req, base, from, err := apiRequest(cmd.Context(), cmd, path)
+	return apiCall(cmd, http.MethodGet, path, timeout)
+}
+
+// apiCall is apiGet with another method (POST, DELETE); any 2xx is an
+// answer.
+func apiCall(cmd *cobra.Command, method, path string, timeout time.Duration) ([]byte, error) {
+	req, base, from, err := apiRequest(cmd.Context(), cmd, method, path)
 	if err != nil {
 		return nil, err
 	}
@@ -160,7 +167,7 @@ func apiGet(cmd *cobra.Command, path string, timeout time.Duration) ([]byte, err
 	if err := decodeJSON(raw, &e); err != nil {
 		return nil, fmt.Errorf("the node answered %s with something that is not JSON", resp.Status)
 	}
-	if resp.StatusCode != http.StatusOK {
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return raw, answerError(resp, e.Error)
 	}
 	return raw, nil
@@ -188,7 +195,12 @@ func answerError(resp *http.Response, msg string) error {
 // (the api package's type of that answer); raw is the answer as it came,
 // for --json and for an error answer.
 func apiGetJSON[T any](cmd *cobra.Command, path string, timeout time.Duration) (v T, raw []byte, err error) {
-	raw, err = apiGet(cmd, path, timeout)
+	return apiCallJSON[T](cmd, http.MethodGet, path, timeout)
+}
+
+// apiCallJSON is apiGetJSON with another method.
+func apiCallJSON[T any](cmd *cobra.Command, method, path string, timeout time.Duration) (v T, raw []byte, err error) {
+	raw, err = apiCall(cmd, method, path, timeout)
 	if err != nil {
 		return v, raw, err
 	}

@@ -17,7 +17,8 @@
 //     that decodes its answer into the api package's type of it
 //     (apiGetJSON); then one file per command, with how it prints:
 //     status.go, lookup.go, providers.go, peers.go, id.go, search.go,
-//     health.go.
+//     health.go, invite.go (an invite's links and QR code, --list,
+//     --revoke; apiCallJSON sends its POST and DELETE).
 //   - get.go: metamesh get: its flags, the request of the file on the
 //     node the command talks to, and how it prints (the progress bar, the
 //     lines of a resume); the download, its resume state and the check

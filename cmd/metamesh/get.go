@@ -130,7 +130,7 @@ func (g *getRun) save(c string) error {
 // (--api, --data, the token), noting where that node was found.
 func (g *getRun) request(c string) func(context.Context) (*http.Request, error) {
 	return func(ctx context.Context) (*http.Request, error) {
-		req, base, from, err := apiRequest(ctx, g.cmd, "/api/file/"+url.PathEscape(c))
+		req, base, from, err := apiRequest(ctx, g.cmd, http.MethodGet, "/api/file/"+url.PathEscape(c))
 		g.base, g.from = base, from
 		return req, err
 	}

@@ -49,8 +49,7 @@ export async function api(path, opts) {
     if (token) headers.Authorization = "Bearer " + token;
     const resp = await fetch(path, { headers });
     if (resp.status === 401 && ask && attempt < 3) {
-      await askToken(token ? "That token was refused; enter the node's API token." :
-        "This node needs its API token (the file --api-token-file names).");
+      await askToken(token ? "That token was refused; enter the node's API token." : await refusal(resp));
       continue;
     }
     let body = null;
@@ -62,6 +61,17 @@ export async function api(path, opts) {
     }
     return body;
   }
+}
+
+// refusal is what a 401 without a token says: the node's own words (a
+// browser whose invite was revoked is told to ask for a new one), else
+// that the node wants its token.
+async function refusal(resp) {
+  try {
+    const body = await resp.json();
+    if (body && body.error) return body.error;
+  } catch (e) { /* not JSON: the default */ }
+  return "This node needs its API token (the file --api-token-file names), or an invite (metamesh invite).";
 }
 
 // fetchBlob fetches a file with the token and returns a URL of its bytes
