@@ -12,7 +12,7 @@ COMMIT  ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null)
 BIN     := bin/metamesh
 FUZZTIME ?= 10s
 
-.PHONY: all build run sample test bench soak fuzz lint deps deps-test deps-bench clean
+.PHONY: all build run sample test bench soak fuzz lint deps deps-test deps-bench clean release release-test image image-test
 
 all: build
 
@@ -25,8 +25,14 @@ deps-test:
 deps-bench:
 	@./scripts/deps.sh --bench
 
+# One line says what is built; the go command's "go: downloading" lines
+# (some 190 on a first build) are left out, its errors are shown.
 build:
-	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-s -w -X github.com/metamesh/node/node.Version=$(VERSION) -X github.com/metamesh/node/node.Commit=$(COMMIT)" -o $(BIN) ./cmd/metamesh
+	@echo "building $(BIN)$(if $(wildcard $(BIN)),, (the first build downloads Go modules: a few minutes))"
+	@log=$$(mktemp); \
+	if CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-s -w -X github.com/metamesh/node/node.Version=$(VERSION) -X github.com/metamesh/node/node.Commit=$(COMMIT)" -o $(BIN) ./cmd/metamesh >"$$log" 2>&1; then \
+	  grep -v '^go: downloading' "$$log"; rm -f "$$log"; \
+	else grep -v '^go: downloading' "$$log" >&2; rm -f "$$log"; exit 1; fi; true
 
 # Only the default library is created; any other LIBRARY goes to the
 # binary as it is, whose errors say what is wrong with it.
@@ -96,7 +102,38 @@ lint:
 	else echo "luacheck not installed (apt-get install lua-check): skipped the Lua lint of store/lua"; fi
 
 clean:
-	rm -rf bin
+	rm -rf bin dist
+
+# Release archives (deploy/INSTALL.md): static binaries for linux/amd64,
+# linux/arm64 and linux/arm (ARMv7) with README.md, INSTALL.md and the
+# service unit, in dist/metamesh-<version>-linux-<arch>.tar.gz, and
+# dist/SHA256SUMS. Reproducible: two runs on a commit give the same sums.
+DIST ?= dist
+release:
+	@VERSION="$(VERSION)" COMMIT="$(COMMIT)" GO="$(GO)" ./scripts/release.sh "$(DIST)"
+
+# The archives checked: the sums verify, a second build gives the same
+# ones, each holds what INSTALL.md names, no build path is in a binary,
+# and every binary prints its version and hashes a file, the arm64 and
+# arm ones under qemu-user-static (installed by deps-test).
+release-test: deps-test release
+	METAMESH_RELEASE_DIST="$(abspath $(DIST))" METAMESH_RELEASE_VERSION="$(VERSION)" \
+	  $(GO) test -count=1 -v -timeout 30m -run '^TestRelease' ./cmd/metamesh
+
+# The one-household container image, metamesh:<version> and
+# metamesh:latest, FROM scratch (deploy/image): no registry needed.
+IMAGE ?= metamesh
+image:
+	@VERSION="$(VERSION)" COMMIT="$(COMMIT)" GO="$(GO)" ./deploy/image/build.sh "$(IMAGE)" 2>&1 | \
+	  grep -v -e 'legacy builder is deprecated' -e 'Install the buildx' -e 'docs.docker.com/go/buildx' -e '^ *$$' || true
+	@docker image inspect "$(IMAGE):latest" >/dev/null
+
+# The image run as README says, against real containers: docker run and
+# deploy/compose.yml, the token, a second container on the same volume,
+# docker stop.
+image-test: image
+	METAMESH_IMAGE="$(IMAGE):latest" COMPOSE="$(COMPOSE)" \
+	  $(GO) test -count=1 -v -timeout 20m -run '^TestImage' ./cmd/metamesh
 
 # The docker-compose testnet (docker-compose.yml): three households on
 # their own networks plus a shared one. Compose v2 (`docker compose`) or v1

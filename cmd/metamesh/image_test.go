@@ -13,6 +13,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/cookiejar"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -196,6 +197,31 @@ func TestImage_RunsAHousehold(t *testing.T) {
 	}
 	if st.Scan.Hashed != int64(files) {
 		t.Errorf("the first container hashed %d files, want the library's %d", st.Scan.Hashed, files)
+	}
+	// README's "a link for the phone": the invite made inside the
+	// container lets a browser outside in by the published port.
+	link := ""
+	for f := range strings.FieldsSeq(dockerOut(t, "exec", first.id, "metamesh", "invite", "--host", strings.TrimPrefix(first.base, "http://"))) {
+		if strings.HasPrefix(f, first.base+"/invite/") {
+			link = f
+		}
+	}
+	jar, _ := cookiejar.New(nil)
+	browser := &http.Client{Jar: jar}
+	if link == "" {
+		t.Errorf("metamesh invite in the container printed no link to %s", first.base)
+	} else if resp, err := browser.Get(link); err != nil {
+		t.Error(err)
+	} else {
+		resp.Body.Close()
+		lib, err := browser.Get(first.base + "/api/library")
+		if err != nil {
+			t.Fatal(err)
+		}
+		lib.Body.Close()
+		if resp.StatusCode != http.StatusOK || lib.StatusCode != http.StatusOK {
+			t.Errorf("the invite's browser: the page %s, /api/library %s; want 200 both", resp.Status, lib.Status)
+		}
 	}
 	waiting.Until(t, "the health check to say healthy", func() string {
 		if s := dockerOut(t, "inspect", "-f", "{{.State.Health.Status}}", first.id); s != "healthy" {
