@@ -19,6 +19,8 @@
 //     data directory claimed, the API's address bound, the store, the
 //     host, the Household, sharing, ingest, the API served); once the
 //     address is bound, Close undoes a step that fails.
+//   - sdnotify.go: Run telling a service manager (systemd's Type=notify,
+//     NOTIFY_SOCKET) READY=1 once the node serves and STOPPING=1.
 //   - running.go: what Start says, before it binds anything, when a node
 //     already runs on its data directory or its API address
 //     (ErrAlreadyRunning), and how to reach that node.
