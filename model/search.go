@@ -19,6 +19,11 @@ type SearchResult struct {
 	// others are connected peers); 0 for a local search.
 	Asked     int `json:"asked"`
 	FromIndex int `json:"fromIndex"`
+	// PeerNames are the household names of the peers the result names
+	// (Peers, and each hit's source and peers), by peer ID, for those
+	// whose last answer carried one: what each household calls itself,
+	// verified by no one. Left out when empty.
+	PeerNames map[string]string `json:"peerNames,omitempty"`
 }
 
 // SearchHit is one hit of GET /api/search: a file's summary, its

@@ -97,6 +97,14 @@ func (b *backend) Peers(ctx context.Context) ([]api.Peer, error) {
 		}
 		out = append(out, pi)
 	}
+	ids := make([]string, len(out))
+	for i, p := range out {
+		ids[i] = p.ID
+	}
+	names := b.n.hh.PeerNames(ids...)
+	for i := range out {
+		out[i].Name = names[out[i].ID]
+	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out, nil
 }
@@ -108,6 +116,7 @@ func (b *backend) Status(ctx context.Context) (api.Status, error) {
 	ps := n.hh.ProvideStats()
 	st := api.Status{
 		Version:      Version,
+		Name:         n.cfg.Name,
 		PeerID:       n.p2p.Host().ID().String(),
 		Addrs:        n.p2p.Addrs(),
 		Libraries:    n.cfg.Libraries,
