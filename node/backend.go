@@ -453,9 +453,20 @@ func federate(from api.Caller, what api.Federated) func() error {
 }
 
 // Library answers GET /api/library from the catalog (catalog.go): no
-// Redis read.
+// Redis read; the names of the peers its entries come from beside.
 func (b *backend) Library(_ context.Context, q api.LibraryQuery) (api.LibraryPage, error) {
-	return b.n.cat.Page(q)
+	page, err := b.n.cat.Page(q)
+	if err != nil {
+		return page, err
+	}
+	var sources []string
+	for _, e := range page.Entries {
+		if e.Source != "" && e.Source != "local" {
+			sources = append(sources, e.Source)
+		}
+	}
+	page.PeerNames = b.n.hh.PeerNames(sources...)
+	return page, nil
 }
 
 // relayOf is the relay of a /…/p2p/<relay>/p2p-circuit address.

@@ -4,6 +4,8 @@ import (
 	"crypto/rand"
 	"fmt"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/metamesh/node/api"
@@ -97,4 +99,19 @@ func TestNames_FromPeers(t *testing.T) {
 			t.Errorf("/api/peers: A named %q, want %q", p.Name, alice)
 		}
 	}
+
+	// The page shows the households by name, the whole ID in the title;
+	// the node's own name heads it.
+	t.Run("page", func(t *testing.T) {
+		chromiumPath(t)
+		p := openPage(t, b)
+		p.navigate("/?view=peers")
+		p.waitList("the files from other households, named", `l.entries.length === 2 && document.getElementById("header-name").textContent === "Bob"`)
+		got := p.eval("read the sources", `[...document.querySelectorAll('#entries li[data-source=peer] .source [data-peer]')].map((e) => e.textContent + "|" + e.title).sort().join("\n")`)
+		want := []string{alice + " …" + a.PeerID()[len(a.PeerID())-8:] + "|" + a.PeerID(), "Old House …" + old.PeerID()[len(old.PeerID())-8:] + "|" + old.PeerID()}
+		slices.Sort(want)
+		if got != strings.Join(want, "\n") {
+			t.Errorf("sources shown:\n%s\nwant:\n%s", got, strings.Join(want, "\n"))
+		}
+	})
 }
