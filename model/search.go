@@ -36,7 +36,7 @@ type SearchHit struct {
 	// FileSummary: the CID is the canonical CID; the year, season,
 	// episode and episode title are what the index knows of a hit of its
 	// own (local files and files peers sent before), or what a peer's
-	// answer over /metamesh/search/1.1.0 said (one over 1.0.0 carries
+	// answer over /metamesh/search/1.1.0 or 1.2.0 said (one over 1.0.0 carries
 	// none of them). Source is "local" for a local file, else the peer it
 	// is known from.
 	FileSummary

@@ -160,7 +160,7 @@ func StartHousehold(ctx context.Context, cfg HouseholdConfig) (*Household, error
 	hh.ann = announce.New(sw, !cfg.NoSearchIndex, log)
 	// One follower of the store hands what changed to the search index
 	// and the catalog, then to the announcer; peers ask on
-	// /metamesh/search/1.1.0 (or 1.0.0).
+	// /metamesh/search/1.2.0 (or 1.1.0, 1.0.0).
 	var changes *store.Changes
 	consumers := []store.Consumer{search.NewIndexer(text, func() { changes.Sweep() }, log).Consumer()}
 	if cfg.Catalog != nil {

@@ -32,11 +32,10 @@ const (
 )
 
 // peerService is what the record and search protocols share: the host
-// they answer on, the store, the key that signs their answers and the
-// bound on one peer's open streams.
+// they answer on, the store, the key that signs their answers, the
 // bound on one peer's open streams, the versions they speak (newest
 // first), the household's name their answers carry, and the names peers'
-// answers carried.
+// answers carried (one set, shared by both services).
 type peerService struct {
 	h      host.Host
 	st     *store.Store
