@@ -3,9 +3,18 @@ package main
 import (
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"testing"
 )
+
+// peerCellRE matches how peers, search and lookup show the peer id: the
+// name its household claims (the host name by default: whatever the
+// machine is called) and the end of its ID, or its abbreviated ID when
+// the node heard no name.
+func peerCellRE(id string) string {
+	return `(?:` + regexp.QuoteMeta(shortID(id)) + `|\S.* \(…` + regexp.QuoteMeta(id[len(id)-6:]) + `\))`
+}
 
 // TestClient_PeerNames: search and lookup show a peer by the name its
 // household claims and the end of its peer ID (two households that claim
