@@ -56,7 +56,10 @@ type AnswerCache interface {
 
 // Peer is one entry of GET /api/peers.
 type Peer struct {
-	ID    string   `json:"id"`
+	ID string `json:"id"`
+	// Name is the household name the peer's last answer carried (what it
+	// calls itself, verified by no one); left out when it sent none.
+	Name  string   `json:"name,omitempty"`
 	Addrs []string `json:"addrs"`
 	// Connection is "direct" when the node holds a direct connection to
 	// the peer, else "relayed" (only connections through a circuit relay).
@@ -71,9 +74,12 @@ type Peer struct {
 
 // Status is the JSON shape of GET /api/status.
 type Status struct {
-	Version string   `json:"version"`
-	PeerID  string   `json:"peerId"`
-	Addrs   []string `json:"addrs"`
+	Version string `json:"version"`
+	// Name is the household's own name (--name), which its records and
+	// search answers carry.
+	Name   string   `json:"name"`
+	PeerID string   `json:"peerId"`
+	Addrs  []string `json:"addrs"`
 	// Libraries are the library folders (absolute paths): copy files into
 	// one and the node ingests them.
 	Libraries []string `json:"libraries"`

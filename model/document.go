@@ -59,6 +59,11 @@ type Document struct {
 	// carried them, each with the peers that vouch for it, sorted. Left
 	// out when empty.
 	Learned map[string][]string
+	// PeerNames are the household names of the peers the document names
+	// (source, providers, peers, origin, learned), by peer ID, for those
+	// whose last answer carried one: what each household calls itself,
+	// verified by no one. Left out when empty.
+	PeerNames map[string]string
 	// Meta is the open metadata: every other field, nested and typed.
 	Meta Meta
 
@@ -97,6 +102,7 @@ const (
 	keyPeers           = "peers"
 	keyOrigin          = "origin"
 	keyLearned         = "learned"
+	keyPeerNames       = "peerNames"
 )
 
 // MarshalJSON writes the document as one object, keys sorted (as
@@ -150,6 +156,7 @@ func (d Document) OwnKeys() []string {
 		{keyPeers, len(d.Peers) > 0},
 		{keyLearned, len(d.Learned) > 0},
 		{keyOrigin, len(d.Origin) > 0},
+		{keyPeerNames, len(d.PeerNames) > 0},
 	} {
 		if k.in {
 			keys = append(keys, k.key)
@@ -192,6 +199,8 @@ func (d Document) appendOwn(b []byte, k string) ([]byte, error) {
 		return appendObject(b, d.Learned, func(b []byte, ps []string) ([]byte, error) { return appendStrings(b, ps), nil })
 	case keyOrigin:
 		return appendObject(b, d.Origin, func(b []byte, m Meta) ([]byte, error) { return ObjectValue(m).appendJSON(b) })
+	case keyPeerNames:
+		return appendObject(b, d.PeerNames, func(b []byte, n string) ([]byte, error) { return appendString(b, n), nil })
 	}
 	return nil, fmt.Errorf("not a key of the document's own")
 }
@@ -259,6 +268,8 @@ func (d *Document) readOwn(k string, raw json.RawMessage) bool {
 		return json.Unmarshal(raw, &d.Peers) == nil && len(d.Peers) > 0
 	case keyLearned:
 		return json.Unmarshal(raw, &d.Learned) == nil && len(d.Learned) > 0
+	case keyPeerNames:
+		return json.Unmarshal(raw, &d.PeerNames) == nil && len(d.PeerNames) > 0
 	case keyOrigin:
 		var v Value
 		if v.UnmarshalJSON(raw) != nil || !peerOrigin(v) {
@@ -301,6 +312,8 @@ func (d *Document) readMeta(k string, raw json.RawMessage) error {
 		d.Peers = nil
 	case keyLearned:
 		d.Learned = nil
+	case keyPeerNames:
+		d.PeerNames = nil
 	}
 	var v Value
 	if err := v.UnmarshalJSON(raw); err != nil {

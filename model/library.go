@@ -46,6 +46,11 @@ type LibraryPage struct {
 	Total int `json:"total"`
 	// Files counts the whole library.
 	Files LibraryCounts `json:"files"`
+	// PeerNames are the household names of the peers the entries come
+	// from (their source), by peer ID, for those whose last answer
+	// carried one: what each household calls itself, verified by no one.
+	// Left out when empty.
+	PeerNames map[string]string `json:"peerNames,omitempty"`
 }
 
 // LibraryEntry is one entry of a list: a file (Kind "file"), a show

@@ -19,6 +19,11 @@ type SearchResult struct {
 	// others are connected peers); 0 for a local search.
 	Asked     int `json:"asked"`
 	FromIndex int `json:"fromIndex"`
+	// PeerNames are the household names of the peers the result names
+	// (Peers, and each hit's source and peers), by peer ID, for those
+	// whose last answer carried one: what each household calls itself,
+	// verified by no one. Left out when empty.
+	PeerNames map[string]string `json:"peerNames,omitempty"`
 }
 
 // SearchHit is one hit of GET /api/search: a file's summary, its
@@ -31,7 +36,7 @@ type SearchHit struct {
 	// FileSummary: the CID is the canonical CID; the year, season,
 	// episode and episode title are what the index knows of a hit of its
 	// own (local files and files peers sent before), or what a peer's
-	// answer over /metamesh/search/1.1.0 said (one over 1.0.0 carries
+	// answer over /metamesh/search/1.1.0 or 1.2.0 said (one over 1.0.0 carries
 	// none of them). Source is "local" for a local file, else the peer it
 	// is known from.
 	FileSummary

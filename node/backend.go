@@ -97,6 +97,14 @@ func (b *backend) Peers(ctx context.Context) ([]api.Peer, error) {
 		}
 		out = append(out, pi)
 	}
+	ids := make([]string, len(out))
+	for i, p := range out {
+		ids[i] = p.ID
+	}
+	names := b.n.hh.PeerNames(ids...)
+	for i := range out {
+		out[i].Name = names[out[i].ID]
+	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out, nil
 }
@@ -108,6 +116,7 @@ func (b *backend) Status(ctx context.Context) (api.Status, error) {
 	ps := n.hh.ProvideStats()
 	st := api.Status{
 		Version:      Version,
+		Name:         n.cfg.Name,
 		PeerID:       n.p2p.Host().ID().String(),
 		Addrs:        n.p2p.Addrs(),
 		Libraries:    n.cfg.Libraries,
@@ -444,9 +453,20 @@ func federate(from api.Caller, what api.Federated) func() error {
 }
 
 // Library answers GET /api/library from the catalog (catalog.go): no
-// Redis read.
+// Redis read; the names of the peers its entries come from beside.
 func (b *backend) Library(_ context.Context, q api.LibraryQuery) (api.LibraryPage, error) {
-	return b.n.cat.Page(q)
+	page, err := b.n.cat.Page(q)
+	if err != nil {
+		return page, err
+	}
+	var sources []string
+	for _, e := range page.Entries {
+		if e.Source != "" && e.Source != "local" {
+			sources = append(sources, e.Source)
+		}
+	}
+	page.PeerNames = b.n.hh.PeerNames(sources...)
+	return page, nil
 }
 
 // relayOf is the relay of a /…/p2p/<relay>/p2p-circuit address.

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"math"
 	"net"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"github.com/metamesh/node/node/announce"
 	"github.com/metamesh/node/node/federation"
 	"github.com/metamesh/node/node/p2p"
+	"github.com/metamesh/node/protocol"
 )
 
 // DefaultAPIAddr is where the HTTP API listens unless told otherwise:
@@ -38,6 +40,12 @@ type Config struct {
 	// APIAddr for the HTTP API (--api, METAMESH_API). Default
 	// 127.0.0.1:4680.
 	APIAddr string
+	// Name is the household's name (--name, METAMESH_NAME): what peers
+	// show instead of its peer ID, sent in its records and search
+	// answers. Trimmed; it must pass protocol.CheckName (UTF-8, at most
+	// 64 bytes, no control characters). Default: the host name
+	// (os.Hostname, cleaned by protocol.CleanName).
+	Name string
 	// Workers bounds concurrent hashing (--workers). 0: one per CPU.
 	Workers int
 	// Settle is how long a file must be still before it is hashed
@@ -127,6 +135,10 @@ func (c *Config) SetDefaults() {
 	if c.APIAddr == "" {
 		c.APIAddr = DefaultAPIAddr
 	}
+	if c.Name = strings.TrimSpace(c.Name); c.Name == "" {
+		host, _ := os.Hostname()
+		c.Name = protocol.CleanName(host)
+	}
 	if c.Settle == 0 {
 		c.Settle = 2 * time.Second
 	}
@@ -192,6 +204,9 @@ func (c *Config) validate() error {
 				return fmt.Errorf("config: --data: the data directory %s is inside the library %s, so the node would ingest its own Redis files; choose a data directory outside every library", data, lib)
 			}
 		}
+	}
+	if err := protocol.CheckName(c.Name); err != nil {
+		return fmt.Errorf("config: --name: %w", err)
 	}
 	if _, _, err := net.SplitHostPort(c.APIAddr); err != nil {
 		return fmt.Errorf("config: --api %q: %w", c.APIAddr, err)

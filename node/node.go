@@ -131,7 +131,7 @@ func (n *Node) Start(ctx context.Context) (err error) {
 	if err := n.serveAPI(); err != nil {
 		return err
 	}
-	n.log.Info("node running", "api", "http://"+n.apiAddr, "peerId", n.p2p.Host().ID().String(), "addrs", n.p2p.Addrs(),
+	n.log.Info("node running", "api", "http://"+n.apiAddr, "name", n.cfg.Name, "peerId", n.p2p.Host().ID().String(), "addrs", n.p2p.Addrs(),
 		"libraries", n.cfg.Libraries, "version", Version)
 	return nil
 }
@@ -218,7 +218,7 @@ func (n *Node) startHousehold(ctx context.Context) error {
 	hh, err := federation.StartHousehold(ctx, federation.HouseholdConfig{
 		Net: n.p2p, Key: n.key, Store: n.st, ProviderDir: filepath.Join(n.cfg.DataDir, "provider"), SearchDir: filepath.Join(n.cfg.DataDir, "search"),
 		ReprovideInterval: n.cfg.ReprovideInterval, ProviderRecordTTL: n.cfg.P2P.ProviderRecordTTL,
-		LookupTimeout: n.cfg.LookupTimeout, PeerRecordTTL: n.cfg.PeerRecordTTL,
+		LookupTimeout: n.cfg.LookupTimeout, PeerRecordTTL: n.cfg.PeerRecordTTL, Name: n.cfg.Name,
 		NoSearchIndex: n.cfg.NoSearchIndex, Catalog: n.cat, Logger: n.log,
 	})
 	if err != nil {

@@ -29,11 +29,11 @@ func TestWeb_PeerFile(t *testing.T) {
 	lib := t.TempDir()
 	clip := filepath.Join(lib, "Movies", "Shared Light (2021)", "Shared.Light.2021.webm")
 	writeClip(t, clip, 30)
-	sharing := startNodeWith(t, lib, func(c *node.Config) { c.ShareFiles = true })
+	sharing := startNodeWith(t, lib, func(c *node.Config) { c.ShareFiles = true; c.Name = "Sharing House" })
 	quiet := t.TempDir()
 	quietClip := filepath.Join(quiet, "Movies", "Kept Home (2019)", "Kept.Home.2019.webm")
 	writeClip(t, quietClip, 20)
-	notSharing := startNodeWith(t, quiet, nil)
+	notSharing := startNodeWith(t, quiet, func(c *node.Config) { c.Name = "Quiet House" })
 	b := p2pNode(t, nil)
 	for _, n := range []*node.Node{sharing, notSharing} {
 		if err := connect(b, n); err != nil {
@@ -59,14 +59,14 @@ func TestWeb_PeerFile(t *testing.T) {
 	got := must(t, p.ctx, "read the record", p.ce, chromedp.Evaluate[map[string]any](`({
 	  notice: !document.getElementById("peer-only").hidden,
 	  sources: document.getElementById("sources").textContent,
-	  peers: [...document.querySelectorAll("#sources code.peer-id")].map((c) => c.dataset.peer + " " + c.title),
+	  peers: [...document.querySelectorAll("#sources [data-peer]")].map((c) => c.dataset.peer + " " + c.title),
 	  download: !document.getElementById("download-part").hidden,
 	  href: document.getElementById("download").getAttribute("href"),
 	  label: document.getElementById("download").textContent,
 	  video: (document.querySelector("#player video") || {}).src || "",
 	})`))
 	sid := sharing.PeerID()
-	if got["notice"] != true || got["sources"] != "From 1 household that shares it: …"+sid[len(sid)-8:]+"." {
+	if got["notice"] != true || got["sources"] != "From 1 household that shares it: Sharing House …"+sid[len(sid)-8:]+"." {
 		t.Errorf("notice shown %v, saying %q; want where the bytes come from", got["notice"], got["sources"])
 	}
 	if ps, _ := got["peers"].([]any); len(ps) != 1 || ps[0] != sid+" "+sid {
@@ -104,12 +104,12 @@ func TestWeb_PeerFile(t *testing.T) {
 		chromedp.WithPollingTimeout(30*time.Second)))
 	got = must(t, p.ctx, "read the record", p.ce, chromedp.Evaluate[map[string]any](`({
 	  sources: document.getElementById("sources").textContent,
-	  peers: [...document.querySelectorAll("#sources code.peer-id")].map((c) => c.dataset.peer),
+	  peers: [...document.querySelectorAll("#sources [data-peer]")].map((c) => c.dataset.peer),
 	  download: !document.getElementById("download-part").hidden,
 	  player: document.getElementById("player").children.length,
 	})`))
 	qid := notSharing.PeerID()
-	if want := "It cannot be played or downloaded here: the household …" + qid[len(qid)-8:] + " does not share its files (it does not run --share-files)."; got["sources"] != want {
+	if want := "It cannot be played or downloaded here: the household Quiet House …" + qid[len(qid)-8:] + " does not share its files (it does not run --share-files)."; got["sources"] != want {
 		t.Errorf("the record says %q, want %q", got["sources"], want)
 	}
 	if ps, _ := got["peers"].([]any); len(ps) != 1 || ps[0] != qid {

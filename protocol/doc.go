@@ -12,14 +12,18 @@
 //   - record.go: the Record a node answers about one file, its caps,
 //     NewRecord, Validate and ShareableKey (which meta keys may cross the
 //     wire); recordjson.go: the strict decoder of its JSON.
-//   - envelope.go: SealRecord and OpenRecord, the signed envelope and every
-//     check a received record must pass.
+//   - envelope.go: SealRecordAs and OpenRecordAs (SealRecord and
+//     OpenRecord for 1.0.0), the signed envelope and every check a
+//     received record must pass.
+//   - name.go: a household's name: MaxName, CheckName (what a household
+//     may call itself) and CleanName (what a peer's claim is cut to).
 //   - framing.go: WriteRequest, ReadRequest, WriteResponse, ReadResponse,
 //     the length-prefixed messages of the record protocol on an io.Reader
 //     or io.Writer (the node owns the streams, their deadlines, Reset and
 //     Close).
-//   - search.go: the search protocol, 1.0.0 and 1.1.0: SearchRequest
-//     (Write/ReadSearchRequest), SearchHit, SealSearchAs and OpenSearchAs
+//   - search.go: the search protocol, 1.0.0, 1.1.0 and 1.2.0:
+//     SearchRequest (Write/ReadSearchRequest), SearchHit, SearchAnswer,
+//     SealSearchAnswer and OpenSearchAnswer, SealSearchAs and OpenSearchAs
 //     (SealSearch and OpenSearch for 1.0.0).
 //   - tokens.go: Tokens, the normalization of search text into tokens
 //     (what a search matches, and what the DHT's token keys name);
@@ -30,8 +34,9 @@
 //   - errors.go: the package's sentinel errors.
 //   - testdata/record-vector.txt: one request and one response, byte for
 //     byte, signed with a fixed key, for other implementations to test
-//     against; testdata/search-vector.txt the same for search, in both
-//     versions.
+//     against; testdata/search-vector.txt the same for search, in 1.0.0
+//     and 1.1.0; testdata/record-vector-1.1.0.txt and
+//     search-vector-1.2.0.txt the versions that carry a household's name.
 //
 // Nothing here starts goroutines or keeps state (the record type is not
 // registered with go-libp2p's record.RegisterType); every function is safe
@@ -126,6 +131,39 @@
 // time parses; and "cids" holds the asked CID (compared in canonical form).
 // testdata/record-vector.txt holds one exchange byte for byte.
 //
+// # A household's name
+//
+// A household may call itself by a name, for people to read where they
+// would otherwise read its peer ID ("Alice's NAS"). It is the household's
+// own claim, signed as everything it answers is, and verified by no one:
+// two households may claim the same name, and a name says nothing a peer
+// ID does not. On the wire it is a JSON string, the field "name", of at
+// most MaxName (64) bytes of UTF-8, with no white space at either end and
+// no control character (Unicode Cc) nor mark that reorders text (U+200E,
+// U+200F, U+202A to U+202E, U+2066 to U+2069) (CheckName); a household
+// with no name leaves the field out. It travels in the record protocol
+// 1.1.0 and the search protocol 1.2.0 below: the 1.0.0 decoders refuse
+// any field they do not know, so a field added to 1.0.0 would have made
+// old peers drop every answer; a peer that speaks 1.0.0 alone is answered
+// in 1.0.0, without the name, as before. A receiver never refuses an
+// answer for its name: it cleans it (CleanName: invalid UTF-8, U+FFFD and
+// the characters above removed, white space trimmed, cut to MaxName bytes
+// at a character boundary), and a name that cleans to "" is no name.
+//
+// # The record protocol, /metamesh/record/1.1.0
+//
+// The same exchange as 1.0.0: the same request, framing, caps, domain
+// and checks. The answer's payload type is the 22 bytes
+// "/metamesh/record/1.1.0", and its record may hold a sixth field, "name"
+// (see above), written after "meta" and before "peer"; it may appear at
+// most once. A 1.1.0 record without a name is 1.0.0's payload under
+// 1.1.0's payload type. An answer is read in the version the stream was
+// opened in: a 1.1.0 payload type on a 1.0.0 stream, or the reverse, is
+// ErrWrongPayloadType. A node answers both versions and asks 1.1.0 first
+// (libp2p's negotiation falls back to 1.0.0 on a peer that speaks only
+// that). testdata/record-vector-1.1.0.txt holds an exchange whose record
+// is named, byte for byte.
+//
 // # The search protocol, /metamesh/search/1.0.0
 //
 // One request, one response, framed like the record protocol's messages
@@ -172,6 +210,21 @@
 // peer speaks (libp2p's protocol negotiation picks the first the peer
 // supports). testdata/search-vector.txt holds one request and its answer
 // in both versions, byte for byte.
+//
+// # The search protocol, /metamesh/search/1.2.0
+//
+// The same exchange as 1.1.0, with the payload type the 22 bytes
+// "/metamesh/search/1.2.0". The payload is one JSON object instead of a
+// list:
+//
+//	{"name": the household's name (see above), left out when it has none,
+//	 "hits": [at most the request's limit of 1.1.0 hits]}
+//
+// with no other field and nothing after it; "hits" is required (an empty
+// list when nothing matched), and a hit is checked as in 1.1.0. A node
+// answers all three versions and asks 1.2.0 first. An older answer
+// carries no name: the asker shows the peer ID.
+// testdata/search-vector-1.2.0.txt holds a request and a named answer.
 //
 // # Search token keys: the keyword index on the DHT
 //

@@ -40,8 +40,9 @@ var (
 	// is reported this way too.
 	ErrBadSignature = errors.New("envelope signature does not verify (bad signature or wrong domain)")
 	// ErrWrongPayloadType is returned for a validly signed envelope whose
-	// payload type is not exactly the bytes of RecordProtocolID.
-	ErrWrongPayloadType = errors.New("envelope payload type is not " + RecordProtocolID)
+	// payload type is not exactly the bytes of the record protocol's
+	// version the stream speaks (one of RecordProtocols).
+	ErrWrongPayloadType = errors.New("envelope payload type is not the record protocol's version")
 	// ErrWrongSigner is returned when the envelope was signed by a peer
 	// other than the one the record came from.
 	ErrWrongSigner = errors.New("envelope signer is not the peer the record came from")

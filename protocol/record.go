@@ -16,9 +16,12 @@ import (
 // The record protocol's identifiers. Other implementations must use them
 // byte for byte.
 const (
-	// RecordProtocolID is the libp2p protocol of record lookups, and the
-	// payload type (its bytes) of every record envelope.
+	// RecordProtocolID is the libp2p protocol of record lookups, 1.0.0,
+	// and the payload type (its bytes) of its record envelopes.
 	RecordProtocolID = "/metamesh/record/1.0.0"
+	// RecordProtocolV11 is the protocol ID and payload type of 1.1.0,
+	// whose records may also carry the household's name.
+	RecordProtocolV11 = "/metamesh/record/1.1.0"
 	// RecordDomain is the signing domain of record envelopes.
 	RecordDomain = "metamesh-record"
 )
@@ -67,6 +70,10 @@ type Record struct {
 	// "fileinfo/duration", …); never nil in a record from NewRecord or
 	// OpenRecord. No key fails ShareableKey.
 	Meta map[string]string
+	// Name is the producer's household name, as it calls itself
+	// (CheckName holds; "" when it sent none). It travels in 1.1.0 only,
+	// as the field "name"; a 1.0.0 record leaves it out.
+	Name string
 	// Peer is the producer, the peer that signs the record.
 	Peer peer.ID
 	// Time is when the record was produced. It is written in RFC 3339 in
@@ -76,6 +83,13 @@ type Record struct {
 }
 
 var _ record.Record = (*Record)(nil)
+
+// RecordProtocols are the versions of the record protocol, newest first:
+// the order an asker offers them in.
+var RecordProtocols = []string{RecordProtocolV11, RecordProtocolID}
+
+// knownRecordVersion reports one of RecordProtocols.
+func knownRecordVersion(v string) bool { return v == RecordProtocolID || v == RecordProtocolV11 }
 
 // localOnly are the first segments of meta keys that never cross the wire:
 // local paths and what derives from them (filePath, filePathBytes,
@@ -203,7 +217,7 @@ func metaProblem(k, v string) error {
 // at most MaxRecordCIDs, each in canonical string form; CIDs strictly
 // increasing; CID = Canonical(CIDs); at most MaxRecordMeta meta entries,
 // each UTF-8, within MaxMetaKey and MaxMetaValue, its key a flat field
-// name (ValidFieldName) and shareable; a valid Peer; a non-zero Time with a year from 1 to 9999.
+// name (ValidFieldName) and shareable; a Name CheckName accepts; a valid Peer; a non-zero Time with a year from 1 to 9999.
 // It returns the first problem, wrapping its sentinel.
 func (r Record) Validate() error {
 	switch {
@@ -233,6 +247,9 @@ func (r Record) Validate() error {
 			return err
 		}
 	}
+	if err := CheckName(r.Name); err != nil {
+		return fmt.Errorf("%w: name: %w", ErrMalformedRecord, err)
+	}
 	if err := r.Peer.Validate(); err != nil {
 		return fmt.Errorf("%w: peer: %w", ErrMalformedRecord, err)
 	}
@@ -255,23 +272,27 @@ func (*Record) Domain() string { return RecordDomain }
 // RecordProtocolID.
 func (*Record) Codec() []byte { return []byte(RecordProtocolID) }
 
-// wireRecord fixes the field order of the JSON: cid, cids, meta, peer, time.
+// wireRecord fixes the field order of the JSON: cid, cids, meta, name
+// (1.1.0, when there is one), peer, time.
 type wireRecord struct {
 	CID  string            `json:"cid"`
 	CIDs []string          `json:"cids"`
 	Meta map[string]string `json:"meta"`
+	Name string            `json:"name,omitempty"`
 	Peer string            `json:"peer"`
 	Time string            `json:"time"`
 }
 
 // MarshalRecord encodes the record as its JSON payload: fields in the
-// order cid, cids, meta, peer, time; meta keys sorted; no HTML escaping; no
-// trailing newline. It does not validate (SealRecord does).
+// order cid, cids, meta, name (left out when empty), peer, time; meta keys
+// sorted; no HTML escaping; no trailing newline. It does not validate
+// (SealRecordAs does, and leaves the name out of a 1.0.0 record).
 func (r *Record) MarshalRecord() ([]byte, error) {
 	w := wireRecord{
 		CID:  r.CID,
 		CIDs: r.CIDs,
 		Meta: r.Meta,
+		Name: r.Name,
 		Peer: r.Peer.String(),
 		Time: r.Time.UTC().Format(time.RFC3339Nano),
 	}
@@ -290,20 +311,29 @@ func (r *Record) MarshalRecord() ([]byte, error) {
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
-// UnmarshalRecord decodes a JSON payload strictly: valid UTF-8, one object
-// with exactly the fields cid, cids, meta, peer and time (case-sensitive,
-// each once), cids an array of strings, meta an object of string values
-// without repeated keys, peer a peer ID in its usual (base58) text form,
-// time RFC 3339 with or without a fraction of a second. It does not check
-// the record's invariants (Validate does). On error r is unchanged.
+// UnmarshalRecord decodes a 1.0.0 JSON payload strictly: valid UTF-8, one
+// object with exactly the fields cid, cids, meta, peer and time
+// (case-sensitive, each once), cids an array of strings, meta an object
+// of string values without repeated keys, peer a peer ID in its usual
+// (base58) text form, time RFC 3339 with or without a fraction of a
+// second. A "name" is an unknown field here, as it is to a peer that
+// speaks 1.0.0 alone. It does not check the record's invariants (Validate
+// does). On error r is unchanged.
 func (r *Record) UnmarshalRecord(data []byte) error {
+	return r.unmarshalAs(RecordProtocolID, data)
+}
+
+// unmarshalAs is UnmarshalRecord for a payload of version, where 1.1.0
+// also takes an optional "name", a string, kept as sent (OpenRecordAs
+// cleans it).
+func (r *Record) unmarshalAs(version string, data []byte) error {
 	if len(data) > MaxRecordMessage {
 		return fmt.Errorf("%w: payload of %d bytes, at most %d", ErrTooLarge, len(data), MaxRecordMessage)
 	}
 	if !utf8.Valid(data) {
 		return fmt.Errorf("%w: payload is not UTF-8", ErrMalformedRecord)
 	}
-	w, err := decodeWire(data)
+	w, err := decodeWire(data, version == RecordProtocolV11)
 	if err != nil {
 		return err
 	}
@@ -318,6 +348,6 @@ func (r *Record) UnmarshalRecord(data []byte) error {
 	if err != nil {
 		return fmt.Errorf("%w: %q: %w", ErrBadTime, clip(w.Time), err)
 	}
-	*r = Record{CID: w.CID, CIDs: w.CIDs, Meta: w.Meta, Peer: id, Time: t.UTC()}
+	*r = Record{CID: w.CID, CIDs: w.CIDs, Meta: w.Meta, Name: w.Name, Peer: id, Time: t.UTC()}
 	return nil
 }

@@ -80,36 +80,45 @@ func FuzzReadResponse(f *testing.F) {
 	})
 }
 
-// FuzzOpenRecord feeds OpenRecord either data as the envelope (sealed is
-// false), or data as a payload that a real key signs, so the fuzzer
-// reaches the record checks behind the signature.
+// FuzzOpenRecord feeds OpenRecordAs, of 1.0.0 or 1.1.0 (v11), either
+// data as the envelope (sealed is false), or data as a payload that a real
+// key signs, so the fuzzer reaches the record checks behind the
+// signature, a 1.1.0 name's among them.
 func FuzzOpenRecord(f *testing.F) {
 	fx := fixedFixture(f)
 	good := mustJSON(f, fx.good())
 	env := sealRaw(f, fx.key, protocol.RecordDomain, protocol.RecordProtocolID, good)
-	f.Add(good, fx.sha, true)
-	f.Add(good, fx.pbV0, true)
-	f.Add(good, fx.mid, true)
-	f.Add(env, fx.sha, false)
-	f.Add(env[:len(env)/2], fx.sha, false)
-	f.Add([]byte(`{"cid":"","cids":[],"meta":{},"peer":"","time":""}`), fx.sha, true)
-	f.Add([]byte(`{"cid":1,"cids":{},"meta":[],"peer":null,"time":true}`), fx.sha, true)
-	f.Add([]byte(`[]`), "", true)
-	f.Add([]byte{}, "Qm", false)
-	f.Fuzz(func(t *testing.T, data []byte, asked string, sealed bool) {
+	named := bytes.Replace(good, []byte(`,"peer":`), []byte(`,"name":"Alice\u001b[2J\n\u202e's NAS","peer":`), 1)
+	f.Add(good, fx.sha, true, false)
+	f.Add(good, fx.pbV0, true, false)
+	f.Add(good, fx.mid, true, false)
+	f.Add(good, fx.mid, true, true)
+	f.Add(named, fx.sha, true, true)
+	f.Add(named, fx.sha, true, false)
+	f.Add(env, fx.sha, false, false)
+	f.Add(env[:len(env)/2], fx.sha, false, false)
+	f.Add([]byte(`{"cid":"","cids":[],"meta":{},"peer":"","time":""}`), fx.sha, true, false)
+	f.Add([]byte(`{"cid":1,"cids":{},"meta":[],"name":[],"peer":null,"time":true}`), fx.sha, true, true)
+	f.Add([]byte(`[]`), "", true, false)
+	f.Add([]byte{}, "Qm", false, true)
+	f.Fuzz(func(t *testing.T, data []byte, asked string, sealed, v11 bool) {
 		from := fx.id
+		version := protocol.RecordProtocolID
+		if v11 {
+			version = protocol.RecordProtocolV11
+		}
 		if sealed {
 			if len(data) > protocol.MaxRecordMessage {
 				return
 			}
-			data = sealRaw(t, fx.key, protocol.RecordDomain, protocol.RecordProtocolID, data)
+			data = sealRaw(t, fx.key, protocol.RecordDomain, version, data)
 		} else if e, err := record.UnmarshalEnvelope(data); err == nil {
 			// Let a mutated key still be the sender, so the later checks run.
 			if id, err := peer.IDFromPublicKey(e.PublicKey); err == nil {
 				from = id
 			}
 		}
-		r, err := protocol.OpenRecord(data, from, asked)
+		r, err := protocol.OpenRecordAs(version, data, from, asked)
 		if err != nil {
 			if !reflect.DeepEqual(r, protocol.Record{}) {
 				t.Fatalf("non-zero record with error %v", err)
@@ -126,6 +135,9 @@ func FuzzOpenRecord(f *testing.F) {
 		if r.Peer != from {
 			t.Fatalf("record of %s accepted from %s", r.Peer, from)
 		}
+		if r.Name != "" && (!v11 || protocol.CheckName(r.Name) != nil) {
+			t.Fatalf("name %q accepted (version %s)", r.Name, version)
+		}
 		if r.Meta == nil {
 			t.Fatal("nil meta")
 		}
@@ -135,25 +147,31 @@ func FuzzOpenRecord(f *testing.F) {
 			}
 		}
 		// Whatever is accepted re-encodes to a payload that opens to the
-		// same record.
-		payload, err := r.MarshalRecord()
-		if err != nil {
-			t.Fatal(err)
-		}
-		var back protocol.Record
-		if err := back.UnmarshalRecord(payload); err != nil {
-			t.Fatalf("re-encoded record does not decode: %v\n%s", err, payload)
-		}
-		if !reflect.DeepEqual(back, r) {
-			t.Fatalf("re-encoded record differs:\n got %+v\nwant %+v", back, r)
+		// same record (a named one in 1.1.0, through a reseal).
+		if r.Name == "" {
+			payload, err := r.MarshalRecord()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var back protocol.Record
+			if err := back.UnmarshalRecord(payload); err != nil {
+				t.Fatalf("re-encoded record does not decode: %v\n%s", err, payload)
+			}
+			if !reflect.DeepEqual(back, r) {
+				t.Fatalf("re-encoded record differs:\n got %+v\nwant %+v", back, r)
+			}
 		}
 		if from == fx.id {
-			resealed, err := protocol.SealRecord(r, fx.key)
+			resealed, err := protocol.SealRecordAs(version, r, fx.key)
 			if err != nil {
-				t.Fatalf("SealRecord of an accepted record: %v", err)
+				t.Fatalf("SealRecordAs of an accepted record: %v", err)
 			}
-			if _, err := protocol.OpenRecord(resealed, fx.id, asked); err != nil {
+			back, err := protocol.OpenRecordAs(version, resealed, fx.id, asked)
+			if err != nil {
 				t.Fatalf("resealed record does not open: %v", err)
+			}
+			if !reflect.DeepEqual(back, r) {
+				t.Fatalf("resealed record differs:\n got %+v\nwant %+v", back, r)
 			}
 		}
 	})

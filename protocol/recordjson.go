@@ -11,8 +11,9 @@ import (
 // decodeWire reads the record JSON token by token, so that what it accepts
 // reads the same in every implementation: encoding/json alone would match
 // field names case-insensitively, let a repeated field or meta key win
-// silently, and turn a null meta value into "".
-func decodeWire(data []byte) (wireRecord, error) {
+// silently, and turn a null meta value into "". withName allows the
+// optional "name" of 1.1.0.
+func decodeWire(data []byte, withName bool) (wireRecord, error) {
 	var w wireRecord
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if err := wantDelim(dec, '{'); err != nil {
@@ -36,6 +37,12 @@ func decodeWire(data []byte) (wireRecord, error) {
 			w.CIDs, err = wantStrings(dec)
 		case "meta":
 			w.Meta, err = wantMeta(dec)
+		case "name":
+			if !withName {
+				err = fmt.Errorf("%w: unknown field %q", ErrMalformedRecord, key)
+				break
+			}
+			w.Name, err = wantString(dec, key)
 		case "peer":
 			w.Peer, err = wantString(dec, key)
 		case "time":

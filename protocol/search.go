@@ -25,6 +25,9 @@ const (
 	SearchProtocolID = "/metamesh/search/1.0.0"
 	// SearchProtocolV11 is the protocol ID and payload type of 1.1.0.
 	SearchProtocolV11 = "/metamesh/search/1.1.0"
+	// SearchProtocolV12 is the protocol ID and payload type of 1.2.0,
+	// whose answer is an object: the household's name and 1.1.0's hits.
+	SearchProtocolV12 = "/metamesh/search/1.2.0"
 	// SearchDomain is the envelope's signature domain.
 	SearchDomain = "metamesh-search"
 )
@@ -51,7 +54,7 @@ const (
 
 // SearchProtocols are the versions of the search protocol, newest first:
 // the order an asker offers them in.
-var SearchProtocols = []string{SearchProtocolV11, SearchProtocolID}
+var SearchProtocols = []string{SearchProtocolV12, SearchProtocolV11, SearchProtocolID}
 
 // Sentinel errors of the search protocol (with ErrTooLarge, ErrBadFrame,
 // ErrBadEnvelope, ErrBadSignature, ErrWrongSigner and the CID errors).
@@ -315,7 +318,23 @@ func (p *searchPayload) UnmarshalRecord(b []byte) error {
 }
 
 // knownSearchVersion reports one of SearchProtocols.
-func knownSearchVersion(v string) bool { return v == SearchProtocolID || v == SearchProtocolV11 }
+func knownSearchVersion(v string) bool {
+	return v == SearchProtocolID || v == SearchProtocolV11 || v == SearchProtocolV12
+}
+
+// SearchAnswer is what a peer answered: its household's name (1.2.0
+// only; "" when it sent none) and its hits.
+type SearchAnswer struct {
+	Name string
+	Hits []SearchHit
+}
+
+// answer12 is a 1.2.0 payload: {"name": …, "hits": […]}, name left out
+// when empty.
+type answer12 struct {
+	Name string      `json:"name,omitempty"`
+	Hits []SearchHit `json:"hits"`
+}
 
 // SealSearch is SealSearchAs for 1.0.0.
 func SealSearch(hits []SearchHit, key crypto.PrivKey) ([]byte, error) {
@@ -328,6 +347,14 @@ func SealSearch(hits []SearchHit, key crypto.PrivKey) ([]byte, error) {
 // version. A 1.0.0 list holds each hit's five fields of 1.0.0 alone. An
 // envelope larger than MaxSearchMessage is ErrTooLarge.
 func SealSearchAs(version string, hits []SearchHit, key crypto.PrivKey) ([]byte, error) {
+	return SealSearchAnswer(version, SearchAnswer{Hits: hits}, key)
+}
+
+// SealSearchAnswer is SealSearchAs for a whole answer: in 1.2.0 the
+// payload is the object {"name", "hits"} (name left out when empty); the
+// older versions carry the hits alone. The name must pass CheckName.
+func SealSearchAnswer(version string, a SearchAnswer, key crypto.PrivKey) ([]byte, error) {
+	hits := a.Hits
 	if key == nil {
 		return nil, errors.New("seal search: no key")
 	}
@@ -342,14 +369,23 @@ func SealSearchAs(version string, hits []SearchHit, key crypto.PrivKey) ([]byte,
 			return nil, fmt.Errorf("seal search: %w", err)
 		}
 	}
+	if err := CheckName(a.Name); err != nil {
+		return nil, fmt.Errorf("seal search: %w", err)
+	}
 	var list any = hits
-	if version == SearchProtocolID {
+	switch {
+	case version == SearchProtocolV12:
+		if hits == nil {
+			hits = []SearchHit{}
+		}
+		list = answer12{Name: a.Name, Hits: hits}
+	case version == SearchProtocolID:
 		old := make([]hit10, len(hits))
 		for i, h := range hits {
 			old[i] = hit10{CID: h.CID, Title: h.Title, Size: h.Size, FileType: h.FileType, CIDs: h.CIDs}
 		}
 		list = old
-	} else if hits == nil {
+	case hits == nil:
 		list = []SearchHit{}
 	}
 	b, err := json.Marshal(list)
@@ -389,39 +425,57 @@ func OpenSearch(envelope []byte, from peer.ID, limit int) ([]SearchHit, error) {
 // imdbid; each hit valid (SearchHit.Validate). On error no hit is
 // returned.
 func OpenSearchAs(version string, envelope []byte, from peer.ID, limit int) ([]SearchHit, error) {
+	a, err := OpenSearchAnswer(version, envelope, from, limit)
+	return a.Hits, err
+}
+
+// OpenSearchAnswer is OpenSearchAs for a whole answer. A 1.2.0 payload
+// is one object holding "hits", the list of 1.1.0 hits, and optionally
+// "name", a string, and no other field (ErrMalformedHits). The name is
+// the peer's untrusted claim: it is returned cleaned (CleanName), never
+// refused. On error the answer is empty.
+func OpenSearchAnswer(version string, envelope []byte, from peer.ID, limit int) (SearchAnswer, error) {
+	hits, name, err := openSearch(version, envelope, from, limit)
+	if err != nil {
+		return SearchAnswer{}, err
+	}
+	return SearchAnswer{Name: CleanName(name), Hits: hits}, nil
+}
+
+func openSearch(version string, envelope []byte, from peer.ID, limit int) ([]SearchHit, string, error) {
 	if !knownSearchVersion(version) {
-		return nil, fmt.Errorf("open search: %w: %q", ErrUnknownSearchVersion, clip(version))
+		return nil, "", fmt.Errorf("open search: %w: %q", ErrUnknownSearchVersion, clip(version))
 	}
 	if len(envelope) > MaxSearchMessage {
-		return nil, fmt.Errorf("open search: %w: envelope of %d bytes, at most %d", ErrTooLarge, len(envelope), MaxSearchMessage)
+		return nil, "", fmt.Errorf("open search: %w: envelope of %d bytes, at most %d", ErrTooLarge, len(envelope), MaxSearchMessage)
 	}
 	payload := searchPayload{version: version}
 	env, err := record.ConsumeTypedEnvelope(envelope, &payload)
 	switch {
 	case err != nil && env == nil:
-		return nil, fmt.Errorf("open search: %w: %w", ErrBadEnvelope, err)
+		return nil, "", fmt.Errorf("open search: %w: %w", ErrBadEnvelope, err)
 	case err != nil:
-		return nil, fmt.Errorf("open search: %w: %w", ErrBadSignature, err)
+		return nil, "", fmt.Errorf("open search: %w: %w", ErrBadSignature, err)
 	}
 	if !bytes.Equal(env.PayloadType, []byte(version)) {
-		return nil, fmt.Errorf("open search: %w: got %q on a %s stream", ErrWrongSearchPayloadType, clip(string(env.PayloadType)), version)
+		return nil, "", fmt.Errorf("open search: %w: got %q on a %s stream", ErrWrongSearchPayloadType, clip(string(env.PayloadType)), version)
 	}
 	signer, err := peer.IDFromPublicKey(env.PublicKey)
 	if err != nil {
-		return nil, fmt.Errorf("open search: %w: %w", ErrBadEnvelope, err)
+		return nil, "", fmt.Errorf("open search: %w: %w", ErrBadEnvelope, err)
 	}
 	if signer != from {
-		return nil, fmt.Errorf("open search: %w: signed by %s, received from %s", ErrWrongSigner, signer, from)
+		return nil, "", fmt.Errorf("open search: %w: signed by %s, received from %s", ErrWrongSigner, signer, from)
 	}
-	var raw []json.RawMessage
-	if err := json.Unmarshal(payload.b, &raw); err != nil {
-		return nil, fmt.Errorf("open search: %w: %v", ErrMalformedHits, err)
+	raw, name, err := searchList(version, payload.b)
+	if err != nil {
+		return nil, "", fmt.Errorf("open search: %w", err)
 	}
 	if limit < 1 || limit > MaxSearchHits {
 		limit = MaxSearchHits
 	}
 	if len(raw) > limit {
-		return nil, fmt.Errorf("open search: %w: %d hits, asked for at most %d", ErrTooLarge, len(raw), limit)
+		return nil, "", fmt.Errorf("open search: %w: %d hits, asked for at most %d", ErrTooLarge, len(raw), limit)
 	}
 	hits := make([]SearchHit, 0, len(raw))
 	for _, m := range raw {
@@ -437,12 +491,44 @@ func OpenSearchAs(version string, envelope []byte, from peer.ID, limit int) ([]S
 			err = dec.Decode(&h)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("open search: %w: %v", ErrMalformedHits, err)
+			return nil, "", fmt.Errorf("open search: %w: %v", ErrMalformedHits, err)
 		}
 		if err := h.Validate(); err != nil {
-			return nil, fmt.Errorf("open search: %w", err)
+			return nil, "", fmt.Errorf("open search: %w", err)
 		}
 		hits = append(hits, h)
 	}
-	return hits, nil
+	return hits, name, nil
+}
+
+// searchList splits a payload of version into its hits, undecoded, and
+// the name a 1.2.0 answer carries.
+func searchList(version string, payload []byte) ([]json.RawMessage, string, error) {
+	var raw []json.RawMessage
+	if version != SearchProtocolV12 {
+		if err := json.Unmarshal(payload, &raw); err != nil {
+			return nil, "", fmt.Errorf("%w: %v", ErrMalformedHits, err)
+		}
+		return raw, "", nil
+	}
+	var a struct {
+		Name *string            `json:"name"`
+		Hits *[]json.RawMessage `json:"hits"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(payload))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&a); err != nil {
+		return nil, "", fmt.Errorf("%w: %v", ErrMalformedHits, err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, "", fmt.Errorf("%w: data after the answer", ErrMalformedHits)
+	}
+	if a.Hits == nil {
+		return nil, "", fmt.Errorf("%w: no \"hits\"", ErrMalformedHits)
+	}
+	var name string
+	if a.Name != nil {
+		name = *a.Name
+	}
+	return *a.Hits, name, nil
 }

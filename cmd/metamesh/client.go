@@ -258,6 +258,18 @@ func orDash(s string) string {
 	return s
 }
 
+// peerLabel names a peer for a person: the household name it claims
+// followed by the end of its peer ID, "Alice's NAS (…YZ2fvJ)", or, when
+// it sent no name, shortID. The end of the ID is always there: a name is
+// the household's own claim, and two households may claim the same one
+// (or one may take another's to pass for it); their IDs tell them apart.
+func peerLabel(id, name string) string {
+	if name == "" {
+		return shortID(id)
+	}
+	return name + " (…" + id[max(len(id)-6, 0):] + ")"
+}
+
 // shortID abbreviates a peer ID for a table column: its first 8 and last
 // 6 characters.
 func shortID(id string) string {

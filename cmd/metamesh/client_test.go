@@ -148,30 +148,36 @@ func columns(line string, cells ...string) []int {
 	return out
 }
 
-// TestClient_PeersOutput: metamesh peers shows every peer's connection
-// (a relayed one with the relay it goes through, abbreviated as search
-// abbreviates peers), transport, latency and addresses, in columns under
-// a header; a missing value is "-".
+// TestClient_PeersOutput: metamesh peers shows every peer (by the name
+// its household claims and the end of its ID, or its abbreviated ID when
+// it sent none; two households that claim one name stay apart), its
+// connection (a relayed one with the relay it goes through, abbreviated
+// as search abbreviates peers), transport, latency and addresses, in
+// columns under a header; a missing value is "-".
 func TestClient_PeersOutput(t *testing.T) {
 	direct, relayed, relay, old := testPeerID(t), testPeerID(t), testPeerID(t), testPeerID(t)
+	twin := testPeerID(t)
+	short := func(id string) string { return id[:8] + "…" + id[len(id)-6:] }
 	circuit := "/ip4/203.0.113.7/udp/4681/quic-v1/p2p/" + relay + "/p2p-circuit"
 	var b bytes.Buffer
 	if err := printPeers(&b, []api.Peer{
-		{ID: direct, Addrs: []string{"/ip4/192.168.1.20/tcp/4681", "/ip4/192.168.1.20/udp/4681/quic-v1"}, Connection: "direct", Transport: "tcp", LatencyMs: 0.412},
+		{ID: direct, Name: "Alice's NAS", Addrs: []string{"/ip4/192.168.1.20/tcp/4681", "/ip4/192.168.1.20/udp/4681/quic-v1"}, Connection: "direct", Transport: "tcp", LatencyMs: 0.412},
 		{ID: relayed, Addrs: []string{circuit}, Connection: "relayed", Transport: "quic-v1", Relay: relay, LatencyMs: 35},
 		{ID: old, Addrs: []string{}},
+		{ID: twin, Name: "Alice's NAS", Addrs: []string{}},
 	}); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
-	if len(lines) != 4 {
-		t.Fatalf("want a header and three lines:\n%s", b.String())
+	if len(lines) != 5 {
+		t.Fatalf("want a header and four lines:\n%s", b.String())
 	}
 	want := [][]string{
 		{"PEER", "CONNECTION", "TRANSPORT", "LATENCY", "ADDRESSES"},
-		{direct, "direct", "tcp", "0.412 ms", "/ip4/192.168.1.20/tcp/4681 /ip4/192.168.1.20/udp/4681/quic-v1"},
-		{relayed, "relayed via " + relay[:8] + "…" + relay[len(relay)-6:], "quic-v1", "35 ms", circuit},
-		{old, "-", "-", "-", "-"},
+		{"Alice's NAS (…" + direct[len(direct)-6:] + ")", "direct", "tcp", "0.412 ms", "/ip4/192.168.1.20/tcp/4681 /ip4/192.168.1.20/udp/4681/quic-v1"},
+		{short(relayed), "relayed via " + short(relay), "quic-v1", "35 ms", circuit},
+		{short(old), "-", "-", "-", "-"},
+		{"Alice's NAS (…" + twin[len(twin)-6:] + ")", "-", "-", "-", "-"},
 	}
 	head := columns(lines[0], want[0]...)
 	for i, cells := range want {
@@ -197,7 +203,7 @@ func TestClient_StatusOutput(t *testing.T) {
 	c1 := "/ip4/203.0.113.7/tcp/4681/p2p/" + r1 + "/p2p-circuit/p2p/" + self
 	c2 := "/ip4/203.0.113.7/udp/4681/quic-v1/p2p/" + r1 + "/p2p-circuit/p2p/" + self
 	st := api.Status{
-		Version: "dev", PeerID: self, Addrs: []string{"/ip4/192.168.1.5/tcp/4681"}, Libraries: []string{"/srv/media"},
+		Version: "dev", Name: "Alice's NAS", PeerID: self, Addrs: []string{"/ip4/192.168.1.5/tcp/4681"}, Libraries: []string{"/srv/media"},
 		Roots: 12, Files: api.LibraryCounts{Local: 12, Loaded: true}, LibraryFiles: 14, Scan: api.ScanProgress{State: "watching", FilesDone: 12, FilesTotal: 12},
 		Peers: 2, ProvideQueue: 3, Redis: api.RedisStatus{OK: true, Addr: "/data/redis/r.sock"},
 		Reachability: "private", ObservedAddrs: []string{"/ip4/203.0.113.7/tcp/4681"},
@@ -224,6 +230,7 @@ func TestClient_StatusOutput(t *testing.T) {
 		return b.String()
 	}
 	want := "version       dev\n" +
+		"name          Alice's NAS\n" +
 		"peer ID       " + self + "\n" +
 		"address       /ip4/192.168.1.5/tcp/4681\n" +
 		"reachability  private\n" +

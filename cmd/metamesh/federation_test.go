@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"syscall"
@@ -101,7 +102,8 @@ func TestRun_ThreeProcessesInAChain(t *testing.T) {
 		}
 	}
 	out, _, code := metamesh(t, nil, "peers", "--api", procs[1].api)
-	if code != 0 || !strings.Contains(out, procs[0].id) || !strings.Contains(out, procs[2].id) {
+	shows := func(id string) bool { return regexp.MustCompile(`(?m)^` + peerCellRE(id) + ` `).MatchString(out) }
+	if code != 0 || !shows(procs[0].id) || !shows(procs[2].id) {
 		t.Errorf("metamesh peers on the middle node: %d %q", code, out)
 	}
 }

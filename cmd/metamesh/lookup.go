@@ -30,7 +30,9 @@ FILE: CID").
 Prints what the file is: its title (an episode as "Show · S01E02 ·
 Episode"), year, runtime, size, first video and audio streams, its path (or
 the peer it came from), its canonical CID, its providers and how many CIDs
-it has. --json prints the node's whole document as it is (every CID and
+it has. A peer is shown by the household name it claims and the end of its
+peer ID ("Alice's NAS (…YZ2fvJ)"), or, when it sent no name, by its
+abbreviated peer ID (--json has the whole IDs). --json prints the node's whole document as it is (every CID and
 metadata field, the exact bytes of a path that is not UTF-8). --local skips
 the federation. Exit status 3 when no one has the file, 2 for an argument
 that is neither a CID nor a file.`,
@@ -96,7 +98,7 @@ func printDocument(out io.Writer, doc api.Document) error {
 	case f["filePath"] != "":
 		fmt.Fprintf(w, "path\t%s\n", validUTF8(f["filePath"]))
 	case doc.Source != "" && doc.Source != "local":
-		fmt.Fprintf(w, "source\tpeer %s\n", doc.Source)
+		fmt.Fprintf(w, "source\tpeer %s\n", peerLabel(doc.Source, doc.PeerNames[doc.Source]))
 	}
 	for _, d := range doc.Duplicates {
 		fmt.Fprintf(w, "also at\t%s\n", validUTF8(d))
@@ -106,7 +108,7 @@ func printDocument(out io.Writer, doc api.Document) error {
 	}
 	fmt.Fprintf(w, "canonical\t%s\n", doc.CanonicalCID)
 	for _, p := range doc.Providers {
-		fmt.Fprintf(w, "provider\t%s\n", p)
+		fmt.Fprintf(w, "provider\t%s\n", peerLabel(p, doc.PeerNames[p]))
 	}
 	if doc.Providers != nil && len(doc.Providers) == 0 {
 		fmt.Fprintf(w, "provider\tnone known\n")

@@ -18,11 +18,13 @@ func newPeersCmd() *cobra.Command {
 		Use:   "peers",
 		Short: "List the running node's connected peers: connection (direct or relayed), transport, latency, addresses",
 		Long: `List the running node's connected peers, one line each under a header: the
-peer ID; the connection, direct or relayed via a circuit relay (named by
+household, by the name it claims and the end of its peer ID ("Alice's NAS
+(…YZ2fvJ)"), or, when it sent no name, its abbreviated peer ID; the connection, direct or relayed via a circuit relay (named by
 the start and end of its peer ID; its address, /…/p2p/<relay>/p2p-circuit,
 is among the peer's); the transport (tcp, quic-v1, …; for a relayed
 connection that of the hop to the relay); the latency; the addresses of
-the connections. --json prints the node's JSON as it is.`,
+the connections. --json prints the node's JSON as it is, with the whole
+peer IDs.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			res, raw, err := apiGetJSON[api.PeersAnswer](cmd, "/api/peers", 10*time.Second)
@@ -40,7 +42,7 @@ the connections. --json prints the node's JSON as it is.`,
 }
 
 // printPeers writes the readable output of metamesh peers: a table of
-// the peer, its connection (direct, or relayed via the relay), the
+// the peer (its household name, or its abbreviated ID), its connection (direct, or relayed via the relay), the
 // transport, the latency and the addresses.
 func printPeers(out io.Writer, peers []api.Peer) error {
 	if len(peers) == 0 {
@@ -58,7 +60,7 @@ func printPeers(out io.Writer, peers []api.Peer) error {
 		if p.LatencyMs > 0 {
 			lat = strconv.FormatFloat(p.LatencyMs, 'f', -1, 64) + " ms"
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", orDash(p.ID), conn, orDash(p.Transport), lat, orDash(strings.Join(p.Addrs, " ")))
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", orDash(peerLabel(p.ID, p.Name)), conn, orDash(p.Transport), lat, orDash(strings.Join(p.Addrs, " ")))
 	}
 	return w.Flush()
 }

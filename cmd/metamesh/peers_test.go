@@ -106,15 +106,23 @@ func TestRun_PeersAndStatus(t *testing.T) {
 	}
 	header := []string{"PEER", "CONNECTION", "TRANSPORT", "LATENCY", "ADDRESSES"}
 	head := columns(lines[0], header...)
+	// A peer shows as its household's name (the host name by default) and
+	// the end of its ID once A heard it, else as its abbreviated ID: as
+	// the JSON's name says.
+	names := map[string]string{}
+	for _, p := range peers {
+		names[p.ID] = p.Name
+	}
 	for id, w := range want {
-		re := regexp.MustCompile(`^` + id + ` +direct +` + regexp.QuoteMeta(w.transport) + ` +[0-9.]+ ms +` + w.addr + `( |$)`)
+		label := peerLabel(id, names[id])
+		re := regexp.MustCompile(`^` + regexp.QuoteMeta(label) + ` +direct +` + regexp.QuoteMeta(w.transport) + ` +[0-9.]+ ms +` + w.addr + `( |$)`)
 		i := slices.IndexFunc(lines, re.MatchString)
 		if i < 0 {
-			t.Errorf("peers: no line for %s (direct, %s, a latency, its address):\n%s", id, w.transport, out)
+			t.Errorf("peers: no line for %s, %q (direct, %s, a latency, its address):\n%s", id, label, w.transport, out)
 			continue
 		}
-		f := strings.Fields(lines[i])
-		cells := []string{f[0], f[1], f[2], f[3] + " " + f[4], f[5]}
+		f := strings.Fields(strings.TrimPrefix(lines[i], label))
+		cells := []string{label, f[0], f[1], f[2] + " " + f[3], f[4]}
 		if got := columns(lines[i], cells...); !slices.Equal(got, head) {
 			t.Errorf("peers: %s's cells at columns %v, the header's at %v:\n%s", id, got, head, out)
 		}
@@ -243,13 +251,15 @@ func TestRun_RelayedPeerAndReservation(t *testing.T) {
 	startRun(t, c.data, c.api, "--listen", c.p2p, "--bootstrap", circuit+"/p2p/"+b.id, "--hole-punching=false")
 	out = waitOutput(t, "C's relayed peer B", []string{
 		`^PEER +CONNECTION +TRANSPORT +LATENCY +ADDRESSES$`,
-		`^` + id(b.id) + ` +relayed via ` + id(r.id[:8]+"…"+r.id[len(r.id)-6:]) + ` +tcp +(-|[0-9.]+ ms) +` + id(circuit) + `( |$)`,
-		`^` + id(r.id) + ` +direct +tcp +(-|[0-9.]+ ms) +` + id(r.p2p) + `( |$)`,
+		`^` + peerCellRE(b.id) + ` +relayed via ` + id(r.id[:8]+"…"+r.id[len(r.id)-6:]) + ` +tcp +(-|[0-9.]+ ms) +` + id(circuit) + `( |$)`,
+		`^` + peerCellRE(r.id) + ` +direct +tcp +(-|[0-9.]+ ms) +` + id(r.p2p) + `( |$)`,
 	}, "peers", "--api", c.api)
 	lines := strings.Split(out, "\n")
 	head := columns(lines[0], "PEER", "CONNECTION", "TRANSPORT", "LATENCY", "ADDRESSES")
-	i := slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(l, b.id) })
-	if got := columns(lines[i], b.id, "relayed via", "tcp", "/ip4/"); !slices.Equal(got, []int{head[0], head[1], head[2], head[4]}) {
+	bLine := regexp.MustCompile(`^` + peerCellRE(b.id) + ` +relayed`)
+	i := slices.IndexFunc(lines, bLine.MatchString)
+	bCell := regexp.MustCompile(`^` + peerCellRE(b.id)).FindString(lines[i])
+	if got := columns(lines[i], bCell, "relayed via", "tcp", "/ip4/"); !slices.Equal(got, []int{head[0], head[1], head[2], head[4]}) {
 		t.Errorf("C's relayed line at columns %v, the header's %v:\n%s", got, head, out)
 	}
 }

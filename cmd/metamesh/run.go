@@ -29,6 +29,7 @@ comma-separated.`,
 			}
 			cfg.APIAddr, _ = cmd.Flags().GetString("api")
 			f := cmd.Flags()
+			cfg.Name, _ = f.GetString("name")
 			cfg.P2P.Listen, _ = f.GetStringArray("listen")
 			cfg.P2P.Bootstrap, _ = f.GetStringArray("bootstrap")
 			cfg.P2P.Announce, _ = f.GetStringArray("announce")
@@ -69,6 +70,7 @@ comma-separated.`,
 	libraryFlags(c)
 	f := c.Flags()
 	f.String("api", node.DefaultAPIAddr, "HTTP API listen address (env METAMESH_API)")
+	f.String("name", "", "the household's name, shown to peers instead of its peer ID: UTF-8, at most 64 bytes, no control characters (default: the host name; env METAMESH_NAME)")
 	f.StringArray("listen", nil, "libp2p listen multiaddr; repeat for more (default /ip4/0.0.0.0/tcp/4681 and /ip4/0.0.0.0/udp/4681/quic-v1; env METAMESH_LISTEN)")
 	f.StringArray("bootstrap", nil, "peer to join through, …/p2p/<peerID>; redialled whenever not connected; repeat for more (env METAMESH_BOOTSTRAP)")
 	f.StringArray("announce", nil, "address to tell peers instead of the listen addresses (behind NAT, in a container); repeat for more (env METAMESH_ANNOUNCE)")

@@ -23,7 +23,9 @@ func newSearchCmd() *cobra.Command {
 		Long: `Ask the running node's search index (GET /api/search). Words match
 without regard to case or accents ("amelie" finds "Amélie"); files holding
 every word come first. --federated also asks other households and shows
-their hits after the local ones, with the household as source: the
+their hits after the local ones, with the household as source (by the
+name it claims and the end of its peer ID, "Alice's NAS (…YZ2fvJ)", or its
+abbreviated peer ID when it sent no name): the
 connected peers, and the households that the DHT's search index names for
 the words (those whose files hold every word of three letters or more;
 years, SxxEyy marks and tags only narrow their hits). A last line says how
@@ -118,7 +120,7 @@ func printHitTable(out io.Writer, res api.SearchResult) error {
 		case h.Episode != nil:
 			se = fmt.Sprintf("E%02d", *h.Episode)
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", title, year, se, humanSize(h.Size), shortID(h.Source), h.CID)
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", title, year, se, humanSize(h.Size), peerLabel(h.Source, res.PeerNames[h.Source]), h.CID)
 	}
 	if err := w.Flush(); err != nil {
 		return err

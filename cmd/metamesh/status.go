@@ -16,8 +16,9 @@ import (
 func newStatusCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "status",
-		Short: "Print the running node's status (peer ID, addresses, reachability, relays, peers, scan, Redis); --json for all of it",
-		Long: `Print the running node's status: its peer ID and addresses; its
+		Short: "Print the running node's status (name, peer ID, addresses, reachability, relays, peers, scan, Redis); --json for all of it",
+		Long: `Print the running node's status: the household's name (--name), its
+peer ID and addresses; its
 reachability as AutoNAT v2 found it (public, private or unknown) and the
 addresses it confirmed others can dial; each relay the node may use, with
 its reservation (until when, the node's /p2p-circuit addresses through it)
@@ -52,7 +53,7 @@ region's last provide and check) included.`,
 // now is when the answer came, for how far off the next announcement is.
 func printStatus(out io.Writer, st api.Status, now time.Time) error {
 	w := tabwriter.NewWriter(out, 11, 0, 1, ' ', 0)
-	fmt.Fprintf(w, "version\t%s\npeer ID\t%s\n", orDash(st.Version), orDash(st.PeerID))
+	fmt.Fprintf(w, "version\t%s\nname\t%s\npeer ID\t%s\n", orDash(st.Version), orDash(st.Name), orDash(st.PeerID))
 	for _, a := range st.Addrs {
 		fmt.Fprintf(w, "address\t%s\n", a)
 	}

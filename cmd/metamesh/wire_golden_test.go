@@ -27,7 +27,11 @@ var updateOutput = flag.Bool("update-output", false, "rewrite testdata/*.txt fro
 // S01E02 · Episode"), year, runtime, size, the first video and audio
 // streams, the path and its duplicates or the peer it came from, the
 // canonical CID, the providers and how many CIDs were learned from
-// peers. lookup_odd.txt shows the odd shapes going through those rules:
+// peers. The source and provider lines then named peers by their whole
+// IDs; they now show a peer as search does, by its household's name and
+// the end of its ID, or abbreviated when it sent no name (these answers
+// carry no names: --json has the whole IDs). lookup_odd.txt shows the odd
+// shapes going through those rules:
 // an empty title gives way to the file name, a season "x" and an episode
 // -1 are none, the filePath that is also an object is still the path.
 func TestClient_GoldenOutput(t *testing.T) {

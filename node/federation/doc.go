@@ -10,11 +10,15 @@
 //
 //   - household.go: HouseholdConfig, StartHousehold, the Household's
 //     answers (Meta, Providers, KnownProviders, SearchPage, Lookup,
-//     Search, ProvideStats), permit (a caller's permission to ask
+//     Search, PeerNames, ProvideStats), permit (a caller's permission to ask
 //     peers) and the reprovide on a first peer.
-//   - records.go: /metamesh/record/1.0.0, both sides (peerService, what
-//     the record and search services share: the host, the store, the
-//     signing key and one peer's open-stream bound).
+//   - records.go: /metamesh/record/1.1.0 and 1.0.0, both sides
+//     (peerService, what the record and search services share: the host,
+//     the store, the signing key, the versions, the household's name, the
+//     peers' names and one peer's open-stream bound).
+//   - names.go: peerNames, the household names peers claimed in their
+//     verified answers (record 1.1.0, search 1.2.0), in memory, which
+//     GET /api/meta's and /api/search's answers carry as "peerNames".
 //   - resolve.go: the resolver: GET /api/meta from the store, else a
 //     federated lookup (one per CID at a time, shared by the requests
 //     that ask meanwhile), the misses remembered for 5 s; /api/providers.
@@ -32,8 +36,8 @@
 //   - document.go: the model.Document GET /api/meta answers, built from a
 //     store.Document in one place (known fields typed, exact bytes of
 //     paths that are not UTF-8).
-//   - search.go: /metamesh/search/1.1.0 and 1.0.0 (answered with local
-//     files only, signed), the federated fan-out and GET /api/search (the
+//   - search.go: /metamesh/search/1.2.0, 1.1.0 and 1.0.0 (answered with
+//     local files only, signed; 1.2.0 with the household's name), the federated fan-out and GET /api/search (the
 //     local page of node/search's index merged with peers' answers by
 //     search.Merge). The
 //     fan-out asks at most 32 connected peers, 8 at once, in an order no

@@ -55,7 +55,7 @@ func TestHostileFlood_ProtocolStreamLimits(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { p.Close() })
-	rs := newRecordService(p.Host(), nil, key, log)
+	rs := newRecordService(p.Host(), nil, key, "", log)
 	t.Cleanup(rs.close)
 
 	var system int

@@ -20,6 +20,7 @@ import (
 	"github.com/metamesh/node/node/handoff"
 	"github.com/metamesh/node/node/p2p"
 	"github.com/metamesh/node/node/search"
+	"github.com/metamesh/node/protocol"
 	"github.com/metamesh/node/store"
 )
 
@@ -50,6 +51,10 @@ type HouseholdConfig struct {
 	PeerRecordTTL     time.Duration
 	// Bootstrap peers seed the DHT's routing table.
 	Bootstrap []peer.AddrInfo
+	// Name is the household's name, sent in its records and search
+	// answers (node.Config.Name); it must pass protocol.CheckName. ""
+	// sends none.
+	Name string
 	// NoSearchIndex: provide no search token keys (Config.NoSearchIndex).
 	NoSearchIndex bool
 	// SearchDir holds the search index (search.TextIndex), built anew
@@ -104,6 +109,9 @@ func StartHousehold(ctx context.Context, cfg HouseholdConfig) (*Household, error
 	if (cfg.Net == nil && cfg.Host == nil) || cfg.Key == nil || cfg.Store == nil || (cfg.ProviderDir == "" && cfg.ProviderStore == nil) {
 		return nil, errors.New("household: Net or Host, Key, Store and ProviderDir (or ProviderStore) are required")
 	}
+	if err := protocol.CheckName(cfg.Name); err != nil {
+		return nil, fmt.Errorf("household: name: %w", err)
+	}
 	log := cfg.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -141,16 +149,18 @@ func StartHousehold(ctx context.Context, cfg HouseholdConfig) (*Household, error
 		return nil, err
 	}
 	hh := &Household{p: p, ownDHT: own, st: cfg.Store, text: text, scores: newScores()}
-	hh.rs = newRecordService(p.Host(), cfg.Store, cfg.Key, log)
-	hh.ss = newSearchService(p.Host(), p.DHT(), cfg.Store, text, cfg.Key, log)
+	hh.rs = newRecordService(p.Host(), cfg.Store, cfg.Key, cfg.Name, log)
+	hh.ss = newSearchService(p.Host(), p.DHT(), cfg.Store, text, cfg.Key, cfg.Name, log)
 	hh.ss.scores = hh.scores
+	hh.ss.names = hh.rs.names // one set of peers' names, whichever answer told it
 	hh.res = newResolver(cfg.Store, p, hh.rs, cfg.LookupTimeout, log)
 	hh.res.scores = hh.scores
 	hh.res.refreshAfter = cfg.PeerRecordTTL
+	hh.res.names = hh.rs.names
 	hh.ann = announce.New(sw, !cfg.NoSearchIndex, log)
 	// One follower of the store hands what changed to the search index
 	// and the catalog, then to the announcer; peers ask on
-	// /metamesh/search/1.1.0 (or 1.0.0).
+	// /metamesh/search/1.2.0 (or 1.1.0, 1.0.0).
 	var changes *store.Changes
 	consumers := []store.Consumer{search.NewIndexer(text, func() { changes.Sweep() }, log).Consumer()}
 	if cfg.Catalog != nil {
@@ -231,6 +241,12 @@ func (hh *Household) Search(ctx context.Context, q string, limit int) (model.Sea
 // returned as it is.
 func (hh *Household) Meta(ctx context.Context, c string, local bool, allow func() error) (model.Document, error) {
 	return hh.res.Meta(ctx, c, local, allow)
+}
+
+// PeerNames returns the household names of those of ids (peer IDs) whose
+// last answer carried one, by ID; nil when none has.
+func (hh *Household) PeerNames(ids ...string) map[string]string {
+	return hh.rs.names.of(ids...)
 }
 
 // Providers lists the peers the DHT returns for c.

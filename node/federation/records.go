@@ -32,31 +32,54 @@ const (
 )
 
 // peerService is what the record and search protocols share: the host
-// they answer on, the store, the key that signs their answers and the
-// bound on one peer's open streams.
+// they answer on, the store, the key that signs their answers, the
+// bound on one peer's open streams, the versions they speak (newest
+// first), the household's name their answers carry, and the names peers'
+// answers carried (one set, shared by both services).
 type peerService struct {
-	h     host.Host
-	st    *store.Store
-	key   crypto.PrivKey
-	log   *slog.Logger
-	proto libp2pproto.ID
+	h      host.Host
+	st     *store.Store
+	key    crypto.PrivKey
+	log    *slog.Logger
+	protos []libp2pproto.ID
+	name   string
+	names  *peerNames
 
 	inbound peerLimit
 }
 
-func newPeerService(h host.Host, st *store.Store, key crypto.PrivKey, log *slog.Logger, component, proto string) peerService {
-	return peerService{h: h, st: st, key: key, log: log.With("component", component), proto: libp2pproto.ID(proto)}
+func newPeerService(h host.Host, st *store.Store, key crypto.PrivKey, log *slog.Logger, component string, versions []string) peerService {
+	protos := make([]libp2pproto.ID, len(versions))
+	for i, v := range versions {
+		protos[i] = libp2pproto.ID(v)
+	}
+	return peerService{h: h, st: st, key: key, log: log.With("component", component), protos: protos, names: &peerNames{}}
+}
+
+// listen answers every version of the protocol with handle.
+func (ps *peerService) listen(handle network.StreamHandler) {
+	for _, p := range ps.protos {
+		ps.h.SetStreamHandler(p, handle)
+	}
 }
 
 // close stops answering the protocol.
-func (ps *peerService) close() { ps.h.RemoveStreamHandler(ps.proto) }
+func (ps *peerService) close() {
+	for _, p := range ps.protos {
+		ps.h.RemoveStreamHandler(p)
+	}
+}
 
-// recordService answers /metamesh/record/1.0.0 and asks peers on it.
+// recordService answers /metamesh/record/1.1.0 and 1.0.0 and asks peers
+// on them, 1.1.0 first.
 type recordService struct{ peerService }
 
-func newRecordService(h host.Host, st *store.Store, key crypto.PrivKey, log *slog.Logger) *recordService {
-	rs := &recordService{newPeerService(h, st, key, log, "records", protocol.RecordProtocolID)}
-	h.SetStreamHandler(rs.proto, rs.handle)
+// newRecordService answers on h; name is the household's (checked by
+// protocol.CheckName), "" for none.
+func newRecordService(h host.Host, st *store.Store, key crypto.PrivKey, name string, log *slog.Logger) *recordService {
+	rs := &recordService{newPeerService(h, st, key, log, "records", protocol.RecordProtocols)}
+	rs.name = name
+	rs.listen(rs.handle)
 	return rs
 }
 
@@ -66,12 +89,13 @@ func newRecordService(h host.Host, st *store.Store, key crypto.PrivKey, log *slo
 // them: a record is signed by its producer, and carries only the members
 // the node vouches for (Document.Vouched).
 func (rs *recordService) handle(s network.Stream) {
+	version := string(s.Protocol())
 	serveStream(s, &rs.inbound, recordStreamTimeout, rs.log, "record", func(r *bufio.Reader) ([]byte, error) {
 		asked, err := protocol.ReadRequest(r)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %v", errBadRequest, err)
 		}
-		return rs.sealed(context.Background(), asked)
+		return rs.sealed(context.Background(), version, asked)
 	})
 }
 
@@ -112,9 +136,10 @@ func serveStream(s network.Stream, limit *peerLimit, timeout time.Duration, log 
 	s.Close()
 }
 
-// sealed returns the signed record of the local file asked names, or nil
-// when there is none.
-func (rs *recordService) sealed(ctx context.Context, asked string) ([]byte, error) {
+// sealed returns the signed record of the local file asked names, in
+// version (with the household's name from 1.1.0), or nil when there is
+// none.
+func (rs *recordService) sealed(ctx context.Context, version, asked string) ([]byte, error) {
 	c, err := protocol.Normalize(asked)
 	if err != nil {
 		return nil, nil
@@ -134,7 +159,8 @@ func (rs *recordService) sealed(ctx context.Context, asked string) ([]byte, erro
 	if err != nil {
 		return nil, err
 	}
-	return protocol.SealRecord(rec, rs.key)
+	rec.Name = rs.name
+	return protocol.SealRecordAs(version, rec, rs.key)
 }
 
 // peerLimit bounds the streams of one protocol each peer may have open
@@ -176,10 +202,12 @@ var errNoRecord = errors.New("peer has no record for the CID")
 // cannot cross until the connection is direct.
 var errRelayCut = errors.New("the relay cut the answer off (a relayed connection carries a limited number of bytes: 128 KiB each way by default)")
 
-// fetch asks peer p for the record of c and verifies it (signature,
-// payload type, signer = p = the record's peer, the record holds c, every
-// CID canonical, the canonical of the set, size caps). A record a relay
-// cut off is asked again once over a fresh circuit.
+// fetch asks peer p for the record of c, in the newest version p speaks,
+// and verifies it (signature, payload type, signer = p = the record's
+// peer, the record holds c, every CID canonical, the canonical of the
+// set, size caps); a 1.1.0 record's name (or its absence) is remembered
+// as p's. A record a relay cut off is asked again once over a fresh
+// circuit.
 func (rs *recordService) fetch(ctx context.Context, p peer.ID, c string) (protocol.Record, error) {
 	return onFreshCircuit(ctx, rs.h, p, func() (protocol.Record, error) { return rs.fetchOnce(ctx, p, c) })
 }
@@ -206,10 +234,11 @@ func (rs *recordService) fetchOnce(ctx context.Context, p peer.ID, c string) (pr
 	defer cancel()
 	// A relayed (limited) connection carries the protocol too; a direct
 	// one, when there is one, is taken first.
-	s, err := rs.h.NewStream(network.WithAllowLimitedConn(ctx, "metamesh"), p, rs.proto)
+	s, err := rs.h.NewStream(network.WithAllowLimitedConn(ctx, "metamesh"), p, rs.protos...)
 	if err != nil {
 		return protocol.Record{}, err
 	}
+	version := string(s.Protocol()) // what p speaks of RecordProtocols, newest first
 	dl, _ := ctx.Deadline()
 	_ = s.SetDeadline(dl)
 	if err := protocol.WriteRequest(s, c); err != nil {
@@ -232,9 +261,12 @@ func (rs *recordService) fetchOnce(ctx context.Context, p peer.ID, c string) (pr
 	if len(env) == 0 {
 		return protocol.Record{}, errNoRecord
 	}
-	rec, err := protocol.OpenRecord(env, p, c)
+	rec, err := protocol.OpenRecordAs(version, env, p, c)
 	if err != nil {
 		return protocol.Record{}, fmt.Errorf("record from %s: %w", p, err)
+	}
+	if version == protocol.RecordProtocolV11 {
+		rs.names.learn(p, rec.Name)
 	}
 	return rec, nil
 }

@@ -65,6 +65,8 @@ type resolver struct {
 	// refreshAfter is Config.PeerRecordTTL: how old a record of a file
 	// known only from peers may get before a lookup asks again.
 	refreshAfter time.Duration
+	// names are the peers' household names an answer shows (nil: none).
+	names *peerNames
 
 	mu       sync.Mutex
 	negative map[string]time.Time // CID → until
@@ -232,10 +234,12 @@ func (r *resolver) present(doc store.Document, c string) model.Document {
 			}
 		}
 		a := newDocument(doc, "local", providers)
+		a.PeerNames = r.names.ofDocument(a)
 		// A local file's answer depends on nothing but the document and
 		// c: a cached document keeps its encoded answer (store.Memo), and
 		// only that, until the document changes; GET /api/meta answers
-		// it as it is (backend.CachedAnswer). The typed Document is built
+		// it as it is (backend.CachedAnswer), with the peers' names as
+		// they were when it was encoded. The typed Document is built
 		// again for the rarer readers: kept for 100,000 files it was most
 		// of the Go heap the garbage collector went through.
 		if m := doc.Memo(); m != nil && m.Load() == nil && a.Encode() == nil {
@@ -252,7 +256,9 @@ func (r *resolver) present(doc store.Document, c string) model.Document {
 	} else if len(doc.Peers) > 0 {
 		source, providers = doc.Peers[0], append(providers, doc.Peers...)
 	}
-	return newDocument(doc, source, providers)
+	a := newDocument(doc, source, providers)
+	a.PeerNames = r.names.ofDocument(a)
+	return a
 }
 
 // Providers lists the peers the DHT returns for c.

@@ -69,9 +69,10 @@ const (
 	searchDialTimeout = time.Second
 )
 
-// searchService answers /metamesh/search/1.1.0 and 1.0.0 with local files
-// only, and asks the connected peers and the households the DHT's keyword
-// index names (keywords.go), 1.1.0 first.
+// searchService answers /metamesh/search/1.2.0, 1.1.0 and 1.0.0 with
+// local files only (and, in 1.2.0, the household's name), and asks the
+// connected peers and the households the DHT's keyword index names
+// (keywords.go), 1.2.0 first.
 type searchService struct {
 	peerService
 	providers providerFinder
@@ -92,20 +93,14 @@ type providerFinder interface {
 	FindProvidersAsync(ctx context.Context, key cid.Cid, count int) <-chan peer.AddrInfo
 }
 
-func newSearchService(h host.Host, d providerFinder, st *store.Store, text *search.TextIndex, key crypto.PrivKey, log *slog.Logger) *searchService {
-	ss := &searchService{peerService: newPeerService(h, st, key, log, "search", protocol.SearchProtocolV11),
+// newSearchService answers on h; name is the household's (checked by
+// protocol.CheckName), "" for none.
+func newSearchService(h host.Host, d providerFinder, st *store.Store, text *search.TextIndex, key crypto.PrivKey, name string, log *slog.Logger) *searchService {
+	ss := &searchService{peerService: newPeerService(h, st, key, log, "search", protocol.SearchProtocols),
 		providers: d, text: text, scores: newScores(), peerTimeout: searchPeerTimeout, dialTimeout: searchDialTimeout}
-	for _, v := range protocol.SearchProtocols {
-		h.SetStreamHandler(libp2pproto.ID(v), ss.handle)
-	}
+	ss.name = name
+	ss.listen(ss.handle)
 	return ss
-}
-
-// close stops answering every version.
-func (ss *searchService) close() {
-	for _, v := range protocol.SearchProtocols {
-		ss.h.RemoveStreamHandler(libp2pproto.ID(v))
-	}
 }
 
 // handle answers one search: the signed list of local hits, in the
@@ -157,7 +152,7 @@ func (ss *searchService) sealed(ctx context.Context, version string, req protoco
 		withDetails(&ph, h)
 		hits = append(hits, ph)
 	}
-	return protocol.SealSearchAs(version, hits, ss.key)
+	return protocol.SealSearchAnswer(version, protocol.SearchAnswer{Name: ss.name, Hits: hits}, ss.key)
 }
 
 // withDetails adds what 1.1.0 hits carry beyond 1.0.0's to ph, from the
@@ -174,8 +169,8 @@ func withDetails(ph *protocol.SearchHit, h store.SearchHit) {
 
 // ask sends one search to peer p and verifies the answer (signature,
 // payload type, signer = p, no more hits than req.Limit, every hit valid,
-// caps). An answer a relay cut off is asked again once over a fresh
-// circuit.
+// caps); a 1.2.0 answer's name (or its absence) is remembered as p's. An
+// answer a relay cut off is asked again once over a fresh circuit.
 func (ss *searchService) ask(ctx context.Context, p peer.ID, req protocol.SearchRequest) ([]protocol.SearchHit, error) {
 	return onFreshCircuit(ctx, ss.h, p, func() ([]protocol.SearchHit, error) { return ss.askOnce(ctx, p, req) })
 }
@@ -210,11 +205,14 @@ func (ss *searchService) askOnce(ctx context.Context, p peer.ID, req protocol.Se
 		return nil, fmt.Errorf("search answer from %s: %w", p, err)
 	}
 	s.Close()
-	hits, err := protocol.OpenSearchAs(version, env, p, req.Limit)
+	a, err := protocol.OpenSearchAnswer(version, env, p, req.Limit)
 	if err != nil {
 		return nil, fmt.Errorf("search answer from %s: %w", p, err)
 	}
-	return hits, nil
+	if version == protocol.SearchProtocolV12 {
+		ss.names.learn(p, a.Name)
+	}
+	return a.Hits, nil
 }
 
 // peerHits is one peer's verified answer.
@@ -492,6 +490,7 @@ func (ss *searchService) search(ctx context.Context, q string, limit int, cursor
 	res.Next = next
 	if !federated {
 		res.Hits = search.Merge(page, nil, limit)
+		res.PeerNames = ss.names.ofSearch(res)
 		return res, nil
 	}
 	fo := <-asked
@@ -503,5 +502,6 @@ func (ss *searchService) search(ctx context.Context, q string, limit int, cursor
 		answers = append(answers, search.Answer{Peer: ph.peer.String(), Hits: ph.hits})
 	}
 	res.Hits = search.Merge(page, answers, limit)
+	res.PeerNames = ss.names.ofSearch(res)
 	return res, nil
 }

@@ -2,6 +2,7 @@ package p2p
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/libp2p/go-libp2p"
@@ -41,8 +42,15 @@ const (
 	MaxInboundPerPeer = 8
 )
 
-// appProtocols are the node's own request/answer protocols.
-var appProtocols = []libp2pproto.ID{protocol.RecordProtocolID, protocol.SearchProtocolID, protocol.HandoffProtocolID, protocol.HandoffAskProtocolID}
+// appProtocols are the node's own request/answer protocols, every version
+// of each.
+var appProtocols = func() []libp2pproto.ID {
+	var out []libp2pproto.ID
+	for _, v := range append(append(slices.Clone(protocol.RecordProtocols), protocol.SearchProtocols...), protocol.HandoffProtocolID, protocol.HandoffAskProtocolID) {
+		out = append(out, libp2pproto.ID(v))
+	}
+	return out
+}()
 
 // newManagers makes the host's connection manager (cfg's watermarks) and
 // resource manager. Their closes go on the start's stack until the host,

@@ -1,7 +1,7 @@
 // The parts of a card that search hits and library entries share: the
 // picture, the line of facts under the title, and where the file is.
 
-import { el, fmtBytes, pad2 } from "./dom.js";
+import { el, fmtBytes, pad2, shortPeer } from "./dom.js";
 import { hasToken } from "./client.js";
 
 // posterImg is a card's picture: the poster's thumbnail, or a
@@ -29,9 +29,9 @@ export function hitLine(h) {
 }
 
 // sourceLine says where a file is: on this node, or known only from a
-// peer (which).
+// peer (its household's name, the whole ID in its title).
 export function sourceLine(source) {
   if (source === "local") return el("div", { class: "muted source" }, "on this node");
   return el("div", { class: "muted source peer" }, el("span", { class: "badge peer" }, "known from a peer"), " ",
-    el("code", {}, source || "unknown peer"));
+    source ? shortPeer(source) : "unknown peer");
 }

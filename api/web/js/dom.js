@@ -75,9 +75,47 @@ export function codeList(id, items, empty) {
     items.map((a) => el("li", {}, el("code", {}, a)))));
 }
 
-// shortPeer is a peer's ID as the page shows it among words: its last
-// eight characters, the whole ID in its title.
+// peerNames are the household names peers claimed, by peer ID, as the
+// API's answers carry them ("peerNames" of /api/meta, /api/search and
+// /api/library; "name" of /api/peers): what the page shows instead of a
+// 52-character ID. A name is the household's own claim, verified by no
+// one.
+const peerNames = new Map();
+
+// learnNames keeps the names of an answer's "peerNames" object.
+export function learnNames(names) {
+  if (!names || typeof names !== "object") return;
+  for (const [id, name] of Object.entries(names)) learnName(id, name);
+}
+
+// learnName keeps one peer's name.
+export function learnName(id, name) {
+  if (typeof id === "string" && typeof name === "string" && name !== "") peerNames.set(id, name);
+}
+
+// idEnd is the end of a peer ID as the page shows it: its last eight
+// characters.
+function idEnd(s) {
+  return s.length > 16 ? "…" + s.slice(-8) : s;
+}
+
+// peerText is a peer as plain words: the name its household claims and
+// the end of its ID ("Alice's NAS …RReYZ2fvJ"), or the end of its ID
+// alone when it sent no name.
+export function peerText(id) {
+  const s = String(id || "");
+  const name = peerNames.get(s);
+  return name ? name + " " + idEnd(s) : idEnd(s);
+}
+
+// shortPeer is a peer as the page shows it among words: the name its
+// household claims followed by the end of its ID, or the end of its ID
+// alone when it sent none; the whole ID in its title (and data-peer).
+// The end of the ID is always there: two households may claim the same
+// name (or one may take another's), their IDs tell them apart.
 export function shortPeer(id) {
   const s = String(id || "");
-  return el("code", { class: "peer-id", title: s, "data-peer": s }, s.length > 16 ? "…" + s.slice(-8) : s);
+  const name = peerNames.get(s);
+  if (!name) return el("code", { class: "peer-id", title: s, "data-peer": s }, idEnd(s));
+  return el("span", { class: "peer-name", title: s, "data-peer": s }, name, " ", el("code", { class: "peer-id" }, idEnd(s)));
 }

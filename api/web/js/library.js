@@ -1,7 +1,7 @@
 // The library's lists: the views' tabs, a list's cards, a show's trail,
 // the pager, and the hint of an empty library.
 
-import { $, el, plural, codeList } from "./dom.js";
+import { $, el, plural, codeList, learnNames } from "./dom.js";
 import { api } from "./client.js";
 import { state, urlOf, follow, link, recordLink } from "./nav.js";
 import { posterImg, hitLine, sourceLine } from "./cards.js";
@@ -56,6 +56,7 @@ async function loadList(s) {
   }
   if (seq !== listSeq) return;
   $("library").removeAttribute("aria-busy");
+  learnNames(page && page.peerNames);
   lastPage = page;
   renderList(s, page);
 }

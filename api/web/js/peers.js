@@ -2,7 +2,7 @@
 // reachability, dialable addresses, relays and reservations, the relay
 // service, sharing) and the connected peers.
 
-import { $, el, fmtBytes, fmtTime, plural, codeList } from "./dom.js";
+import { $, el, fmtBytes, fmtTime, plural, codeList, learnName, shortPeer } from "./dom.js";
 
 // What each reachability (AutoNAT v2) means for the household's peers.
 const REACHABILITY = {
@@ -53,6 +53,7 @@ export function renderPeers(peers) {
 }
 
 function peerItem(p) {
+  learnName(p.id, p.name);
   const conn = p.connection || "unknown";
   const how = el("div", { class: "muted" }, el("span", { class: "badge conn " + conn, title: "connection" }, conn));
   if (p.relay) how.append(" via ", el("code", { class: "relay", title: "relay" }, p.relay));
@@ -60,7 +61,7 @@ function peerItem(p) {
   if (p.latencyMs) how.append(" · " + p.latencyMs.toFixed(1) + " ms");
   const addrs = p.addrs || [];
   return el("li", { class: "peer", "data-peer": p.id, "data-connection": p.connection || "", "data-transport": p.transport || "" },
-    el("code", {}, p.id), how,
+    shortPeer(p.id), how,
     addrs.length === 0 ? null : el("details", {
       open: openPeers.has(p.id),
       ontoggle: (ev) => { if (ev.target.open) openPeers.add(p.id); else openPeers.delete(p.id); },

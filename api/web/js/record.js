@@ -1,7 +1,7 @@
 // A file's record: a page of its own at the top, over the list or the
 // search it was opened from.
 
-import { $, el, fmtBytes, pad2, asList, plotOf } from "./dom.js";
+import { $, el, fmtBytes, pad2, asList, andList, plotOf, learnNames, peerText, shortPeer } from "./dom.js";
 import { api, hasToken } from "./client.js";
 import { state, urlOf, link } from "./nav.js";
 import { playable, flagAt, showPlayer, downloadWithToken } from "./player.js";
@@ -39,6 +39,7 @@ async function openRecord(cid) {
     if (current()) $("record-status").textContent = "Could not open " + cid + ": " + e.message;
     return;
   }
+  learnNames(doc.peerNames);
   const canonical = doc.canonical_cid || cid;
   const infos = await cidInfos(canonical, doc);
   if (!current()) return;
@@ -100,7 +101,7 @@ function summaryOf(doc) {
   const bits = [];
   if (doc.mimeType) bits.push(doc.mimeType);
   if (typeof doc.sizeByte === "number") bits.push(fmtBytes(doc.sizeByte));
-  if (doc.source) bits.push(doc.source === "local" ? "on this node" : "known only from peer " + doc.source);
+  if (doc.source) bits.push(doc.source === "local" ? "on this node" : "known only from " + peerText(doc.source));
   if (typeof doc.filePath === "string") bits.push(doc.filePath);
   return bits;
 }
@@ -188,7 +189,7 @@ function fillCIDs(infos, doc, canonical) {
     const n = from.length;
     return el("tr", { class: isCanon ? "canonical" : "", "data-cid": c, "aria-current": isCanon ? "true" : null },
       el("td", {}, el("code", { class: "cid" }, c), isCanon ? el("strong", { class: "badge" }, "canonical") : null,
-        n > 0 ? el("div", { class: "muted learned" }, "from " + (n === 1 ? "1 peer's record" : n + " peers' records") + ", not this node's bytes: " + from.join(", ")) : null),
+        n > 0 ? el("div", { class: "muted learned" }, "from " + (n === 1 ? "1 peer's record" : n + " peers' records") + ", not this node's bytes: ", ...andList(from.map(shortPeer))) : null),
       el("td", {}, info.codec + (info.multihash ? " / " + info.multihash : "")),
       el("td", { class: "tier" }, info.tier),
       el("td", { class: "rank" }, String(info.rank), info.problem ? el("div", { class: "muted" }, info.problem) : null));
@@ -198,17 +199,17 @@ function fillCIDs(infos, doc, canonical) {
 // fillPeers lists the file's providers (asking the DHT for more of a
 // file known only from peers) and its duplicates.
 function fillPeers(doc, canonical, current) {
-  const listInto = (id, items, empty) => {
+  const listInto = (id, items, empty, show) => {
     const ul = $(id);
     ul.replaceChildren();
     if (items.length === 0) ul.append(el("li", { class: "muted" }, empty));
-    for (const it of items) ul.append(el("li", {}, el("code", {}, it)));
+    for (const it of items) ul.append(el("li", {}, show(it)));
   };
-  listInto("providers", asList(doc.providers), "none known");
+  listInto("providers", asList(doc.providers), "none known", shortPeer);
   $("providers-status").textContent = "";
   if (doc.source !== "local") findProviders(canonical, asList(doc.providers), current);
   const dups = asList(doc.duplicates);
-  listInto("duplicates", dups, "none");
+  listInto("duplicates", dups, "none", (d) => el("code", {}, d));
   if (typeof doc.duplicateCount === "number" && doc.duplicateCount > dups.length) {
     $("duplicates").append(el("li", { class: "muted" }, "… " + (doc.duplicateCount - dups.length) + " more"));
   }

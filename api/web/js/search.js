@@ -1,7 +1,7 @@
 // Search: the search box (as one types, or federated on Enter), the CID
 // box, and the hits.
 
-import { $, el, plural } from "./dom.js";
+import { $, el, plural, learnNames } from "./dom.js";
 import { api } from "./client.js";
 import { state, go, replace, link, recordLink } from "./nav.js";
 import { posterImg, hitLine, sourceLine } from "./cards.js";
@@ -35,6 +35,7 @@ async function search(q, federated) {
   try {
     const res = await api("/api/search?q=" + encodeURIComponent(q) + (federated ? "&federated=1" : ""));
     if (seq !== searchSeq) return;
+    learnNames(res.peerNames);
     const hits = res.hits || [];
     status.textContent = searchLine(q, federated, res, hits);
     for (const h of hits) list.append(hitItem(h));

@@ -91,6 +91,6 @@ export async function findProviders(cid, known, current) {
   const found = asList(res.providers);
   const all = [...new Set([...known, ...found])];
   const ul = $("providers");
-  if (all.length > 0) ul.replaceChildren(...all.map((p) => el("li", {}, el("code", {}, p))));
+  if (all.length > 0) ul.replaceChildren(...all.map((p) => el("li", {}, shortPeer(p))));
   $("providers-status").textContent = "The DHT names " + plural(found.length, "provider") + ".";
 }

@@ -36,6 +36,9 @@ export async function refreshNode() {
 export function renderStatus(st) {
   lastStatus = st;
   $("peer-id").textContent = st.peerId || "";
+  $("node-name").textContent = st.name || "";
+  $("header-name").textContent = st.name || "";
+  $("header-name").title = st.peerId || "";
   $("files").textContent = filesText(st);
   codeList("addrs", st.addrs || [], "none");
   $("roots").textContent = String(st.roots ?? "");
