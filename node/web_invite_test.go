@@ -1,11 +1,7 @@
 package node_test
 
 import (
-	"crypto/rand"
 	"encoding/json"
-	"net"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -13,7 +9,6 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/metamesh/node/api"
-	"github.com/metamesh/node/node"
 )
 
 // TestWeb_Invite: off loopback, a browser that opens an invite's link
@@ -25,20 +20,7 @@ func TestWeb_Invite(t *testing.T) {
 	t.Parallel()
 	ctx, consoleErrors := browser(t)
 
-	lib := t.TempDir()
-	data := make([]byte, 24<<10)
-	rand.Read(data)
-	writeOld(t, filepath.Join(lib, "Quiet.Harbour.2015.mkv"), data)
-	tokFile := filepath.Join(t.TempDir(), "token")
-	const tok = "a-token-of-the-household-0123456789"
-	if err := os.WriteFile(tokFile, []byte(tok+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	n := startNodeWith(t, lib, func(cfg *node.Config) { cfg.APIAddr = "0.0.0.0:0"; cfg.APITokenFile = tokFile })
-	_, port, err := net.SplitHostPort(n.APIAddr())
-	if err != nil {
-		t.Fatal(err)
-	}
+	n, tok, port := startTokenNode(t)
 	auth := map[string]string{"Authorization": "Bearer " + tok}
 	resp, body := do(t, n, "POST", "/api/invites", auth)
 	var inv api.InviteAnswer

@@ -241,6 +241,27 @@ func TestWeb_SearchRecordLive(t *testing.T) {
 	}
 }
 
+// startTokenNode starts a node off loopback (0.0.0.0) with a known
+// token, on a library of one film, and says its token and API port.
+func startTokenNode(t *testing.T) (n *node.Node, tok, port string) {
+	t.Helper()
+	lib := t.TempDir()
+	data := make([]byte, 24<<10)
+	rand.Read(data)
+	writeOld(t, filepath.Join(lib, "Quiet.Harbour.2015.mkv"), data)
+	tokFile := filepath.Join(t.TempDir(), "token")
+	tok = "a-token-of-the-household-0123456789"
+	if err := os.WriteFile(tokFile, []byte(tok+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	n = startNodeWith(t, lib, func(cfg *node.Config) { cfg.APIAddr = "0.0.0.0:0"; cfg.APITokenFile = tokFile })
+	_, port, err := net.SplitHostPort(n.APIAddr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n, tok, port
+}
+
 // TestWeb_Token: off loopback the page asks for the API token once, says
 // when a token is refused, keeps the accepted one for the session (a
 // reload asks nothing) and works with it.
@@ -248,20 +269,7 @@ func TestWeb_Token(t *testing.T) {
 	t.Parallel()
 	ctx, consoleErrors := browser(t)
 
-	lib := t.TempDir()
-	data := make([]byte, 24<<10)
-	rand.Read(data)
-	writeOld(t, filepath.Join(lib, "Quiet.Harbour.2015.mkv"), data)
-	tokFile := filepath.Join(t.TempDir(), "token")
-	const tok = "a-token-of-the-household-0123456789"
-	if err := os.WriteFile(tokFile, []byte(tok+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	n := startNodeWith(t, lib, func(cfg *node.Config) { cfg.APIAddr = "0.0.0.0:0"; cfg.APITokenFile = tokFile })
-	_, port, err := net.SplitHostPort(n.APIAddr())
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, tok, port := startTokenNode(t)
 	base := "http://127.0.0.1:" + port + "/"
 	ce := consoleErrors
 	poll := func(what, js string) {
