@@ -5,7 +5,9 @@
 // it maps to statuses are package model's, the vocabulary of the layers
 // below it, none of which imports api.
 //
-// Files: server.go (routes, handlers, ServeHTTP), errors.go (error →
+// Files: server.go (routes, handlers, ServeHTTP), edit.go (the write
+// API: PUT, DELETE and PATCH /api/meta/<cid>, POST /api/meta/batch, the
+// Editor a Backend may be, ParsePatch and ParseBatch), errors.go (error →
 // status mapping), param.go (parsing of untrusted path and query input),
 // access.go (loopback Host check, bearer token, --public-read, the
 // session cookie of a browser an invite let in and its cross-site

@@ -18,6 +18,8 @@ var (
 	ErrRateLimited = errors.New("rate limited")
 	// ErrForbidden: a request this node's settings never serve (403).
 	ErrForbidden = errors.New("forbidden")
+	// ErrTooLarge: a request body, field name or value past its cap (413).
+	ErrTooLarge = errors.New("too large")
 	// ErrEventsTrimmed: the position an event stream resumes from was
 	// trimmed from the capped event stream; the client must reload
 	// (the SSE "reset" event).
@@ -90,6 +92,8 @@ func status(err error) int {
 		return http.StatusTooManyRequests
 	case errors.Is(err, ErrForbidden):
 		return http.StatusForbidden
+	case errors.Is(err, ErrTooLarge):
+		return http.StatusRequestEntityTooLarge
 	case errors.Is(err, model.ErrUnprocessable):
 		return http.StatusUnprocessableEntity
 	}

@@ -245,6 +245,7 @@ func New(b Backend, log *slog.Logger, opts Options) *Server {
 	s.routeInvites()
 	s.mux.HandleFunc("GET /api/events", s.events)
 	s.routeCID("/api/meta", s.meta)
+	s.routeEdit()
 	s.routeCID("/api/providers", s.providers)
 	s.routeCID("/api/file", s.file)
 	s.routeCID("/api/sources", s.sources)

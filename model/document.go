@@ -64,6 +64,11 @@ type Document struct {
 	// whose last answer carried one: what each household calls itself,
 	// verified by no one. Left out when empty.
 	PeerNames map[string]string
+	// Edited are the fields whose values are the household's own edits
+	// (PUT/PATCH /api/meta), sorted: no rescan overwrites them, and
+	// deleting one brings back what the file's name or NFO says. Left
+	// out when empty.
+	Edited []string
 	// Meta is the open metadata: every other field, nested and typed.
 	Meta Meta
 
@@ -103,6 +108,7 @@ const (
 	keyOrigin          = "origin"
 	keyLearned         = "learned"
 	keyPeerNames       = "peerNames"
+	keyEdited          = "edited"
 )
 
 // MarshalJSON writes the document as one object, keys sorted (as
@@ -157,6 +163,7 @@ func (d Document) OwnKeys() []string {
 		{keyLearned, len(d.Learned) > 0},
 		{keyOrigin, len(d.Origin) > 0},
 		{keyPeerNames, len(d.PeerNames) > 0},
+		{keyEdited, len(d.Edited) > 0},
 	} {
 		if k.in {
 			keys = append(keys, k.key)
@@ -195,6 +202,8 @@ func (d Document) appendOwn(b []byte, k string) ([]byte, error) {
 		return appendStrings(b, d.Providers), nil
 	case keyPeers:
 		return appendStrings(b, d.Peers), nil
+	case keyEdited:
+		return appendStrings(b, d.Edited), nil
 	case keyLearned:
 		return appendObject(b, d.Learned, func(b []byte, ps []string) ([]byte, error) { return appendStrings(b, ps), nil })
 	case keyOrigin:
@@ -266,6 +275,8 @@ func (d *Document) readOwn(k string, raw json.RawMessage) bool {
 		return json.Unmarshal(raw, &d.Providers) == nil && d.Providers != nil
 	case keyPeers:
 		return json.Unmarshal(raw, &d.Peers) == nil && len(d.Peers) > 0
+	case keyEdited:
+		return json.Unmarshal(raw, &d.Edited) == nil && len(d.Edited) > 0
 	case keyLearned:
 		return json.Unmarshal(raw, &d.Learned) == nil && len(d.Learned) > 0
 	case keyPeerNames:
@@ -310,6 +321,8 @@ func (d *Document) readMeta(k string, raw json.RawMessage) error {
 		d.Providers = nil
 	case keyPeers:
 		d.Peers = nil
+	case keyEdited:
+		d.Edited = nil
 	case keyLearned:
 		d.Learned = nil
 	case keyPeerNames:

@@ -515,3 +515,24 @@ func multiaddrStrings(ms []ma.Multiaddr) []string {
 	}
 	return out
 }
+
+// Edit writes the household's own values of a local file's fields
+// (api.Editor) and answers the file's document after, from the store.
+func (b *backend) Edit(ctx context.Context, cid string, set map[string]string, del []string) (api.Document, error) {
+	_, _, err := b.n.st.Edit(ctx, cid, set, del)
+	switch {
+	case errors.Is(err, store.ErrReservedField):
+		return api.Document{}, fmt.Errorf("%w: %w", api.ErrForbidden, err)
+	case errors.Is(err, store.ErrTooLarge):
+		return api.Document{}, fmt.Errorf("%w: %w", api.ErrTooLarge, err)
+	case errors.Is(err, store.ErrInvalidField):
+		return api.Document{}, fmt.Errorf("%w: %w", api.ErrBadRequest, err)
+	case errors.Is(err, store.ErrNotLocal):
+		return api.Document{}, fmt.Errorf("%w: %w", api.ErrConflict, err)
+	case errors.Is(err, store.ErrNotFound):
+		return api.Document{}, fmt.Errorf("%w: %w", api.ErrNotFound, err)
+	case err != nil:
+		return api.Document{}, err
+	}
+	return b.n.hh.Meta(ctx, cid, true, nil)
+}

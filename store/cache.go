@@ -323,7 +323,7 @@ func packDocument(d Document) []byte {
 	for k, v := range d.Fields {
 		n += len(k) + len(v) + 4
 	}
-	for _, l := range [][]string{d.CIDs, d.Duplicates, d.Peers} {
+	for _, l := range [][]string{d.CIDs, d.Duplicates, d.Peers, d.Edited} {
 		for _, x := range l {
 			n += len(x) + 2
 		}
@@ -367,6 +367,7 @@ func packDocument(d Document) []byte {
 		str(k)
 		list(ps)
 	}
+	list(d.Edited)
 	return b
 }
 
@@ -418,5 +419,6 @@ func unpackDocument(b []byte) Document {
 			d.Learned[k] = list()
 		}
 	}
+	d.Edited = list()
 	return d
 }

@@ -90,6 +90,8 @@ func (s *Store) Check(ctx context.Context) ([]Violation, error) {
 		{"learned:*", c.rootKey},
 		{"peers:*", c.rootKey},
 		{"conflicts:*", c.rootKey},
+		{"edited:*", c.rootKey},
+		{"extracted:*", c.rootKey},
 		{"inode:*", c.inode},
 	} {
 		if err := c.scan(step.pattern, step.fn); err != nil {

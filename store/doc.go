@@ -77,6 +77,13 @@
 //	                                  locally: AddAlias, an outside writer);
 //	                                  a local root elects its canonical CID
 //	                                  from those and signs only those
+//	edited:<root>             SET     the fields whose values are the
+//	                                  household's edits (Edit): no
+//	                                  extraction writes them
+//	extracted:<root>          HASH    field → what the extractors gave for
+//	                                  an edited field (its value before the
+//	                                  edit, then every later extraction's),
+//	                                  written back when the edit is dropped
 //	cidalt:<cid>              SET     other roots whose key-set holds <cid> while
 //	                                  cid:<cid> points elsewhere (an ambiguous
 //	                                  midhash after a collision); when the holder
@@ -192,7 +199,8 @@
 //     Own, Announced, AnnouncedMany, and Hashes.Canonical: the one
 //     choice of the CID a file is announced and named by).
 //   - fields.go: metadata writes (SetFields, SetExtracted) and whole-file
-//     ingestion (Ingest, IngestBatch). flatten.go, document.go: reads.
+//     ingestion (Ingest, IngestBatch). edit.go: the household's edits
+//     (Edit, ValidEditField). flatten.go, document.go: reads.
 //   - paths.go: the path and inode indexes. events.go: meta:events, Feed.
 //   - follow.go: Repair (the open schema), Following, and the file:*
 //     subscription Changes reads (watchFileKeys, track).

@@ -36,6 +36,9 @@ type Document struct {
 	// Peers are the peers that supplied members or fields (peers:<root>),
 	// sorted.
 	Peers []string
+	// Edited are the fields whose values are the household's own edits
+	// (edited:<root>, Store.Edit), sorted: no extraction overwrites them.
+	Edited []string
 	// Learned are the members the root holds only because peers' records
 	// carried them (learned:<root>), each with the peers that vouch for it,
 	// sorted. The node does not vouch for them: Vouched leaves them out.
@@ -236,6 +239,15 @@ func readDocument(root RootID, v []any) Document {
 			}
 			d.Learned[c] = strings.Fields(ps)
 		}
+	}
+	if len(v) > 5 {
+		edited, _ := v[5].([]any)
+		for _, f := range edited {
+			if s, ok := f.(string); ok {
+				d.Edited = append(d.Edited, s)
+			}
+		}
+		sort.Strings(d.Edited)
 	}
 	sort.Strings(d.CIDs)
 	sort.Strings(d.Duplicates)

@@ -26,6 +26,11 @@ var (
 	ErrReservedField = errors.New("reserved field name")
 	// ErrInvalidField: empty field name, or a name with an empty segment.
 	ErrInvalidField = errors.New("invalid field name")
+	// ErrNotLocal: the file is known only from peers: a household edits
+	// only its own files.
+	ErrNotLocal = errors.New("a file known only from peers: a household edits only its own files")
+	// ErrTooLarge: a field name, value or edit past its cap.
+	ErrTooLarge = errors.New("too large")
 	// ErrPathExists: a rename target is already known.
 	ErrPathExists = errors.New("path already known")
 	// ErrRedisNotInstalled: the redis-server binary is missing.
@@ -43,7 +48,7 @@ func IsUnavailable(err error) bool {
 	if err == nil {
 		return false
 	}
-	for _, final := range []error{ErrNotFound, ErrAliasConflict, ErrWeakLink, ErrReservedField, ErrInvalidField, ErrPathExists, ErrRedisNotInstalled, ErrDataDirInUse, context.Canceled} {
+	for _, final := range []error{ErrNotFound, ErrAliasConflict, ErrWeakLink, ErrReservedField, ErrInvalidField, ErrNotLocal, ErrTooLarge, ErrPathExists, ErrRedisNotInstalled, ErrDataDirInUse, context.Canceled} {
 		if errors.Is(err, final) {
 			return false
 		}

@@ -44,6 +44,10 @@ type Event struct {
 	Added   []string `json:"added,omitempty"`
 	Removed []string `json:"removed,omitempty"`
 	Into    RootID   `json:"into,omitempty"`
+
+	// Keys are the fields an edit changed (a "change" that names a Root:
+	// Store.Edit).
+	Keys []string `json:"keys,omitempty"`
 }
 
 // KeySet reports whether e changes a root's key-set or paths: it names a
@@ -96,7 +100,7 @@ func decodeEvent(m redis.XMessage) Event {
 	ts, _ := strconv.ParseInt(str("timestamp"), 10, 64)
 	return Event{
 		ID: m.ID, Type: str("type"), Path: str("path"), Midhash: str("midhash256"), OldPath: str("oldPath"), Timestamp: ts,
-		Root: RootID(str("root")), Added: strings.Fields(str("added")), Removed: strings.Fields(str("removed")), Into: RootID(str("into")),
+		Root: RootID(str("root")), Added: strings.Fields(str("added")), Removed: strings.Fields(str("removed")), Into: RootID(str("into")), Keys: strings.Fields(str("keys")),
 	}
 }
 

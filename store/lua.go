@@ -127,6 +127,7 @@ var (
 	luaTrack         = newScript[trackArgs](luaWrite, "track.lua", "track fields", decodeTrack)
 	luaDeleteRoot    = newScript[deleteRootArgs](luaWrite, "deleteroot.lua", "", decodeOutcome)
 	luaSetFields     = newScript[setFieldsArgs](luaWrite, "setfields.lua", "set fields", decodeSetFields)
+	luaEdit          = newScript[editArgs](luaWrite, "edit.lua", "edit", decodeEdit)
 	luaMergeRecord   = newScript[mergeRecordArgs](luaWrite, "mergerecord.lua", "merge record", decodeMerge)
 	luaRepairPaths   = newScript[rootsArgs](luaBare, "repairpaths.lua", "repair paths", decodeUpgrade)
 	luaPath          = newScript[pathArgs](luaRead, "path.lua", "", decodePath)

@@ -148,9 +148,19 @@ func apiGet(cmd *cobra.Command, path string, timeout time.Duration) ([]byte, err
 // apiCall is apiGet with another method (POST, DELETE); any 2xx is an
 // answer.
 func apiCall(cmd *cobra.Command, method, path string, timeout time.Duration) ([]byte, error) {
+	return apiSend(cmd, method, path, nil, timeout)
+}
+
+// apiSend is apiCall with a JSON body (none when nil).
+func apiSend(cmd *cobra.Command, method, path string, body []byte, timeout time.Duration) ([]byte, error) {
 	req, base, from, err := apiRequest(cmd.Context(), cmd, method, path)
 	if err != nil {
 		return nil, err
+	}
+	if body != nil {
+		req.Body = io.NopCloser(bytes.NewReader(body))
+		req.ContentLength = int64(len(body))
+		req.Header.Set("Content-Type", "application/json")
 	}
 	resp, err := (&http.Client{Timeout: timeout}).Do(req)
 	if err != nil {

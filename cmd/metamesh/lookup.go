@@ -121,6 +121,9 @@ func printDocument(out io.Writer, doc api.Document) error {
 		cids += fmt.Sprintf(" (%d learned from peers)", n)
 	}
 	fmt.Fprintf(w, "cids\t%s\n", cids)
+	if len(doc.Edited) > 0 {
+		fmt.Fprintf(w, "edited\t%s\n", strings.Join(doc.Edited, ", "))
+	}
 	return w.Flush()
 }
 

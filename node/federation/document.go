@@ -32,6 +32,9 @@ func newDocument(d store.Document, source string, providers []string) model.Docu
 	if len(d.Peers) > 0 {
 		doc.Peers = slices.Clone(d.Peers)
 	}
+	if len(d.Edited) > 0 {
+		doc.Edited = slices.Clone(d.Edited)
+	}
 	if len(d.Learned) > 0 {
 		doc.Learned = make(map[string][]string, len(d.Learned))
 		for c, ps := range d.Learned {

@@ -178,8 +178,8 @@ end
 local IDX = 'file:__index__'
 local function fk(r, f) return 'file:' .. r .. '/' .. f end
 -- docfor returns root r's document: {{field, value, …}, {duplicate, …},
--- duplicate count, {peer, …}, {learned member, its peers, …}}, at most
--- dmax duplicates (the smallest paths).
+-- duplicate count, {peer, …}, {learned member, its peers, …}, {edited
+-- field, …}}, at most dmax duplicates (the smallest paths).
 local function docfor(r, dmax)
   if redis.call('SISMEMBER', IDX, r) == 0 then return nil end
   local out = {}
@@ -197,5 +197,6 @@ local function docfor(r, dmax)
   local n = redis.call('SCARD', fk(r, 'duplicates'))
   local dups = {}
   if n > 0 then dups = redis.call('SORT', fk(r, 'duplicates'), 'ALPHA', 'LIMIT', 0, dmax) end
-  return {out, dups, n, redis.call('SMEMBERS', 'peers:' .. r), redis.call('HGETALL', 'learned:' .. r)}
+  return {out, dups, n, redis.call('SMEMBERS', 'peers:' .. r), redis.call('HGETALL', 'learned:' .. r),
+    redis.call('SMEMBERS', 'edited:' .. r)}
 end

@@ -224,7 +224,7 @@ local function deleteroot(r)
     if string.sub(f, 1, 5) == 'cids/' then dropmember(r, string.sub(f, 6)) end
     redis.call('DEL', fk(r, f))
   end
-  redis.call('DEL', fieldsk(r), supk(r), lrnk(r), 'peers:' .. r, 'conflicts:' .. r)
+  redis.call('DEL', fieldsk(r), supk(r), lrnk(r), 'peers:' .. r, 'conflicts:' .. r, 'edited:' .. r, 'extracted:' .. r)
   redis.call('ZREM', 'peerroots', r)
   redis.call('SREM', IDX, r)
   kswhy(r, 'purge')
@@ -440,20 +440,33 @@ local function extracted(r, p, a, i, j)
   local np = tonumber(a[i + 1])
   local prefixes = {}
   for k = 1, np do prefixes[k] = a[i + 1 + k] end
+  -- The household's edits (edited:<r>) stand: what the extractors give
+  -- for an edited field waits in extracted:<r>, to come back when the
+  -- edit is dropped (edit.lua).
+  local edited = {}
+  for _, f in ipairs(redis.call('SMEMBERS', 'edited:' .. r)) do edited[f] = true end
   local new, n = {}, 0
   for k = i + 2 + np, j, 2 do
     new[a[k]] = true
-    if redis.call('GET', fk(r, a[k])) ~= a[k + 1] then n = n + 1 end
-    setf(r, a[k], a[k + 1])
+    if edited[a[k]] then
+      redis.call('HSET', 'extracted:' .. r, a[k], a[k + 1])
+    else
+      if redis.call('GET', fk(r, a[k])) ~= a[k + 1] then n = n + 1 end
+      setf(r, a[k], a[k + 1])
+    end
   end
   if np > 0 then
     for _, f in ipairs(flall(r)) do
       if not new[f] then
         for _, pre in ipairs(prefixes) do
           if f == pre or string.sub(f, 1, #pre + 1) == pre .. '/' then
-            redis.call('DEL', fk(r, f))
-            flrem(r, f)
-            n = n + 1
+            if edited[f] then
+              redis.call('HDEL', 'extracted:' .. r, f)
+            else
+              redis.call('DEL', fk(r, f))
+              flrem(r, f)
+              n = n + 1
+            end
             break
           end
         end
