@@ -41,13 +41,18 @@ export function bindTokenForm() {
 
 // api fetches a JSON endpoint; a 401 asks for the token and retries
 // (unless opts.ask is false: then it is an error with its status, as
-// others are).
+// others are). opts.method and opts.body (sent as JSON) make it a write.
 export async function api(path, opts) {
   const ask = !opts || opts.ask !== false;
   for (let attempt = 0; ; attempt++) {
     const headers = { Accept: "application/json" };
     if (token) headers.Authorization = "Bearer " + token;
-    const resp = await fetch(path, { headers });
+    const init = { headers, method: (opts && opts.method) || "GET" };
+    if (opts && opts.body !== undefined) {
+      headers["Content-Type"] = "application/json";
+      init.body = JSON.stringify(opts.body);
+    }
+    const resp = await fetch(path, init);
     if (resp.status === 401 && ask && attempt < 3) {
       await askToken(token ? "That token was refused; enter the node's API token." : await refusal(resp));
       continue;

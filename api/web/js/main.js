@@ -10,7 +10,7 @@ import { bindTokenForm } from "./client.js";
 import { state, startNav, go, follow } from "./nav.js";
 import { showSearch, hideSearch, bindSearch } from "./search.js";
 import { showList, forgetList, renderViews } from "./library.js";
-import { showRecord, closeRecord } from "./record.js";
+import { showRecord, closeRecord, bindEdit } from "./record.js";
 import { unavailableWords } from "./sources.js";
 import { refreshNode, renderStatus } from "./status.js";
 import { renderPeers } from "./peers.js";
@@ -73,6 +73,7 @@ async function init() {
 
 bindTokenForm();
 bindSearch();
+bindEdit();
 bindViews();
 // The page's browser tests (node/web*_test.go) call these by name, as
 // they could when the page was one classic script: the renderers, fed

@@ -52,6 +52,7 @@ async function openRecord(cid) {
   offerFile(doc, title, canonical, current);
   fillCIDs(infos, doc, canonical);
   fillPeers(doc, canonical, current);
+  fillEdit(doc, canonical);
   $("tree").replaceChildren(tree(doc));
   $("record-body").hidden = false;
 }
@@ -259,4 +260,88 @@ function factsOf(doc, title) {
   if (a) out.push([a.language, a.codec, typeof a.channels === "number" ? a.channels + " ch" : ""].filter(Boolean).join(" "));
   if (typeof doc.sizeByte === "number") out.push(fmtBytes(doc.sizeByte));
   return out;
+}
+
+// fieldOf reads a flat field ("plot/eng") out of a document's nested
+// metadata; "" when it has none.
+function fieldOf(doc, name) {
+  let v = doc;
+  for (const seg of name.split("/")) {
+    if (v === null || typeof v !== "object" || !(seg in v)) return "";
+    v = v[seg];
+  }
+  return v === null || typeof v === "object" ? "" : String(v);
+}
+
+let editing = null; // { cid, shown: {field: value} } of the record's form
+
+// fillEdit fills the Edit form with the household's file's fields (a
+// file known only from peers is not the household's to edit).
+function fillEdit(doc, canonical) {
+  const local = doc.source === "local";
+  $("edit").hidden = !local;
+  $("edit-status").textContent = "";
+  if (!local) { editing = null; return; }
+  const edited = new Set(asList(doc.edited));
+  const shown = {};
+  for (const input of $("edit-form").querySelectorAll("[data-field]")) {
+    const f = input.dataset.field;
+    let v;
+    if (input.dataset.list) {
+      v = asList(doc[f]).join(", ");
+      if ([...edited].some((e) => e.startsWith(f + "/"))) edited.add(f);
+    } else {
+      v = fieldOf(doc, f);
+    }
+    input.value = v;
+    shown[f] = v;
+    input.closest("label").classList.toggle("edited", edited.has(f));
+  }
+  editing = { cid: canonical, shown, doc };
+}
+
+// saveEdit sends what the form changed as one PATCH: a cleared field is
+// null (the edit dropped), a list field its items by index.
+async function saveEdit(ev) {
+  ev.preventDefault();
+  if (!editing) return;
+  const { cid, doc } = editing;
+  const before = editing.shown;
+  const patch = {};
+  for (const input of $("edit-form").querySelectorAll("[data-field]")) {
+    const f = input.dataset.field;
+    const v = input.value.trim();
+    if (v === before[f]) continue;
+    if (input.dataset.list) {
+      const items = v.split(",").map((s) => s.trim()).filter((s) => s !== "");
+      const old = asList(doc[f]).length;
+      for (let i = 0; i < Math.max(items.length, old); i++) patch[f + "/" + i] = i < items.length ? items[i] : null;
+    } else {
+      patch[f] = v === "" ? null : v;
+    }
+  }
+  if (Object.keys(patch).length === 0) {
+    $("edit-status").textContent = "Nothing changed.";
+    return;
+  }
+  $("edit-status").textContent = "Saving…";
+  try {
+    await api("/api/meta/" + encodeURIComponent(cid), { method: "PATCH", body: patch });
+  } catch (e) {
+    $("edit-status").textContent = "Not saved: " + e.message;
+    return;
+  }
+  shownAgain(cid);
+}
+
+// shownAgain reads the record anew after a save, the Edit form open.
+function shownAgain(cid) {
+  shown = null;
+  showRecord(cid);
+  $("edit").open = true;
+}
+
+// bindEdit wires the Edit form once.
+export function bindEdit() {
+  $("edit-form").addEventListener("submit", saveEdit);
 }

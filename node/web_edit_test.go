@@ -1,0 +1,57 @@
+package node_test
+
+import (
+	"crypto/rand"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// TestWeb_Edit: a file's record has an Edit form holding its fields;
+// saving a title and a kind shows them at once, marks them as edits, and
+// the node keeps them; clearing the title brings back the name's.
+func TestWeb_Edit(t *testing.T) {
+	t.Parallel()
+	ctx, ce := browser(t)
+	lib := t.TempDir()
+	data := make([]byte, 24<<10)
+	rand.Read(data)
+	path := filepath.Join(lib, "clip_1964.mp4")
+	writeOld(t, path, data)
+	n := startNodeWith(t, lib, nil)
+	cid := canonicalOf(t, path)
+	base := "http://" + n.APIAddr() + "/"
+	poll := func(what, js string) {
+		t.Helper()
+		must(t, ctx, what, ce, chromedp.Poll[bool](js, chromedp.WithPollingTimeout(20*time.Second)))
+	}
+
+	must(t, ctx, "open the record", ce, chromedp.Navigate(base+"?cid="+cid))
+	poll("wait for the Edit form", `!document.getElementById("edit").hidden && document.getElementById("edit-title").value !== ""`)
+	if v := must(t, ctx, "read the title field", ce, chromedp.Evaluate[string](`document.getElementById("edit-title").value`)); v != "clip" {
+		t.Errorf("the form's title %q, want the name's, clip", v)
+	}
+	must(t, ctx, "open Edit", ce, chromedp.Click(chromedp.CSS("#edit summary")))
+	must(t, ctx, "set the title", ce, chromedp.SetValue(chromedp.ID("edit-title"), "Grandma's birthday"))
+	must(t, ctx, "set the kind", ce, chromedp.SetValue(chromedp.ID("edit-videoType"), "other"))
+	must(t, ctx, "save", ce, chromedp.Click(chromedp.CSS("#edit-form button[type=submit]")))
+	poll("wait for the new title", `document.getElementById("record-title").textContent.includes("Grandma's birthday")`)
+	poll("wait for the edited marks", `document.getElementById("edit-title").closest("label").classList.contains("edited") &&
+		document.getElementById("edit-videoType").closest("label").classList.contains("edited")`)
+
+	_, body := do(t, n, "GET", "/api/meta/"+cid, nil)
+	if got := strings.Join(edited(t, body), " "); got != "titles/eng videoType" {
+		t.Errorf("the node's edited fields %q after the page saved", got)
+	}
+
+	must(t, ctx, "clear the title", ce, chromedp.Evaluate[bool](`(document.getElementById("edit-title").value = "") === ""`))
+	must(t, ctx, "save again", ce, chromedp.Click(chromedp.CSS("#edit-form button[type=submit]")))
+	poll("wait for the name's title", `document.getElementById("edit-title").value === "clip" &&
+		!document.getElementById("edit-title").closest("label").classList.contains("edited")`)
+	if errs := ce(); len(errs) > 0 {
+		t.Errorf("console errors: %q", errs)
+	}
+}
