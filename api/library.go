@@ -86,8 +86,8 @@ func libraryParams(r *http.Request) (LibraryQuery, error) {
 		q.View = ViewShows
 	case !v.Has("view"):
 		q.View = ViewRecent
-	case q.View != ViewRecent && q.View != ViewMovies && q.View != ViewShows && q.View != ViewPeers:
-		return LibraryQuery{}, badRequest("view %q: want recent, movies, shows or peers", q.View)
+	case q.View != ViewRecent && q.View != ViewMovies && q.View != ViewShows && q.View != ViewPeers && q.View != ViewOther:
+		return LibraryQuery{}, badRequest("view %q: want recent, movies, shows, other or peers", q.View)
 	case v.Has("show") && q.View != ViewShows:
 		return LibraryQuery{}, badRequest("show is given with view %q: a show's seasons are in view shows", q.View)
 	}

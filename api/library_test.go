@@ -41,8 +41,8 @@ func TestServer_LibraryBadParameters(t *testing.T) {
 	b := &fakeBackend{}
 	srv := newServer(b, api.Options{})
 	for _, tt := range []struct{ target, says string }{
-		{"/api/library?view=films", `view "films": want recent, movies, shows or peers`},
-		{"/api/library?view=", `view "": want recent, movies, shows or peers`},
+		{"/api/library?view=films", `view "films": want recent, movies, shows, other or peers`},
+		{"/api/library?view=", `view "": want recent, movies, shows, other or peers`},
 		{"/api/library?view=recent&view=movies", "view given 2 times"},
 		{"/api/library?sort=title", `unknown parameter "sort" (want view, show, season, page, limit)`},
 		{"/api/library?q=x", `unknown parameter "q"`},

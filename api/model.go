@@ -40,6 +40,7 @@ const (
 const (
 	ViewRecent = model.ViewRecent
 	ViewMovies = model.ViewMovies
+	ViewOther  = model.ViewOther
 	ViewShows  = model.ViewShows
 	ViewPeers  = model.ViewPeers
 )

@@ -8,6 +8,7 @@ const (
 	ViewMovies = "movies" // videos that are no episode, by title then year
 	ViewShows  = "shows"  // shows by title; with show= its seasons, with season= too its episodes
 	ViewPeers  = "peers"  // files known only from peers, the most recently learned first
+	ViewOther  = "other"  // home videos and other videos that are no film or episode (videoType other), by title
 )
 
 // LibraryQuery is one request of GET /api/library.

@@ -2,12 +2,15 @@ package node_test
 
 import (
 	"crypto/rand"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/metamesh/node/internal/waiting"
 )
 
 // TestWeb_Edit: a file's record has an Edit form holding its fields;
@@ -46,6 +49,23 @@ func TestWeb_Edit(t *testing.T) {
 	if got := strings.Join(edited(t, body), " "); got != "titles/eng videoType" {
 		t.Errorf("the node's edited fields %q after the page saved", got)
 	}
+
+	// A home video leaves Movies for its own view.
+	inView := func(view string) bool {
+		_, body := do(t, n, "GET", "/api/library?view="+view, nil)
+		return strings.Contains(string(body), cid)
+	}
+	waiting.Until(t, "the file to leave Movies for Home videos", func() string {
+		if inView("movies") || !inView("other") {
+			return fmt.Sprintf("in movies %v, in other %v", inView("movies"), inView("other"))
+		}
+		return ""
+	})
+	must(t, ctx, "open Home videos", ce, chromedp.Navigate(base+"?view=other"))
+	poll("wait for the home video's card", `document.getElementById("library").textContent.includes("Grandma's birthday")`)
+	must(t, ctx, "open the record again", ce, chromedp.Navigate(base+"?cid="+cid))
+	poll("wait for the Edit form again", `!document.getElementById("edit").hidden && document.getElementById("edit-title").value === "Grandma's birthday"`)
+	must(t, ctx, "open Edit again", ce, chromedp.Click(chromedp.CSS("#edit summary")))
 
 	must(t, ctx, "clear the title", ce, chromedp.Evaluate[bool](`(document.getElementById("edit-title").value = "") === ""`))
 	must(t, ctx, "save again", ce, chromedp.Click(chromedp.CSS("#edit-form button[type=submit]")))

@@ -42,6 +42,10 @@ type Summary struct {
 	Size     int64  `json:"size,omitempty"`
 	FileType string `json:"fileType,omitempty"`
 	IMDbID   string `json:"imdbid,omitempty"`
+	// VideoType is the file's videoType (movie, episode, other,
+	// unknown): "other", a home video, is listed as neither film nor
+	// episode.
+	VideoType string `json:"-"`
 	// Poster is the CID of the file's poster (its art/poster link): set
 	// by the catalog's entries and search hits (posterOf), which read it.
 	Poster string `json:"poster,omitempty"`
@@ -141,7 +145,7 @@ func summaryOf(d Document) Summary {
 // file elsewhere (metamesh lookup, from the API's document flattened
 // again) titles it as a search does.
 func SummaryOfFields(f map[string]string) Summary {
-	h := Summary{FileType: f["fileType"], EpisodeTitle: f["episodeTitle"]}
+	h := Summary{FileType: f["fileType"], EpisodeTitle: f["episodeTitle"], VideoType: f["videoType"]}
 	h.Title = f["title"]
 	if h.Title == "" {
 		h.Title = f["titles/eng"]

@@ -173,6 +173,7 @@ type catalogViews struct {
 	shows  []*catalogShow
 	show   map[string]*catalogShow
 	peers  []*listed // files known only from peers, by root (as recent)
+	other  []*listed // local home videos and other videos (videoType other), by title
 }
 
 // listed is an entry with its title folded for sorting.
@@ -242,6 +243,11 @@ func listable(e store.Summary) bool {
 // episode reports an entry that is an episode of a show.
 func episode(e store.Summary) bool { return e.Season != nil && e.Episode != nil }
 
+// other reports a home video or another video that is no film or
+// episode (videoType other, the household's word or the name's): its
+// name's numbers are no season, episode or year to list it by.
+func other(e store.Summary) bool { return e.VideoType == "other" }
+
 // buildViews sorts every entry into the lists at once (a sweep).
 func buildViews(entries map[store.RootID]*listed) catalogViews {
 	v := catalogViews{show: map[string]*catalogShow{}}
@@ -255,6 +261,8 @@ func buildViews(entries map[store.RootID]*listed) catalogViews {
 		}
 		v.recent = append(v.recent, l)
 		switch {
+		case other(l.Summary):
+			v.other = append(v.other, l)
 		case episode(l.Summary):
 			s, se := v.seasonOf(l, false)
 			se.episodes = append(se.episodes, l)
@@ -266,6 +274,7 @@ func buildViews(entries map[store.RootID]*listed) catalogViews {
 	slices.SortFunc(v.recent, byRoot)
 	slices.SortFunc(v.peers, byRoot)
 	slices.SortFunc(v.movies, byTitle)
+	slices.SortFunc(v.other, byTitle)
 	for _, s := range v.show {
 		v.shows = append(v.shows, s)
 		slices.SortFunc(s.seasons, bySeason)
@@ -289,6 +298,8 @@ func (v *catalogViews) add(l *listed) {
 	}
 	v.recent = insert(v.recent, l, byRoot)
 	switch {
+	case other(l.Summary):
+		v.other = insert(v.other, l, byTitle)
 	case episode(l.Summary):
 		s, se := v.seasonOf(l, true)
 		se.episodes = insert(se.episodes, l, byEpisode)
@@ -311,6 +322,8 @@ func (v *catalogViews) remove(l *listed) {
 	}
 	v.recent = remove(v.recent, l, byRoot)
 	switch {
+	case other(l.Summary):
+		v.other = remove(v.other, l, byTitle)
 	case episode(l.Summary):
 		s := v.show[l.fold]
 		if s == nil {
@@ -399,6 +412,8 @@ func (c *Catalog) Page(q model.LibraryQuery) (model.LibraryPage, error) {
 		cut(&p, q, newestFirst(v.recent), fileEntry)
 	case q.View == model.ViewMovies:
 		cut(&p, q, v.movies, fileEntry)
+	case q.View == model.ViewOther:
+		cut(&p, q, v.other, fileEntry)
 	case q.View == model.ViewPeers:
 		cut(&p, q, newestFirst(v.peers), fileEntry)
 	case q.Show == "":

@@ -7,11 +7,11 @@ import { state, urlOf, follow, link, recordLink } from "./nav.js";
 import { posterImg, hitLine, sourceLine } from "./cards.js";
 import { showHeader } from "./show.js";
 
-const VIEWS = { recent: "Recently added", movies: "Movies", shows: "Shows", peers: "From other households", node: "Node" };
+const VIEWS = { recent: "Recently added", movies: "Movies", shows: "Shows", other: "Home videos", peers: "From other households", node: "Node" };
 
 // LIST_NOUNS name what each list counts.
 const LIST_NOUNS = {
-  recent: ["media file", "media files"], movies: ["movie", "movies"], shows: ["show", "shows"], peers: ["file", "files"],
+  recent: ["media file", "media files"], movies: ["movie", "movies"], shows: ["show", "shows"], other: ["video", "videos"], peers: ["file", "files"],
   seasons: ["season", "seasons"], episodes: ["episode", "episodes"],
 };
 
