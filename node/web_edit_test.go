@@ -75,3 +75,54 @@ func TestWeb_Edit(t *testing.T) {
 		t.Errorf("console errors: %q", errs)
 	}
 }
+
+// TestWeb_ShowAsHomeVideos: clips whose names read as a show's episodes
+// (clip_0102.mp4: S01E02 of "clip") are marked home videos from the
+// show's page in one action, and leave Shows for Home videos.
+func TestWeb_ShowAsHomeVideos(t *testing.T) {
+	t.Parallel()
+	ctx, ce := browser(t)
+	lib := t.TempDir()
+	var cids []string
+	for _, name := range []string{"clip_0102.mp4", "clip_0103.mp4", "clip_0201.mp4"} {
+		data := make([]byte, 16<<10)
+		rand.Read(data)
+		writeOld(t, filepath.Join(lib, name), data)
+	}
+	n := startNodeWith(t, lib, nil)
+	for _, name := range []string{"clip_0102.mp4", "clip_0103.mp4", "clip_0201.mp4"} {
+		cids = append(cids, canonicalOf(t, filepath.Join(lib, name)))
+	}
+	list := func(q string) string {
+		_, body := do(t, n, "GET", "/api/library?"+q, nil)
+		return string(body)
+	}
+	waiting.Until(t, "the clips read as the show clip", func() string {
+		if l := list("show=clip&season=1"); !strings.Contains(l, cids[0]) || !strings.Contains(l, cids[1]) {
+			return l
+		}
+		return ""
+	})
+	base := "http://" + n.APIAddr() + "/"
+	must(t, ctx, "open the show", ce, chromedp.Navigate(base+"?show=clip"))
+	must(t, ctx, "wait for the show's form", ce, chromedp.WaitVisible(chromedp.ID("show-kind")))
+	must(t, ctx, "choose home videos", ce, chromedp.SetValue(chromedp.ID("show-kind"), "other"))
+	must(t, ctx, "apply", ce, chromedp.Click(chromedp.CSS("#show-form button[type=submit]")))
+	waiting.Until(t, "every clip to leave Shows for Home videos", func() string {
+		shows, other := list("view=shows"), list("view=other")
+		for _, c := range cids {
+			if !strings.Contains(other, c) {
+				return "not in other: " + c
+			}
+		}
+		if strings.Contains(shows, `"show": "clip"`) {
+			return "still a show"
+		}
+		return ""
+	})
+	must(t, ctx, "open Home videos", ce, chromedp.Navigate(base+"?view=other"))
+	must(t, ctx, "wait for the clips' cards", ce, chromedp.Poll[bool](`document.querySelectorAll("#entries li").length === 3`, chromedp.WithPollingTimeout(20*time.Second)))
+	if errs := ce(); len(errs) > 0 {
+		t.Errorf("console errors: %q", errs)
+	}
+}

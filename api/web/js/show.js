@@ -4,6 +4,7 @@
 import { $, el, asList, plotOf } from "./dom.js";
 import { api, hasToken } from "./client.js";
 import { posterImg } from "./cards.js";
+import { go } from "./nav.js";
 
 // shows keeps what a show's header shows, by its key: one episode's
 // record holds the show's title, year, genres, plot and artwork (its
@@ -33,6 +34,7 @@ export async function showHeader(s, page, current) {
   }
   if (!current()) return;
   fillHeader(box, info);
+  showActions(s, info.local, () => { if (current()) go({ view: "shows" }); });
   if (page.view === "episodes") episodePlots(page, info.plot, current);
 }
 
@@ -76,4 +78,56 @@ async function episodePlots(page, showPlot, current) {
     const card = document.querySelector('#entries li[data-cid="' + CSS.escape(e.cid) + '"]');
     if (card) card.append(el("p", { class: "plot" }, plot));
   }));
+}
+
+// showActions offers, under a household's own show, to set for every
+// episode at once its kind (a "show" the names made of home clips is
+// home videos) or its show title: one POST /api/meta/batch.
+export function showActions(s, local, done) {
+  const box = $("show-header");
+  if (!local) return;
+  const title = el("input", { id: "show-title", placeholder: "Show title for every episode", "aria-label": "Show title for every episode" });
+  const kind = el("select", { id: "show-kind", "aria-label": "Kind of every episode" },
+    el("option", { value: "" }, "(keep the kind)"), el("option", { value: "other" }, "Home videos / other"),
+    el("option", { value: "movie" }, "Films"), el("option", { value: "episode" }, "Episodes"));
+  const status = el("span", { id: "show-status", role: "status", "aria-live": "polite" });
+  const form = el("form", { id: "show-form", class: "show-form" },
+    el("p", { class: "muted" }, "For every episode of this show:"), title, kind, el("button", { type: "submit" }, "Apply"), status);
+  form.addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    const set = {};
+    if (title.value.trim()) set["titles/eng"] = title.value.trim();
+    if (kind.value) set.videoType = kind.value;
+    if (Object.keys(set).length === 0) { status.textContent = "Nothing to apply."; return; }
+    status.textContent = "Applying…";
+    try {
+      const cids = await showEpisodes(s.show);
+      let failed = 0;
+      for (let i = 0; i < cids.length; i += 1000) {
+        const ans = await api("/api/meta/batch", { method: "POST", body: cids.slice(i, i + 1000).map((cid) => ({ cid, set })) });
+        failed += ans.items.filter((it) => it.status !== 200).length;
+      }
+      status.textContent = failed ? failed + " of " + cids.length + " not changed." : "Applied to " + cids.length + " files.";
+      shows.delete(s.show);
+      done();
+    } catch (e) {
+      status.textContent = "Not applied: " + e.message;
+    }
+  });
+  box.append(form);
+}
+
+// showEpisodes lists the CIDs of every episode of a show, season by
+// season, page by page.
+async function showEpisodes(show) {
+  const out = [];
+  const seasons = await api("/api/library?show=" + encodeURIComponent(show) + "&limit=200");
+  for (const se of seasons.entries) {
+    for (let page = 1; ; page++) {
+      const eps = await api("/api/library?show=" + encodeURIComponent(show) + "&season=" + se.season + "&limit=200&page=" + page);
+      out.push(...eps.entries.map((e) => e.cid));
+      if (page >= eps.pages) break;
+    }
+  }
+  return out;
 }
