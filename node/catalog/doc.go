@@ -14,7 +14,8 @@
 //     sweep's last batch drops what no batch of the sweep named.
 //   - catalog_test.go: the lists kept change by change against those a
 //     sweep builds; Take's changes and sweeps.
-//   - duplicates.go: the copies of the local videos (path, size,
+//   - duplicates.go: the copies of the local videos, and of other local
+//     files held under several paths (path, size,
 //     resolution, codecs, runtime, other paths, the work each is) kept
 //     beside their entries, and Duplicates (GET /api/duplicates): the
 //     files under several paths, and the works held as several files

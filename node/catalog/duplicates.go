@@ -11,10 +11,11 @@ import (
 	"github.com/metamesh/node/store"
 )
 
-// A copy is what the catalog keeps of a local video for GET
-// /api/duplicates: the path and the encoding of the file beside its
-// entry, the work it is (its keys) and its other paths. Entries of
-// sidecars and of files known only from peers have none.
+// A copy is what the catalog keeps of a local video, or of another local
+// file held under several paths, for GET /api/duplicates: the path and
+// the encoding of the file beside its entry, its other paths and, for a
+// video, the work it is (its keys). Other local files and files known
+// only from peers have none.
 type fileCopy struct {
 	entry store.Summary
 	copy  model.DuplicateCopy
@@ -22,8 +23,8 @@ type fileCopy struct {
 	// store.MaxDuplicates), more how many there are in all.
 	paths []string
 	more  int64
-	// works are the keys of the work the file is: two files sharing one
-	// are the same film or episode.
+	// works are the keys of the work a video is: two files sharing one
+	// are the same film or episode. Nil for another file.
 	works []string
 }
 
@@ -36,7 +37,8 @@ func dupeField(f string) bool {
 // copyOf is what the catalog keeps of d for the duplicates, nil for a
 // root it keeps none of.
 func copyOf(d store.Document, e store.Summary) *fileCopy {
-	if !d.Local() || e.CID == "" || e.FileType != "video" {
+	video := e.FileType == "video"
+	if !d.Local() || e.CID == "" || !video && d.DuplicateCount == 0 {
 		return nil
 	}
 	f := d.Fields
@@ -46,6 +48,9 @@ func copyOf(d store.Document, e store.Summary) *fileCopy {
 		AudioCodec: firstOf(f, "fileinfo/streamdetails/audio/0/codec", "release/audioCodec")}
 	if s, err := strconv.ParseFloat(f["fileinfo/duration"], 64); err == nil && s > 0 && s < math.MaxInt32 {
 		c.copy.Runtime = int(math.Round(s))
+	}
+	if !video {
+		return c
 	}
 	title := fold(e.Title)
 	if episode(e) {
@@ -181,6 +186,9 @@ func titleGroups(copies map[store.RootID]*fileCopy) []model.DuplicateGroup {
 		return r
 	}
 	for _, fc := range copies {
+		if len(fc.works) == 0 {
+			continue
+		}
 		for _, w := range fc.works[1:] {
 			a, b := find(fc.works[0]), find(w)
 			if a != b {
@@ -190,6 +198,9 @@ func titleGroups(copies map[store.RootID]*fileCopy) []model.DuplicateGroup {
 	}
 	members := map[string][]*fileCopy{}
 	for _, fc := range copies {
+		if len(fc.works) == 0 {
+			continue
+		}
 		r := find(fc.works[0])
 		members[r] = append(members[r], fc)
 	}

@@ -59,7 +59,13 @@ func TestCatalog_Duplicates(t *testing.T) {
 			c.Document.Duplicates, c.Document.DuplicateCount = []string{"/n/Alone copy.mkv", "/n/Alone.mkv"}, 2
 			return c
 		}(),
-		// A sidecar and a peer's file of the same film are not copies.
+		// A poster under two paths is one file held twice; a sidecar and a
+		// peer's file of the same film are not copies of the film.
+		func() store.Changed {
+			c := doc("l", "/m/poster.jpg", 5, "fileType=image")
+			c.Document.Duplicates, c.Document.DuplicateCount = []string{"/n/poster.jpg"}, 1
+			return c
+		}(),
 		doc("j", "/m/Quiet.Harbour.2015.srt", 1, "titles/eng=Quiet Harbour", "movieYear=2015", "fileType=subtitle"),
 		func() store.Changed {
 			c := doc("k", "", 999, "titles/eng=Quiet Harbour", "movieYear=2015")
@@ -93,8 +99,9 @@ func TestCatalog_Duplicates(t *testing.T) {
 			name: "by title, past the last page", q: model.DuplicatesQuery{By: model.DuplicatesByTitle, Page: 3, Limit: 1}, total: 2, wasted: 380,
 		},
 		{
-			name: "by content", q: model.DuplicatesQuery{By: model.DuplicatesByContent, Page: 1, Limit: 10}, total: 1, wasted: 140,
-			want: "bafki n=3 size=210 wasted=140: bafki@/m/Alone.mkv bafki@/n/Alone copy.mkv bafki@/n/Alone.mkv\n",
+			name: "by content", q: model.DuplicatesQuery{By: model.DuplicatesByContent, Page: 1, Limit: 10}, total: 2, wasted: 145,
+			want: "bafki n=3 size=210 wasted=140: bafki@/m/Alone.mkv bafki@/n/Alone copy.mkv bafki@/n/Alone.mkv\n" +
+				"bafkl n=2 size=10 wasted=5: bafkl@/m/poster.jpg bafkl@/n/poster.jpg\n",
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
