@@ -3,7 +3,9 @@ package node_test
 import (
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"fmt"
+	"net/http"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -149,5 +151,45 @@ func TestAPI_Duplicates(t *testing.T) {
 	waiting.For(t, "the peer's film in the catalog", func() bool { return library(t, n, "view=peers").Total == 1 })
 	if got := groupLines(lib, duplicates(t, n, "by=title")); !slices.Equal(got, append(slices.Clone(film), episode...)) {
 		t.Errorf("by title with a peer's copy: %q, want the household's files only", got)
+	}
+}
+
+// TestAPI_DuplicatesAccess: off loopback, /api/duplicates (which names
+// the household's paths) needs the token or a browser an invite let in;
+// a client with neither is refused.
+func TestAPI_DuplicatesAccess(t *testing.T) {
+	t.Parallel()
+	n, tok, _ := startTokenNode(t)
+	auth := map[string]string{"Authorization": "Bearer " + tok}
+	owner := newDevice(t, n, "192.168.1.2:40000")
+	phone := newDevice(t, n, "192.168.1.20:51000")
+	stranger := newDevice(t, n, "192.168.1.30:52000")
+
+	rec := owner.send("POST", "/api/invites", auth)
+	var inv api.InviteAnswer
+	if err := json.Unmarshal(rec.Body.Bytes(), &inv); rec.Code != http.StatusCreated || err != nil {
+		t.Fatalf("POST /api/invites: %d %s", rec.Code, rec.Body)
+	}
+	if rec := phone.send("GET", inv.Path, map[string]string{"Accept": "text/html"}); rec.Code != http.StatusSeeOther || len(phone.cookies) != 1 {
+		t.Fatalf("open the invite's link: %d, cookies %v", rec.Code, phone.cookies)
+	}
+	for _, tt := range []struct {
+		who  string
+		d    *device
+		hdr  map[string]string
+		code int
+	}{
+		{"the token", owner, auth, http.StatusOK},
+		{"an invite's cookie", phone, map[string]string{"Sec-Fetch-Site": "same-origin"}, http.StatusOK},
+		{"neither", stranger, nil, http.StatusUnauthorized},
+		{"a wrong token", stranger, map[string]string{"Authorization": "Bearer not-" + tok}, http.StatusUnauthorized},
+	} {
+		for _, by := range []string{"content", "title"} {
+			if rec := tt.d.send("GET", "/api/duplicates?by="+by, tt.hdr); rec.Code != tt.code {
+				t.Errorf("%s, by %s: %d %s, want %d", tt.who, by, rec.Code, rec.Body, tt.code)
+			} else if tt.code != http.StatusOK {
+				errorOf(t, rec)
+			}
+		}
 	}
 }
