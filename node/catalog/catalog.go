@@ -36,7 +36,7 @@ type Catalog struct {
 	local   int  // entries of local files
 	loaded  bool // a sweep filled it once
 	views   catalogViews
-	// copies are the local videos' copies (duplicates.go), dupes the
+	// copies are the local files' copies (duplicates.go), dupes the
 	// groups made of them by grouping, nil once the catalog changes.
 	copies map[store.RootID]*fileCopy
 	dupes  map[string][]model.DuplicateGroup

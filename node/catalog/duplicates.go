@@ -28,7 +28,7 @@ type fileCopy struct {
 	works []string
 }
 
-// dupeFields are the fields a copy reads beyond its entry's: a write to
+// dupeField reports the fields a copy reads beyond its entry's: a write to
 // one has the root read again (Consumer).
 func dupeField(f string) bool {
 	return f == "duplicates" || strings.HasPrefix(f, "fileinfo/") || strings.HasPrefix(f, "release/")
