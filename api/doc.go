@@ -26,7 +26,9 @@
 // and HasWord), status.go (the answers of /api/providers and /api/peers
 // and the data directory's part of /api/status, which the CLI decodes as
 // they are), library.go (GET /api/library: the library's lists, paged,
-// and their parameters),
+// and their parameters), duplicates.go (GET /api/duplicates: the
+// household's files under several paths, and its works held as several
+// files, when the Backend is a Deduplicator),
 // cid.go (GET /api/cid/<cid>, what the page labels CIDs with), web.go
 // (the embedded web page under web/, served like /health: index.html at
 // /, every other file at its own path with its type; the page's script

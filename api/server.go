@@ -241,6 +241,7 @@ func New(b Backend, log *slog.Logger, opts Options) *Server {
 	s.mux.HandleFunc("GET /api/peers", s.peers)
 	s.routeSearch()
 	s.routeLibrary()
+	s.routeDuplicates()
 	s.routeWeb()
 	s.routeInvites()
 	s.mux.HandleFunc("GET /api/events", s.events)

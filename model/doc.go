@@ -26,6 +26,8 @@
 //   - search.go: SearchResult and SearchHit, a search's page.
 //   - library.go: the library's views (View*), LibraryQuery,
 //     LibraryPage, LibraryEntry and LibraryCounts.
+//   - duplicates.go: GET /api/duplicates' groupings (DuplicatesBy*),
+//     DuplicatesQuery, DuplicatesPage, DuplicateGroup and DuplicateCopy.
 //   - status.go: ScanProgress, ProvideStats, ProvidedRegion and Findable,
 //     the scan's and the provider's figures.
 //   - errors.go: the sentinel errors (ErrNotFound, ErrBadRequest,

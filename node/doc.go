@@ -61,6 +61,8 @@
 //   - backend.go: the api.Backend the HTTP API calls (documents, status,
 //     files opened through os.Root, thumbnails of them, the event stream with root IDs mapped
 //     to canonical CIDs).
+//   - duplicates.go: the backend's GET /api/duplicates, the catalog's
+//     groups of the household's own files.
 //   - auth.go: the API's access rules, bearer token file and invites
 //     (package invite's store, DATA/invites.json).
 //   - space.go: the data directory's free space: a start refused under

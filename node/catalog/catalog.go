@@ -36,6 +36,10 @@ type Catalog struct {
 	local   int  // entries of local files
 	loaded  bool // a sweep filled it once
 	views   catalogViews
+	// copies are the local files' copies (duplicates.go), dupes the
+	// groups made of them by grouping, nil once the catalog changes.
+	copies map[store.RootID]*fileCopy
+	dupes  map[string][]model.DuplicateGroup
 
 	// sweeping are the roots of the sweep being taken, nil between
 	// sweeps (Take's goroutine only).
@@ -43,13 +47,14 @@ type Catalog struct {
 }
 
 func New() *Catalog {
-	return &Catalog{entries: map[store.RootID]*listed{}, views: catalogViews{show: map[string]*catalogShow{}}}
+	return &Catalog{entries: map[store.RootID]*listed{}, copies: map[store.RootID]*fileCopy{}, views: catalogViews{show: map[string]*catalogShow{}}}
 }
 
 // Consumer is the catalog as store.Changes takes it: a write to a field
-// its entries read (store.CatalogField) has the root read again.
+// its entries read (store.CatalogField) or its copies read (dupeField)
+// has the root read again.
 func (c *Catalog) Consumer() store.Consumer {
-	return store.Consumer{Name: "the catalog", Fields: store.CatalogField, Take: c.Take}
+	return store.Consumer{Name: "the catalog", Fields: func(f string) bool { return store.CatalogField(f) || dupeField(f) }, Take: c.Take}
 }
 
 // Take brings the catalog in step with one batch of changed roots (a
@@ -88,6 +93,7 @@ func (c *Catalog) take(roots []store.Changed) {
 		}
 	}
 	c.apply(ids, es, false)
+	c.putCopies(roots)
 }
 
 // swept ends a sweep: the roots it did not name (keep) leave the
@@ -110,6 +116,8 @@ func (c *Catalog) apply(roots []store.RootID, es []store.Summary, sweep bool) {
 	defer c.mu.Unlock()
 	if sweep {
 		clear(c.entries)
+		clear(c.copies)
+		c.dupes = nil
 		c.local, c.loaded = 0, true
 		for _, e := range es { // a root named twice is read twice
 			if old, ok := c.entries[e.Root]; ok && old.Local() {
@@ -150,6 +158,8 @@ func (c *Catalog) drop(r store.RootID) {
 	}
 	c.views.remove(l)
 	delete(c.entries, r)
+	delete(c.copies, r)
+	c.dupes = nil
 }
 
 // counts counts the library's files.

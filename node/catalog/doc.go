@@ -14,6 +14,15 @@
 //     sweep's last batch drops what no batch of the sweep named.
 //   - catalog_test.go: the lists kept change by change against those a
 //     sweep builds; Take's changes and sweeps.
+//   - duplicates.go: the copies of the local videos, and of other local
+//     files held under several paths (path, size,
+//     resolution, codecs, runtime, other paths, the work each is) kept
+//     beside their entries, and Duplicates (GET /api/duplicates): the
+//     files under several paths, and the works held as several files
+//     (same IMDb ID, folded title and year, show, season and episode),
+//     grouped once per change of the catalog.
+//   - duplicates_test.go: the groups of a library, both ways, paged and
+//     after changes.
 //   - bench_catalog_test.go: BenchmarkCatalog (make bench): heap per
 //     entry, a sweep's build of the lists, one change, one page.
 //
@@ -21,5 +30,6 @@
 //
 // Take runs on store.Changes' one delivering goroutine: only it writes
 // the catalog. The Catalog's lock guards its entries and lists: API
-// handlers read (Page, Counts) while Take writes.
+// handlers read (Page, Counts, Duplicates) while Take writes; Duplicates
+// takes the write lock to keep the groups it made until the next change.
 package catalog

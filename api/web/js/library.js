@@ -7,7 +7,7 @@ import { state, urlOf, follow, link, recordLink } from "./nav.js";
 import { posterImg, hitLine, sourceLine } from "./cards.js";
 import { showHeader } from "./show.js";
 
-const VIEWS = { recent: "Recently added", movies: "Movies", shows: "Shows", other: "Home videos", peers: "From other households", node: "Node" };
+const VIEWS = { recent: "Recently added", movies: "Movies", shows: "Shows", other: "Home videos", peers: "From other households", duplicates: "Duplicates", node: "Node" };
 
 // LIST_NOUNS name what each list counts.
 const LIST_NOUNS = {
@@ -36,7 +36,7 @@ export function forgetList() { shown = null; }
 
 // reloadList loads the list on screen again (files came or went).
 export function reloadList() {
-  if (state.q || state.view === "node") return; // no list on screen
+  if (state.q || state.view === "node" || state.view === "duplicates") return; // no list on screen
   shown = listKey(state);
   loadList(state);
 }

@@ -11,13 +11,15 @@ import { state, startNav, go, follow } from "./nav.js";
 import { showSearch, hideSearch, bindSearch } from "./search.js";
 import { showList, forgetList, renderViews } from "./library.js";
 import { showRecord, closeRecord, bindEdit } from "./record.js";
+import { showDuplicates, forgetDuplicates } from "./duplicates.js";
 import { unavailableWords } from "./sources.js";
 import { refreshNode, renderStatus } from "./status.js";
 import { renderPeers } from "./peers.js";
 import { startUpdates } from "./events.js";
 
-// render shows state s: the search, a list of the library or the Node
-// view, and over them the open record; each loads only what changed.
+// render shows state s: the search, a list of the library, the
+// Duplicates view or the Node view, and over them the open record; each
+// loads only what changed.
 function render(s) {
   if (document.activeElement !== $("q")) $("q").value = s.q;
   $("federated").checked = s.federated;
@@ -26,9 +28,11 @@ function render(s) {
   // was opened from comes back when it is closed.
   const recordOpen = s.cid !== "";
   const nodeView = !searching && s.view === "node";
+  const dupesView = !searching && s.view === "duplicates";
   $("library").hidden = searching || recordOpen;
-  $("library").classList.toggle("node-view", nodeView);
+  $("library").classList.toggle("node-view", nodeView || dupesView);
   $("node").hidden = !nodeView || recordOpen;
+  $("dupes").hidden = !dupesView || recordOpen;
   $("results").hidden = recordOpen;
   $("search-status").hidden = recordOpen;
   $("search-back").hidden = !searching;
@@ -38,7 +42,9 @@ function render(s) {
   } else {
     hideSearch();
   }
-  if (nodeView) renderViews(s);
+  if (dupesView) showDuplicates(s);
+  else forgetDuplicates(); // files may come and go meanwhile: back, they load again
+  if (nodeView || dupesView) renderViews(s);
   else if (!searching) showList(s);
   if (s.cid) showRecord(s.cid);
   else closeRecord();

@@ -2,7 +2,8 @@
 //
 // The page's state is its URL: ?q= (a search, with federated=1), or a
 // list of the library (view=recent|movies|shows, show=<key> and season=N
-// for a show's seasons or a season's episodes, page=N, limit=N), and
+// for a show's seasons or a season's episodes, view=duplicates with
+// by=title for the works held twice, page=N, limit=N), and
 // cid=<cid> for the open record. Links carry it, reload keeps it, back
 // and forward walk it (pushState, popstate).
 
@@ -19,6 +20,7 @@ function stateFromURL() {
     q: (p.get("q") || "").trim(), federated: p.get("federated") === "1",
     view: p.get("view") || "", show: p.get("show") || "", season: p.get("season") || "",
     page: page > 1 ? page : 1, limit: p.get("limit") || "", cid: p.get("cid") || "",
+    by: p.get("by") || "",
   };
   const m = location.hash.match(/^#cid=(.+)$/); // links of older pages
   if (m && !s.cid) s.cid = decodeURIComponent(m[1]);
@@ -37,6 +39,7 @@ export function urlOf(s) {
       if (s.season !== "" && s.season !== undefined) p.set("season", s.season);
     } else if (s.view && s.view !== "recent") {
       p.set("view", s.view);
+      if (s.view === "duplicates" && s.by && s.by !== "content") p.set("by", s.by);
     }
     if (s.page > 1) p.set("page", String(s.page));
     if (s.limit) p.set("limit", s.limit);
