@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -67,10 +68,20 @@ func (s *Server) library(w http.ResponseWriter, r *http.Request) {
 // error naming it.
 func libraryParams(r *http.Request) (LibraryQuery, error) {
 	v := r.URL.Query()
-	if err := singleParams(v, "view", "show", "season", "page", "limit"); err != nil {
+	if err := singleParams(v, "view", "show", "season", "page", "limit", "folder"); err != nil {
 		return LibraryQuery{}, err
 	}
-	q := LibraryQuery{View: v.Get("view"), Show: v.Get("show"), Season: -1, Page: 1, Limit: DefaultLibraryLimit}
+	q := LibraryQuery{View: v.Get("view"), Show: v.Get("show"), Season: -1, Page: 1, Limit: DefaultLibraryLimit, Folder: v.Get("folder")}
+	if v.Has("folder") {
+		switch {
+		case v.Has("view") || v.Has("show"):
+			return LibraryQuery{}, badRequest("folder is a list of its own: give it without view or show")
+		case !strings.HasPrefix(q.Folder, "/") || len(q.Folder) > 4096 || !utf8.ValidString(q.Folder):
+			return LibraryQuery{}, badRequest("folder %.80q: want an absolute path of at most 4096 bytes of UTF-8", q.Folder)
+		}
+		q.View = ViewFolder
+		q.Folder = strings.TrimSuffix(q.Folder, "/")
+	}
 	if v.Has("show") {
 		switch {
 		case q.Show == "":
@@ -82,6 +93,7 @@ func libraryParams(r *http.Request) (LibraryQuery, error) {
 		}
 	}
 	switch {
+	case q.View == ViewFolder:
 	case !v.Has("view") && v.Has("show"):
 		q.View = ViewShows
 	case !v.Has("view"):

@@ -41,6 +41,7 @@ const (
 	ViewRecent = model.ViewRecent
 	ViewMovies = model.ViewMovies
 	ViewOther  = model.ViewOther
+	ViewFolder = model.ViewFolder
 	ViewShows  = model.ViewShows
 	ViewPeers  = model.ViewPeers
 )

@@ -9,6 +9,7 @@ const (
 	ViewShows  = "shows"  // shows by title; with show= its seasons, with season= too its episodes
 	ViewPeers  = "peers"  // files known only from peers, the most recently learned first
 	ViewOther  = "other"  // home videos and other videos that are no film or episode (videoType other), by title
+	ViewFolder = "folder" // with folder=<dir>, the household's videos below a directory, by path
 )
 
 // LibraryQuery is one request of GET /api/library.
@@ -20,6 +21,9 @@ type LibraryQuery struct {
 	Show string
 	// Season is a season of Show, -1 for none.
 	Season int
+	// Folder, with ViewFolder, is a directory: the household's videos
+	// whose path is below it, by path.
+	Folder string
 	// Page is 1-based; Limit is at least 1 (the API bounds it,
 	// api.MaxLibraryLimit).
 	Page, Limit int

@@ -3,6 +3,8 @@ package node_test
 import (
 	"crypto/rand"
 	"fmt"
+	"net/url"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -122,6 +124,55 @@ func TestWeb_ShowAsHomeVideos(t *testing.T) {
 	})
 	must(t, ctx, "open Home videos", ce, chromedp.Navigate(base+"?view=other"))
 	must(t, ctx, "wait for the clips' cards", ce, chromedp.Poll[bool](`document.querySelectorAll("#entries li").length === 3`, chromedp.WithPollingTimeout(20*time.Second)))
+	if errs := ce(); len(errs) > 0 {
+		t.Errorf("console errors: %q", errs)
+	}
+}
+
+// TestWeb_FolderAsHomeVideos: from one file's Edit, every video of its
+// folder is marked home videos in one action.
+func TestWeb_FolderAsHomeVideos(t *testing.T) {
+	t.Parallel()
+	ctx, ce := browser(t)
+	lib := t.TempDir()
+	names := []string{"Camera/VID_20190314_181510.mp4", "Camera/VID_20190315_091500.mp4", "Films/Quiet.Harbour.2015.mkv"}
+	var cids []string
+	for _, name := range names {
+		data := make([]byte, 16<<10)
+		rand.Read(data)
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(lib, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		writeOld(t, filepath.Join(lib, name), data)
+	}
+	n := startNodeWith(t, lib, nil)
+	for _, name := range names {
+		cids = append(cids, canonicalOf(t, filepath.Join(lib, name)))
+	}
+	list := func(q string) string {
+		_, body := do(t, n, "GET", "/api/library?"+q, nil)
+		return string(body)
+	}
+	waiting.Until(t, "the camera folder's videos listed by folder", func() string {
+		if l := list("folder=" + url.QueryEscape(filepath.Join(lib, "Camera"))); !strings.Contains(l, cids[0]) || !strings.Contains(l, cids[1]) || strings.Contains(l, cids[2]) {
+			return l
+		}
+		return ""
+	})
+	base := "http://" + n.APIAddr() + "/"
+	must(t, ctx, "open the record", ce, chromedp.Navigate(base+"?cid="+cids[0]))
+	must(t, ctx, "wait for the Edit form", ce, chromedp.Poll[bool](`!document.getElementById("edit").hidden && document.getElementById("edit-folder-name").textContent.endsWith("/Camera")`, chromedp.WithPollingTimeout(20*time.Second)))
+	must(t, ctx, "open Edit", ce, chromedp.Click(chromedp.CSS("#edit summary")))
+	must(t, ctx, "choose home videos", ce, chromedp.SetValue(chromedp.ID("edit-videoType"), "other"))
+	must(t, ctx, "for the whole folder", ce, chromedp.Click(chromedp.ID("edit-folder")))
+	must(t, ctx, "save", ce, chromedp.Click(chromedp.CSS("#edit-form button[type=submit]")))
+	waiting.Until(t, "the camera's videos in Home videos, the film not", func() string {
+		other := list("view=other")
+		if !strings.Contains(other, cids[0]) || !strings.Contains(other, cids[1]) || strings.Contains(other, cids[2]) {
+			return other
+		}
+		return ""
+	})
 	if errs := ce(); len(errs) > 0 {
 		t.Errorf("console errors: %q", errs)
 	}

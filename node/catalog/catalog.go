@@ -424,6 +424,8 @@ func (c *Catalog) Page(q model.LibraryQuery) (model.LibraryPage, error) {
 		cut(&p, q, v.movies, fileEntry)
 	case q.View == model.ViewOther:
 		cut(&p, q, v.other, fileEntry)
+	case q.View == model.ViewFolder:
+		cut(&p, q, c.folderLocked(q.Folder), fileEntry)
 	case q.View == model.ViewPeers:
 		cut(&p, q, newestFirst(v.peers), fileEntry)
 	case q.Show == "":

@@ -240,3 +240,25 @@ func sortGroups(groups []model.DuplicateGroup) {
 		return cmp.Or(cmp.Compare(b.Wasted, a.Wasted), cmp.Compare(a.Key, b.Key))
 	})
 }
+
+// folderLocked lists the household's videos whose path is below dir, by
+// path (GET /api/library?folder=): a walk of every copy, as a household
+// asks it once for an action on a folder; c.mu held.
+func (c *Catalog) folderLocked(dir string) []*listed {
+	type at struct {
+		path string
+		l    *listed
+	}
+	var found []at
+	for r, cp := range c.copies {
+		if l := c.entries[r]; l != nil && l.FileType == "video" && strings.HasPrefix(cp.copy.Path, dir+"/") {
+			found = append(found, at{cp.copy.Path, l})
+		}
+	}
+	slices.SortFunc(found, func(a, b at) int { return cmp.Compare(a.path, b.path) })
+	out := make([]*listed, len(found))
+	for i, f := range found {
+		out[i] = f.l
+	}
+	return out
+}

@@ -297,7 +297,21 @@ function fillEdit(doc, canonical) {
     shown[f] = v;
     input.closest("label").classList.toggle("edited", edited.has(f));
   }
-  editing = { cid: canonical, shown, doc };
+  const fp = typeof doc.filePath === "string" ? doc.filePath : "";
+  editing = { cid: canonical, shown, doc, folder: fp.slice(0, fp.lastIndexOf("/")) };
+  $("edit-folder").checked = false;
+  $("edit-folder-name").textContent = editing.folder || "/";
+}
+
+// folderFiles lists the CIDs of the household's videos below dir, page
+// by page.
+async function folderFiles(dir) {
+  const out = [];
+  for (let page = 1; ; page++) {
+    const p = await api("/api/library?folder=" + encodeURIComponent(dir || "/") + "&limit=200&page=" + page);
+    out.push(...p.entries.map((e) => e.cid));
+    if (page >= p.pages) return out;
+  }
 }
 
 // saveEdit sends what the form changed as one PATCH: a cleared field is
@@ -320,13 +334,21 @@ async function saveEdit(ev) {
       patch[f] = v === "" ? null : v;
     }
   }
-  if (Object.keys(patch).length === 0) {
+  const kind = $("edit-videoType").value;
+  const folderToo = $("edit-folder").checked && kind !== "";
+  if (Object.keys(patch).length === 0 && !folderToo) {
     $("edit-status").textContent = "Nothing changed.";
     return;
   }
   $("edit-status").textContent = "Saving…";
   try {
-    await api("/api/meta/" + encodeURIComponent(cid), { method: "PATCH", body: patch });
+    if (Object.keys(patch).length > 0) await api("/api/meta/" + encodeURIComponent(cid), { method: "PATCH", body: patch });
+    if (folderToo) {
+      const others = (await folderFiles(editing.folder)).filter((c) => c !== cid);
+      for (let i = 0; i < others.length; i += 1000) {
+        await api("/api/meta/batch", { method: "POST", body: others.slice(i, i + 1000).map((c) => ({ cid: c, set: { videoType: kind } })) });
+      }
+    }
   } catch (e) {
     $("edit-status").textContent = "Not saved: " + e.message;
     return;
