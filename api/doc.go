@@ -24,7 +24,9 @@
 // and HasWord), status.go (the answers of /api/providers and /api/peers
 // and the data directory's part of /api/status, which the CLI decodes as
 // they are), library.go (GET /api/library: the library's lists, paged,
-// and their parameters),
+// and their parameters), snapshot.go (GET and POST /api/snapshot: the
+// export streamed, an upload spooled to a temporary file and imported
+// through the Backend's Snapshotter),
 // cid.go (GET /api/cid/<cid>, what the page labels CIDs with), web.go
 // (the embedded web page under web/, served like /health: index.html at
 // /, every other file at its own path with its type; the page's script

@@ -61,6 +61,9 @@
 //   - backend.go: the api.Backend the HTTP API calls (documents, status,
 //     files opened through os.Root, thumbnails of them, the event stream with root IDs mapped
 //     to canonical CIDs).
+//   - snapshot.go: the backend's api.Snapshotter: a snapshot of the
+//     store exported with the node's peer ID, imported by the store
+//     (store.ImportSnapshot), a refused file a bad request.
 //   - auth.go: the API's access rules, bearer token file and invites
 //     (package invite's store, DATA/invites.json).
 //   - space.go: the data directory's free space: a start refused under
