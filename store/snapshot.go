@@ -361,8 +361,10 @@ func (r SnapshotRoot) checkPaths() error {
 			}
 		}
 	}
-	if (len(r.Paths) > 0 || r.Local()) && (primaries != 1 || r.Own == nil) {
-		return fmt.Errorf("root %s: a local root needs one primary path and its own digests", r.Root)
+	// A local root whose primary the path index lost (fsck reports it)
+	// is exported without it: its duplicates, if any, carry it.
+	if primaries > 1 || (len(r.Paths) > 0 && r.Own == nil) {
+		return fmt.Errorf("root %s: paths need at most one primary and the root's own digests", r.Root)
 	}
 	return nil
 }

@@ -97,6 +97,9 @@ func (s *Store) snapshotLocal(ctx context.Context, d Document, sr *SnapshotRoot)
 	if err != nil {
 		return err
 	}
+	if own.Midhash == "" {
+		return nil // no digest of its own: nothing a path could be ingested with
+	}
 	sr.Own = &SnapshotOwn{Mid: own.Midhash, SHA256: own.SHA256, IPFS: own.IPFS}
 	dups := d.Duplicates
 	if d.DuplicateCount > int64(len(dups)) {
