@@ -318,7 +318,7 @@ func ownFields(r SnapshotRoot) map[string]string {
 	return out
 }
 
-// vouchedMembers are r's members not learned from peers and not its own
+// suppliedMembers are r's members not learned from peers and not its own
 // digests: those the household supplied.
 func suppliedMembers(r SnapshotRoot) []string {
 	var out []string

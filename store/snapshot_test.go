@@ -3,7 +3,10 @@ package store_test
 import (
 	"bytes"
 	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
+	"fmt"
 	"io"
 	"reflect"
 	"slices"
@@ -291,4 +294,45 @@ func FuzzSnapshotRoot(f *testing.F) {
 			t.Fatalf("accepted %q as %+v", b, r)
 		}
 	})
+}
+
+// resealed is a snapshot of lines (header and root lines) with its
+// trailer computed anew: a valid snapshot of fewer roots.
+func resealed(lines []string) []byte {
+	sum := sha256.Sum256([]byte(strings.Join(lines, "")))
+	trailer := fmt.Sprintf(`{"end":true,"roots":%d,"sha256":"%s"}`+"\n", len(lines)-1, hex.EncodeToString(sum[:]))
+	return packSnapshot(append(append([]string(nil), lines...), trailer))
+}
+
+// TestSnapshot_FinishesOnTheNextRun: an import stopped after some roots
+// (the store as a killed import leaves it: those roots written, the
+// journal key still there) is finished by running it again, in either
+// mode.
+func TestSnapshot_FinishesOnTheNextRun(t *testing.T) {
+	src := storetest.New(t)
+	snapshotFixture(t, src)
+	data := exportSnapshot(t, src, false)
+	lines := snapshotLines(t, data)
+	half := resealed(lines[:3]) // the header and two roots
+	for _, mode := range []store.ImportMode{store.ImportMerge, store.ImportReplace} {
+		t.Run(string(mode), func(t *testing.T) {
+			dst := storetest.New(t)
+			must[store.ImportReport](t)(importSnapshot(dst, half, store.ImportOptions{Mode: mode}))
+			if err := dst.DebugSet(ctx, "meta:import", `{"sha256":"unfinished"}`); err != nil {
+				t.Fatal(err)
+			}
+			mustCheck(t, dst)
+			rep := must[store.ImportReport](t)(importSnapshot(dst, data, store.ImportOptions{Mode: mode}))
+			if rep.Added != 2 || rep.Unchanged != 2 {
+				t.Errorf("the second run %+v, want the 2 missing roots added and 2 unchanged", rep)
+			}
+			mustCheck(t, dst)
+			if got, want := documents(t, dst), documents(t, src); !reflect.DeepEqual(got, want) {
+				t.Errorf("after the second run\n%+v\nwant\n%+v", got, want)
+			}
+			if keys := dumpKeys(t, dst); slices.Contains(keys, "meta:import") {
+				t.Errorf("meta:import left after a finished import")
+			}
+		})
+	}
 }
