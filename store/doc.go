@@ -221,7 +221,8 @@
 //     header, root lines and trailer, the writer and SnapshotReader,
 //     which checks every line, the count and the SHA-256.
 //     snapshot_export.go: ExportSnapshot (SSCAN of file:__index__ in
-//     batches, one root read at a time). snapshot_import.go:
+//     batches, each batch read by ReadChanged's pipeline and the
+//     states of its paths). snapshot_import.go:
 //     ImportSnapshot (the whole file checked first, then applied root
 //     by root; meta:import while it runs) and its merge and replace
 //     rules; snapshot_apply.go: how a root is written through the

@@ -2,14 +2,11 @@ package store
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"sort"
 	"strings"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 )
 
 // ExportOptions say what ExportSnapshot writes.
@@ -25,10 +22,12 @@ type ExportOptions struct {
 const snapshotScan = 500
 
 // ExportSnapshot writes the store's roots to w as a snapshot
-// (snapshot.go), reading file:__index__ by SSCAN in batches and each
-// root as it goes: memory holds one batch of roots and the set of root
-// IDs written (SSCAN may return a root twice). A root deleted while the
-// export runs is left out. Returns the number of roots written.
+// (snapshot.go), reading file:__index__ by SSCAN in batches of about
+// 500 roots, each batch in a few round trips (ReadChanged's pipeline of
+// documents and own digests, then the states of their paths): memory
+// holds one batch and the set of root IDs written (SSCAN may return a
+// root twice). A root deleted while the export runs is left out.
+// Returns the number of roots written.
 func (s *Store) ExportSnapshot(ctx context.Context, w io.Writer, opts ExportOptions) (int, error) {
 	sw, err := newSnapshotWriter(w, SnapshotHeader{Created: time.Now().UTC().Format(time.RFC3339Nano), Peer: opts.Peer, LocalOnly: opts.LocalOnly})
 	if err != nil {
@@ -41,19 +40,18 @@ func (s *Store) ExportSnapshot(ctx context.Context, w io.Writer, opts ExportOpti
 		if err != nil {
 			return sw.roots, fmt.Errorf("store: export: %w", err)
 		}
+		var batch []RootID
 		for _, id := range ids {
-			r := RootID(id)
-			if _, dup := seen[r]; dup {
-				continue
+			if _, dup := seen[RootID(id)]; !dup {
+				seen[RootID(id)] = struct{}{}
+				batch = append(batch, RootID(id))
 			}
-			seen[r] = struct{}{}
-			sr, ok, err := s.snapshotRoot(ctx, r, opts.LocalOnly)
-			if err != nil {
-				return sw.roots, err
-			}
-			if !ok {
-				continue
-			}
+		}
+		lines, err := s.snapshotRoots(ctx, batch, opts.LocalOnly)
+		if err != nil {
+			return sw.roots, err
+		}
+		for _, sr := range lines {
 			if err := sw.root(sr); err != nil {
 				return sw.roots, err
 			}
@@ -65,64 +63,74 @@ func (s *Store) ExportSnapshot(ctx context.Context, w io.Writer, opts ExportOpti
 	return sw.roots, sw.close()
 }
 
-// snapshotRoot reads one root as a snapshot line; ok is false for a root
-// gone meanwhile, or one known only from peers with localOnly.
-func (s *Store) snapshotRoot(ctx context.Context, r RootID, localOnly bool) (SnapshotRoot, bool, error) {
-	d, err := s.Document(ctx, r)
-	if errors.Is(err, ErrNotFound) {
-		return SnapshotRoot{}, false, nil
-	}
+// snapshotRoots reads roots as snapshot lines, leaving out those gone
+// meanwhile and, with localOnly, those known only from peers.
+func (s *Store) snapshotRoots(ctx context.Context, roots []RootID, localOnly bool) ([]SnapshotRoot, error) {
+	changed, err := s.ReadChanged(ctx, roots)
 	if err != nil {
-		return SnapshotRoot{}, false, err
+		return nil, err
 	}
-	if localOnly && !d.Local() {
-		return SnapshotRoot{}, false, nil
-	}
-	sr := SnapshotRoot{Root: r, Fields: d.Fields, CIDs: d.CIDs, Learned: d.Learned, Peers: d.Peers}
-	if d.Local() {
-		if err := s.snapshotLocal(ctx, d, &sr); err != nil {
-			return SnapshotRoot{}, false, err
-		}
-	}
-	if localOnly {
-		sr = withoutPeers(sr)
-	}
-	return sr, true, nil
-}
-
-// snapshotLocal adds a local root's own digests and paths (every
-// duplicate, not only the MaxDuplicates a document lists).
-func (s *Store) snapshotLocal(ctx context.Context, d Document, sr *SnapshotRoot) error {
-	own, err := s.Own(ctx, d.Root)
-	if err != nil {
-		return err
-	}
-	if own.Midhash == "" {
-		return nil // no digest of its own: nothing a path could be ingested with
-	}
-	sr.Own = &SnapshotOwn{Mid: own.Midhash, SHA256: own.SHA256, IPFS: own.IPFS}
-	dups := d.Duplicates
-	if d.DuplicateCount > int64(len(dups)) {
-		dups, err = s.rdb.SMembers(ctx, fieldKey(d.Root, "duplicates")).Result()
-		if err != nil && !errors.Is(err, redis.Nil) {
-			return fmt.Errorf("store: %w", err)
-		}
-	}
-	paths := append([]string{d.FilePath()}, dups...)
-	states, err := s.Paths(ctx, paths)
-	if err != nil {
-		return err
-	}
-	for _, p := range paths {
-		st, ok := states[p]
-		if !ok || st.Root != d.Root {
+	out := make([]SnapshotRoot, 0, len(changed))
+	var paths []string
+	for _, c := range changed {
+		d := c.Document
+		if !c.Exists || (localOnly && !d.Local()) {
 			continue
 		}
-		sr.Paths = append(sr.Paths, SnapshotPath{Path: p, Primary: st.Primary, Size: st.Size, MtimeNs: st.MtimeNs,
+		sr := SnapshotRoot{Root: c.Root, Fields: d.Fields, CIDs: d.CIDs, Learned: d.Learned, Peers: d.Peers}
+		if d.Local() && c.Own.Midhash != "" {
+			sr.Own = &SnapshotOwn{Mid: c.Own.Midhash, SHA256: c.Own.SHA256, IPFS: c.Own.IPFS}
+			dups := d.Duplicates
+			if d.DuplicateCount > int64(len(dups)) {
+				if dups, err = s.rdb.SMembers(ctx, fieldKey(d.Root, "duplicates")).Result(); err != nil {
+					return nil, fmt.Errorf("store: %w", err)
+				}
+			}
+			for _, p := range append([]string{d.FilePath()}, dups...) {
+				sr.Paths = append(sr.Paths, SnapshotPath{Path: p})
+			}
+			paths = append(paths, d.FilePath())
+			paths = append(paths, dups...)
+		}
+		out = append(out, sr)
+	}
+	states, err := s.Paths(ctx, paths)
+	if err != nil {
+		return nil, err
+	}
+	for i := range out {
+		out[i].Paths = pathsOf(out[i].Root, out[i].Paths, states)
+		if localOnly {
+			out[i] = withoutPeers(out[i])
+		}
+	}
+	return out, nil
+}
+
+// snapshotRoot is one root as a snapshot line; ok is false for a root
+// gone meanwhile.
+func (s *Store) snapshotRoot(ctx context.Context, r RootID) (SnapshotRoot, bool, error) {
+	out, err := s.snapshotRoots(ctx, []RootID{r}, false)
+	if err != nil || len(out) == 0 {
+		return SnapshotRoot{}, false, err
+	}
+	return out[0], true, nil
+}
+
+// pathsOf are the states of the paths the root holds in the path index,
+// sorted (a path that left the root meanwhile is left out).
+func pathsOf(r RootID, paths []SnapshotPath, states map[string]PathState) []SnapshotPath {
+	var out []SnapshotPath
+	for _, p := range paths {
+		st, ok := states[p.Path]
+		if !ok || st.Root != r {
+			continue
+		}
+		out = append(out, SnapshotPath{Path: p.Path, Primary: st.Primary, Size: st.Size, MtimeNs: st.MtimeNs,
 			Mid: st.Midhash, Hashed: st.Hashed, Link: st.Link})
 	}
-	sort.Slice(sr.Paths, func(i, j int) bool { return sr.Paths[i].Path < sr.Paths[j].Path })
-	return nil
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out
 }
 
 // withoutPeers is r without what peers said of it.

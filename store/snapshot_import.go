@@ -201,7 +201,7 @@ func (s *Store) importRoot(ctx context.Context, r SnapshotRoot, opts ImportOptio
 		}
 		return s.applyNew(ctx, r, opts.Mode == ImportReplace)
 	}
-	cur, ok, err := s.snapshotRoot(ctx, matched, false)
+	cur, ok, err := s.snapshotRoot(ctx, matched)
 	if err != nil || !ok {
 		return "", err
 	}
