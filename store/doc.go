@@ -286,5 +286,6 @@
 // caller's goroutine and two more (the feed, the subscription) until its
 // context ends, and calls its consumers on the caller's. A Feed is for one goroutine. Request
 // paths (GetByCID, Document, DocumentByCID, Path) never SCAN or KEYS; only
-// Check and Repair do.
+// Check and Repair do. ExportSnapshot and ImportSnapshot (a replace's
+// last step) walk file:__index__ with SSCAN, in batches.
 package store
