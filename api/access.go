@@ -29,7 +29,7 @@ import (
 //
 // A browser let in by an invite (invites.go) sends a session cookie
 // instead of the token, and is served as a client with the token is,
-// except /api/invites (the token only) and, against cross-site request
+// except /api/invites and /api/snapshot (the token only) and, against cross-site request
 // forgery, a method other than GET or HEAD from a page of another origin.
 type Access struct {
 	Loopback   bool
@@ -79,6 +79,9 @@ func (a *Access) check(r *http.Request) (int, string) {
 			return http.StatusUnauthorized, "wrong bearer token"
 		}
 		return 0, ""
+	}
+	if r.URL.Path == snapshotPath {
+		return http.StatusUnauthorized, "snapshots are exported and imported with Authorization: Bearer <token> only (metamesh export and import on the node's machine); a browser's invite does not open them"
 	}
 	if tokenOnly {
 		return http.StatusUnauthorized, "invites are made and revoked with Authorization: Bearer <token> only (metamesh invite on the node's machine); a browser's invite does not open them"

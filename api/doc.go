@@ -29,6 +29,9 @@
 // and their parameters), duplicates.go (GET /api/duplicates: the
 // household's files under several paths, and its works held as several
 // files, when the Backend is a Deduplicator),
+// snapshot.go (GET and POST /api/snapshot: the
+// export streamed, an upload spooled to a temporary file and imported
+// through the Backend's Snapshotter),
 // cid.go (GET /api/cid/<cid>, what the page labels CIDs with), web.go
 // (the embedded web page under web/, served like /health: index.html at
 // /, every other file at its own path with its type; the page's script

@@ -244,6 +244,7 @@ func New(b Backend, log *slog.Logger, opts Options) *Server {
 	s.routeDuplicates()
 	s.routeWeb()
 	s.routeInvites()
+	s.routeSnapshot()
 	s.mux.HandleFunc("GET /api/events", s.events)
 	s.routeCID("/api/meta", s.meta)
 	s.routeEdit()

@@ -63,6 +63,9 @@
 //     to canonical CIDs).
 //   - duplicates.go: the backend's GET /api/duplicates, the catalog's
 //     groups of the household's own files.
+//   - snapshot.go: the backend's api.Snapshotter: a snapshot of the
+//     store exported with the node's peer ID, imported by the store
+//     (store.ImportSnapshot), a refused file a bad request.
 //   - auth.go: the API's access rules, bearer token file and invites
 //     (package invite's store, DATA/invites.json).
 //   - space.go: the data directory's free space: a start refused under

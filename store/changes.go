@@ -36,6 +36,9 @@ type Changed struct {
 	Exists    bool
 	Announced string
 	Document  Document
+	// Own are the digests of the root's own bytes (Store.Own), of which
+	// Announced is the canonical.
+	Own Hashes
 }
 
 // ChangeBatch is one batch of changed roots Changes hands its consumers.
@@ -387,7 +390,8 @@ func (s *Store) readChanged(ctx context.Context, roots []RootID) ([]Changed, err
 			return nil, fmt.Errorf("store: read document: %w", err)
 		}
 		d.Root = r
-		out[i].Announced = digestsOf(own[i].Val()).Canonical()
+		out[i].Own = digestsOf(own[i].Val())
+		out[i].Announced = out[i].Own.Canonical()
 		out[i].Exists, out[i].Document = true, d
 	}
 	return out, nil

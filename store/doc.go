@@ -25,6 +25,9 @@
 //	                                  one and upgrades an older one in place
 //	meta:upgrade              HASH    to, cursor: an upgrade under way (resumed
 //	                                  by the next Open after a crash)
+//	meta:import               STRING  JSON {sha256, mode, started}: a snapshot
+//	                                  import under way (snapshot_import.go);
+//	                                  running it again finishes it
 //	fields:<root>             HASH    every STRING field of the root, so a document
 //	                                  is read and a root deleted in O(fields), never
 //	                                  by SCAN: <name> → "" for a field, /<cid> for
@@ -222,6 +225,16 @@
 //     and SearchHits (a search page's hits in one round trip), the
 //     search limits and SidecarField. The search index and its word
 //     rules live in node/search, out of Redis.
+//   - snapshot.go: the snapshot format (docs/schema.md, Snapshots): its
+//     header, root lines and trailer, the writer and SnapshotReader,
+//     which checks every line, the count and the SHA-256.
+//     snapshot_export.go: ExportSnapshot (SSCAN of file:__index__ in
+//     batches, each batch read by ReadChanged's pipeline and the
+//     states of its paths). snapshot_import.go:
+//     ImportSnapshot (the whole file checked first, then applied root
+//     by root; meta:import while it runs) and its merge and replace
+//     rules; snapshot_apply.go: how a root is written through the
+//     lifecycle operations, SetFields, AddAlias and MergeRecord.
 //   - check.go: Check, every schema invariant (fsck; uses SCAN).
 //   - rootid.go: root IDs. errors.go: sentinel errors.
 //   - version.go: Layout, meta:layout and LayoutVersion; what Open does
@@ -281,5 +294,6 @@
 // caller's goroutine and two more (the feed, the subscription) until its
 // context ends, and calls its consumers on the caller's. A Feed is for one goroutine. Request
 // paths (GetByCID, Document, DocumentByCID, Path) never SCAN or KEYS; only
-// Check and Repair do.
+// Check and Repair do. ExportSnapshot and ImportSnapshot (a replace's
+// last step) walk file:__index__ with SSCAN, in batches.
 package store

@@ -24,6 +24,9 @@
 //     node the command talks to, and how it prints (the progress bar, the
 //     lines of a resume); the download, its resume state and the check
 //     against the CID are the fetch package's.
+//   - snapshot.go: metamesh export (the snapshot streamed to a
+//     temporary file, checked, then renamed) and metamesh import (the
+//     file sent as it is; the node checks it whole before it writes).
 //   - hash.go: metamesh hash, and cidOrFile: a file where lookup and cid
 //     inspect take a CID, hashed for its canonical CID; cid.go: metamesh
 //     cid inspect and canonical.
