@@ -94,6 +94,9 @@ type SnapshotRoot struct {
 	Learned map[string][]string `json:"learned,omitempty"`
 	Peers   []string            `json:"peers,omitempty"`
 	Paths   []SnapshotPath      `json:"paths,omitempty"`
+	// Edited are the fields whose values are the household's edits
+	// (Document.Edited): an import keeps them edits.
+	Edited []string `json:"edited,omitempty"`
 }
 
 // Local reports whether the root is a local file (it has a filePath).

@@ -26,7 +26,7 @@ func (s *Store) applyNew(ctx context.Context, r SnapshotRoot, takePaths bool) (R
 		}
 	}
 	if root != "" {
-		if err := s.applyHousehold(ctx, root, ownFields(r), suppliedMembers(r)); err != nil {
+		if err := s.applyHousehold(ctx, root, ownFields(r), suppliedMembers(r), r.Edited); err != nil {
 			return "", err
 		}
 	}
@@ -84,9 +84,25 @@ func (s *Store) applyPaths(ctx context.Context, into RootID, r SnapshotRoot, tak
 // applyHousehold writes the household's fields and supplied members to
 // root; an alias another root holds stays with it (the member is still
 // recorded).
-func (s *Store) applyHousehold(ctx context.Context, root RootID, fields map[string]string, supplied []string) error {
+func (s *Store) applyHousehold(ctx context.Context, root RootID, fields map[string]string, supplied, edited []string) error {
 	if _, err := s.SetFields(ctx, root, fields); err != nil {
 		return err
+	}
+	// The household's edits it wrote stay edits (edited:<root>; what the
+	// extractors gave is not in a snapshot: the next extraction keeps it
+	// aside again).
+	var marks []any
+	for _, f := range edited {
+		if _, ok := fields[f]; ok {
+			marks = append(marks, f)
+		}
+	}
+	if len(marks) > 0 {
+		err := s.rdb.SAdd(ctx, "edited:"+string(root), marks...).Err()
+		s.cache.wrote()
+		if err != nil {
+			return fmt.Errorf("store: %w", err)
+		}
 	}
 	for _, c := range supplied {
 		if err := s.AddAlias(ctx, root, c); err != nil && !errors.Is(err, ErrAliasConflict) {
@@ -240,7 +256,7 @@ func (s *Store) applyLacking(ctx context.Context, root RootID, r SnapshotRoot, l
 			return err
 		}
 	}
-	if err := s.applyHousehold(ctx, root, l.fields, l.supplied); err != nil {
+	if err := s.applyHousehold(ctx, root, l.fields, l.supplied, r.Edited); err != nil {
 		return fmt.Errorf("root %s: %w", root, err)
 	}
 	_, err := s.applyPeers(ctx, root, r, l.peers)

@@ -77,7 +77,7 @@ func (s *Store) snapshotRoots(ctx context.Context, roots []RootID, localOnly boo
 		if !c.Exists || (localOnly && !d.Local()) {
 			continue
 		}
-		sr := SnapshotRoot{Root: c.Root, Fields: d.Fields, CIDs: d.CIDs, Learned: d.Learned, Peers: d.Peers}
+		sr := SnapshotRoot{Root: c.Root, Fields: d.Fields, CIDs: d.CIDs, Learned: d.Learned, Peers: d.Peers, Edited: d.Edited}
 		if d.Local() && c.Own.Midhash != "" {
 			sr.Own = &SnapshotOwn{Mid: c.Own.Midhash, SHA256: c.Own.SHA256, IPFS: c.Own.IPFS}
 			dups := d.Duplicates

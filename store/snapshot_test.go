@@ -31,6 +31,10 @@ func snapshotFixture(tb testing.TB, s *store.Store) {
 		tb.Fatal(err)
 	}
 	must[int](tb)(s.SetFields(ctx, a.Root, map[string]string{"title": "A", "tmdb/id": "1"}))
+	// The household's edit of a field: a snapshot keeps it an edit.
+	if _, _, err := s.Edit(ctx, content{1, 1}.hashes().SHA256, map[string]string{"videoType": "other"}, nil); err != nil {
+		tb.Fatal(err)
+	}
 	if err := s.AddAlias(ctx, a.Root, strongCID(10)); err != nil {
 		tb.Fatal(err)
 	}
