@@ -174,8 +174,11 @@ func TestFetch_StallSaysWhyOnBothSides(t *testing.T) {
 		t.Fatalf("a fetch of a file that left: %d bytes, %v; want a stall saying the household does not have a block", len(got), err)
 	}
 	t.Logf("the fetching side: %v", err)
+	// Whether the serving side still held the file open when the leaf's
+	// want came (it left while served) or had closed it (no longer in
+	// the library) is the machine's timing: either says why.
 	if !strings.Contains(logs.String(), `msg="share: a want for a block of a file was answered DONT_HAVE"`) ||
-		!strings.Contains(logs.String(), "left the library") {
+		!strings.Contains(logs.String(), "left the library") && !strings.Contains(logs.String(), "no longer in the library") {
 		t.Errorf("the serving side did not say why it refused:\n%s", logs.String())
 	}
 }
