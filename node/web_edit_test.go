@@ -129,13 +129,16 @@ func TestWeb_ShowAsHomeVideos(t *testing.T) {
 	}
 }
 
-// TestWeb_FolderAsHomeVideos: from one file's Edit, every video of its
-// folder is marked home videos in one action.
+// TestWeb_FolderAsHomeVideos: from one file's record, every video of
+// its folder is marked home videos in one action, and leaves the films
+// with no year from its name; another folder's videos are given one
+// show title, and are that show's episodes.
 func TestWeb_FolderAsHomeVideos(t *testing.T) {
 	t.Parallel()
 	ctx, ce := browser(t)
 	lib := t.TempDir()
-	names := []string{"Camera/VID_20190314_181510.mp4", "Camera/VID_20190315_091500.mp4", "Films/Quiet.Harbour.2015.mkv"}
+	names := []string{"Camera/VID_20190314_181510.mp4", "Camera/clip_1964.mp4", "Films/Quiet.Harbour.2015.mkv",
+		"Class/pottery.s01e01.mkv", "Class/pottery.s01e02.mkv"}
 	var cids []string
 	for _, name := range names {
 		data := make([]byte, 16<<10)
@@ -159,17 +162,36 @@ func TestWeb_FolderAsHomeVideos(t *testing.T) {
 		}
 		return ""
 	})
+	if films := list("view=movies"); !strings.Contains(films, cids[1]) || !strings.Contains(films, `"year": 1964`) {
+		t.Fatalf("clip_1964 is not yet a film of 1964 as its name says: %s", films)
+	}
 	base := "http://" + n.APIAddr() + "/"
-	must(t, ctx, "open the record", ce, chromedp.Navigate(base+"?cid="+cids[0]))
-	must(t, ctx, "wait for the Edit form", ce, chromedp.Poll[bool](`!document.getElementById("edit").hidden && document.getElementById("edit-folder-name").textContent.endsWith("/Camera")`, chromedp.WithPollingTimeout(20*time.Second)))
+	must(t, ctx, "open the record", ce, chromedp.Navigate(base+"?cid="+cids[1]))
+	must(t, ctx, "wait for the folder form", ce, chromedp.Poll[bool](`!document.getElementById("edit").hidden && document.getElementById("folder-name").textContent.endsWith("/Camera")`, chromedp.WithPollingTimeout(20*time.Second)))
 	must(t, ctx, "open Edit", ce, chromedp.Click(chromedp.CSS("#edit summary")))
-	must(t, ctx, "choose home videos", ce, chromedp.SetValue(chromedp.ID("edit-videoType"), "other"))
-	must(t, ctx, "for the whole folder", ce, chromedp.Click(chromedp.ID("edit-folder")))
-	must(t, ctx, "save", ce, chromedp.Click(chromedp.CSS("#edit-form button[type=submit]")))
-	waiting.Until(t, "the camera's videos in Home videos, the film not", func() string {
+	must(t, ctx, "choose home videos", ce, chromedp.SetValue(chromedp.ID("folder-kind"), "other"))
+	must(t, ctx, "apply to the folder", ce, chromedp.Click(chromedp.CSS("#folder-form button[type=submit]")))
+	waiting.Until(t, "the camera's videos in Home videos with no year, the film not", func() string {
 		other := list("view=other")
-		if !strings.Contains(other, cids[0]) || !strings.Contains(other, cids[1]) || strings.Contains(other, cids[2]) {
+		if !strings.Contains(other, cids[0]) || !strings.Contains(other, cids[1]) || strings.Contains(other, cids[2]) || strings.Contains(other, `"year"`) {
 			return other
+		}
+		if films := list("view=movies"); strings.Contains(films, cids[1]) {
+			return films
+		}
+		return ""
+	})
+	must(t, ctx, "the record shows no year", ce, chromedp.Poll[bool](`document.getElementById("record-facts").textContent !== "" && !document.getElementById("record-facts").textContent.includes("1964")`, chromedp.WithPollingTimeout(20*time.Second)))
+
+	must(t, ctx, "open an episode", ce, chromedp.Navigate(base+"?cid="+cids[3]))
+	must(t, ctx, "wait for its folder form", ce, chromedp.Poll[bool](`!document.getElementById("edit").hidden && document.getElementById("folder-name").textContent.endsWith("/Class") && document.getElementById("edit-title-label").textContent === "Show"`, chromedp.WithPollingTimeout(20*time.Second)))
+	must(t, ctx, "open Edit", ce, chromedp.Click(chromedp.CSS("#edit summary")))
+	must(t, ctx, "name the show", ce, chromedp.SetValue(chromedp.ID("folder-title"), "Pottery Class"))
+	must(t, ctx, "apply to the folder", ce, chromedp.Click(chromedp.CSS("#folder-form button[type=submit]")))
+	waiting.Until(t, "one show Pottery Class of both episodes", func() string {
+		shows := list("view=shows")
+		if !strings.Contains(shows, `"title": "Pottery Class"`) || !strings.Contains(shows, `"episodes": 2`) || strings.Contains(shows, `"title": "pottery"`) {
+			return shows
 		}
 		return ""
 	})

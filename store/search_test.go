@@ -363,6 +363,10 @@ func TestSummaryOfFields(t *testing.T) {
 		{"episode", map[string]string{"title": "Lighthouse Keepers", "season": "1", "episode": "0", "episodeTitle": "The Lamp",
 			"fileType": "video", "imdbid": "tt0000001"},
 			store.Summary{Title: "Lighthouse Keepers", Season: n(1), Episode: n(0), EpisodeTitle: "The Lamp", FileType: "video", IMDbID: "tt0000001"}},
+		{"home video: no year or episode from its name", map[string]string{"title": "clip", "movieYear": "1964", "season": "1", "episode": "2", "episodeTitle": "x", "videoType": "other"},
+			store.Summary{Title: "clip", VideoType: "other"}},
+		{"film: no episode", map[string]string{"title": "Heat", "movieYear": "1995", "season": "1", "episode": "2", "videoType": "movie"},
+			store.Summary{Title: "Heat", Year: 1995, VideoType: "movie"}},
 		{"no numbers", map[string]string{"title": "x", "movieYear": "0", "year": "soon", "season": "-1", "episode": "x", "sizeByte": "big"},
 			store.Summary{Title: "x"}},
 	}

@@ -140,7 +140,9 @@ func summaryOf(d Document) Summary {
 // as the store keeps them) say of it in a list: the node's rules for its
 // title (title, titles/eng, originalTitle, the first other titles/<lang>,
 // the file name), year (movieYear, else year), season, episode, episode
-// title, size, type and IMDb ID. Root, CID, CIDs and Source are left
+// title, size, type and IMDb ID. A file of videoType other (a home video)
+// has no year, season, episode or episode title in a list, and a film
+// (movie) no season or episode, whatever its fields say. Root, CID, CIDs and Source are left
 // empty: the fields do not hold them. It is pure, so that what shows a
 // file elsewhere (metamesh lookup, from the API's document flattened
 // again) titles it as a search does.
@@ -183,6 +185,14 @@ func SummaryOfFields(f map[string]string) Summary {
 	}
 	if n, err := strconv.Atoi(f["episode"]); err == nil && n >= 0 {
 		h.Episode = number(n)
+	}
+	switch h.VideoType {
+	case "other":
+		// A home video's name gives no year, season or episode: its
+		// counter or date is no release year or SxxEyy to list it by.
+		h.Year, h.Season, h.Episode, h.EpisodeTitle = 0, nil, nil, ""
+	case "movie":
+		h.Season, h.Episode = nil, nil
 	}
 	h.Size, _ = strconv.ParseInt(f["sizeByte"], 10, 64)
 	h.IMDbID = f["imdbid"]

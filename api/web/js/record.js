@@ -82,7 +82,7 @@ function titleOf(doc, canonical) {
 // headRecord titles the record: a film by its title; an episode
 // S01E02 · The Storm, under a link to its show, with its neighbours.
 function headRecord(doc, title, canonical, current) {
-  const isEpisode = typeof doc.season === "number" && typeof doc.episode === "number";
+  const isEpisode = typeof doc.season === "number" && typeof doc.episode === "number" && doc.videoType !== "other" && doc.videoType !== "movie";
   const showKey = state.show || foldTitle(title);
   const epLine = $("record-episode");
   epLine.replaceChildren();
@@ -243,7 +243,9 @@ function foldTitle(t) {
 // year, runtime, genres, rating, original title, picture and sound.
 function factsOf(doc, title) {
   const out = [];
-  if (typeof doc.movieYear === "number") out.push(String(doc.movieYear));
+  // A home video's name gives no year: only the household's own edit.
+  const homeVideo = doc.videoType === "other" && !asList(doc.edited).includes("movieYear");
+  if (typeof doc.movieYear === "number" && !homeVideo) out.push(String(doc.movieYear));
   const fi = doc.fileinfo && typeof doc.fileinfo === "object" ? doc.fileinfo : {};
   if (typeof fi.duration === "number" && fi.duration > 0) {
     const m = Math.round(fi.duration / 60);
@@ -297,10 +299,14 @@ function fillEdit(doc, canonical) {
     shown[f] = v;
     input.closest("label").classList.toggle("edited", edited.has(f));
   }
+  // An episode's title is its show's.
+  $("edit-title-label").textContent = doc.videoType === "episode" || (typeof doc.season === "number" && doc.videoType !== "movie" && doc.videoType !== "other") ? "Show" : "Title";
   const fp = typeof doc.filePath === "string" ? doc.filePath : "";
   editing = { cid: canonical, shown, doc, folder: fp.slice(0, fp.lastIndexOf("/")) };
-  $("edit-folder").checked = false;
-  $("edit-folder-name").textContent = editing.folder || "/";
+  $("folder-name").textContent = editing.folder || "/";
+  $("folder-kind").value = "";
+  $("folder-title").value = "";
+  $("folder-status").textContent = "";
 }
 
 // folderFiles lists the CIDs of the household's videos below dir, page
@@ -334,26 +340,47 @@ async function saveEdit(ev) {
       patch[f] = v === "" ? null : v;
     }
   }
-  const kind = $("edit-videoType").value;
-  const folderToo = $("edit-folder").checked && kind !== "";
-  if (Object.keys(patch).length === 0 && !folderToo) {
+  if (Object.keys(patch).length === 0) {
     $("edit-status").textContent = "Nothing changed.";
     return;
   }
   $("edit-status").textContent = "Saving…";
   try {
-    if (Object.keys(patch).length > 0) await api("/api/meta/" + encodeURIComponent(cid), { method: "PATCH", body: patch });
-    if (folderToo) {
-      const others = (await folderFiles(editing.folder)).filter((c) => c !== cid);
-      for (let i = 0; i < others.length; i += 1000) {
-        await api("/api/meta/batch", { method: "POST", body: others.slice(i, i + 1000).map((c) => ({ cid: c, set: { videoType: kind } })) });
-      }
-    }
+    await api("/api/meta/" + encodeURIComponent(cid), { method: "PATCH", body: patch });
   } catch (e) {
     $("edit-status").textContent = "Not saved: " + e.message;
     return;
   }
   shownAgain(cid);
+}
+
+// applyFolder sets the kind or the show title of every video in the
+// record's folder (this file among them), 1,000 files a POST
+// /api/meta/batch: how a household says "this folder is home videos"
+// or "these are the episodes of one show".
+async function applyFolder(ev) {
+  ev.preventDefault();
+  if (!editing) return;
+  const set = {};
+  const title = $("folder-title").value.trim();
+  if (title) set["titles/eng"] = title;
+  if ($("folder-kind").value) set.videoType = $("folder-kind").value;
+  const status = $("folder-status");
+  if (Object.keys(set).length === 0) { status.textContent = "Nothing to apply."; return; }
+  status.textContent = "Applying…";
+  try {
+    const cids = await folderFiles(editing.folder);
+    let failed = 0;
+    for (let i = 0; i < cids.length; i += 1000) {
+      const ans = await api("/api/meta/batch", { method: "POST", body: cids.slice(i, i + 1000).map((c) => ({ cid: c, set })) });
+      failed += ans.items.filter((it) => it.status !== 200).length;
+    }
+    if (failed) { status.textContent = failed + " of " + cids.length + " not changed."; return; }
+  } catch (e) {
+    status.textContent = "Not applied: " + e.message;
+    return;
+  }
+  shownAgain(editing.cid);
 }
 
 // shownAgain reads the record anew after a save, the Edit form open.
@@ -366,4 +393,5 @@ function shownAgain(cid) {
 // bindEdit wires the Edit form once.
 export function bindEdit() {
   $("edit-form").addEventListener("submit", saveEdit);
+  $("folder-form").addEventListener("submit", applyFolder);
 }
