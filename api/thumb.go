@@ -16,10 +16,13 @@ const MaxThumbWidth = 4096
 // Backend without it answers 404 there.
 type Thumbnailer interface {
 	// Thumbnail returns the path of a JPEG thumbnail, about width pixels
-	// wide, of the local image file c names. Errors wrap ErrNotFound (no
-	// local file), ErrConflict (as File's) or ErrUnprocessable (not an
-	// image the node reads, or too large).
-	Thumbnail(ctx context.Context, c string, width int) (string, error)
+	// wide, of the image file c names: a local one, else a peer's
+	// (artwork of a peer's file), fetched for a caller that may fetch
+	// from peers (from). Errors wrap ErrNotFound (no such image),
+	// ErrConflict (as File's), ErrUnprocessable (not an image the node
+	// reads, or too large), ErrUnavailable (a *SourcesError: no
+	// household that names it served it) or the caller's refusal.
+	Thumbnail(ctx context.Context, c string, width int, from Caller) (string, error)
 }
 
 // thumb serves GET /api/thumb/<cid>[?w=N]: a poster's thumbnail, so a
@@ -49,7 +52,7 @@ func (s *Server) thumb(w http.ResponseWriter, r *http.Request) {
 		}
 		width = n
 	}
-	path, err := tb.Thumbnail(r.Context(), c, width)
+	path, err := tb.Thumbnail(r.Context(), c, width, s.caller(r))
 	if err != nil {
 		s.logFailure(r, "make a thumbnail", err, "cid", c)
 		writeError(w, err)

@@ -74,6 +74,15 @@ type Config struct {
 	// ShareRate caps the bytes a second served to peers, all together
 	// (--share-rate); 0 is unlimited.
 	ShareRate int64
+	// NoShareArt stops serving the artwork of the local files
+	// (--share-art=false): the images their art/<kind> fields link,
+	// which peers fetch to show the files' posters. On by default,
+	// whatever ShareFiles says; no other file is served for it.
+	NoShareArt bool
+	// ArtCache caps the bytes of peers' artwork kept under DATA/art
+	// (--art-cache); 0 is the default, 500 MiB. The least recently
+	// used images go first.
+	ArtCache int64
 	// ReprovideInterval is how often every announced CID is provided again
 	// (--reprovide-interval), region by region by the sweeping provider.
 	// 0: the default, 22h; announcing cannot be turned off. With the
@@ -213,6 +222,9 @@ func (c *Config) validate() error {
 	}
 	if c.Workers < 0 {
 		return fmt.Errorf("config: --workers %d: may not be negative (0: one per CPU)", c.Workers)
+	}
+	if c.ArtCache < 0 {
+		return fmt.Errorf("config: --art-cache %d: may not be negative (bytes; 0 is the default, 500 MiB)", c.ArtCache)
 	}
 	if c.ShareRate < 0 {
 		return fmt.Errorf("config: --share-rate %d: may not be negative (bytes a second; 0 is unlimited)", c.ShareRate)

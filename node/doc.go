@@ -41,6 +41,8 @@
 //     in memory (GET /api/library), a consumer of the store's changes.
 //   - node/thumbs (its own package): posters' thumbnails, made and kept
 //     under the data directory (GET /api/thumb).
+//   - node/artcache (its own package): peers' artwork kept under
+//     DATA/art, an LRU under --art-cache.
 //   - node/share (its own package): files' bytes over bitswap: the
 //     library's blocks served in place (--share-files), through the block
 //     index under DATA/blocks, and peers' files fetched.
@@ -48,6 +50,12 @@
 //     IPFS CID for a peer, the hasher's index kept, GET /api/file of a
 //     peer's file and /api/sources (the file's IPFS CID and providers
 //     from its record and the DHT).
+//   - art.go: artwork travels: GET /api/thumb of a peer's image fetched
+//     from the households that name it (a few at once, over 5 MiB
+//     refused, checked against its CID, kept in DATA/art, a failure
+//     remembered a while, a household that names artwork it does not
+//     serve logged once), and the artwork of the files the household
+//     announces served to peers without --share-files (--share-art).
 //   - share_gone.go: what ingest applies at a path (a file deleted,
 //     moved out or replaced) closes what node/share held open there.
 //   - file_check.go: GET /api/file of a local file checks the bytes it

@@ -56,6 +56,7 @@ type Node struct {
 	thumbs       *thumbs.Cache      // posters' thumbnails (GET /api/thumb), under DATA/thumbs
 	pairs        *pairChecks        // pairings of CIDs peers' bytes held to (trust.go)
 	shr          *share.Exchange    // files' bytes over bitswap, served and fetched; its index under DATA/blocks
+	art          *peerArt           // peers' artwork fetched, under DATA/art (art.go)
 	space        *spaceWatch        // the data directory's free space (space.go)
 	stop         context.CancelFunc // ends ingest and the space watch
 	// closing is closed when the API starts shutting down: event streams,
@@ -116,6 +117,9 @@ func (n *Node) Start(ctx context.Context) (err error) {
 	n.stop = cancel
 	n.cat = catalog.New()
 	if n.thumbs, err = thumbs.Open(filepath.Join(n.cfg.DataDir, "thumbs")); err != nil {
+		return err
+	}
+	if err := n.openArt(); err != nil {
 		return err
 	}
 	if err := n.startHousehold(ctx); err != nil {

@@ -23,14 +23,19 @@ import (
 
 // startShare starts the exchange of files' bytes (bitswap) on the host:
 // it answers peers' wants from the libraries when the household shares
-// (--share-files), and fetches peers' files for /api/file.
+// (--share-files), and for the artwork of its files unless
+// --share-art=false (art.go), and fetches peers' files for /api/file.
 func (n *Node) startShare(ctx context.Context) error {
-	x, err := share.Start(ctx, share.Config{
+	cfg := share.Config{
 		Host: n.p2p.Host(), Dir: filepath.Join(n.cfg.DataDir, "blocks"),
 		Serve: n.cfg.ShareFiles, Rate: n.cfg.ShareRate,
 		Open: n.openShared, IsLocal: n.isLocalRoot, Changed: n.sharedChanged,
 		Logger: n.log,
-	})
+	}
+	if !n.cfg.NoShareArt {
+		cfg.Art = n.servesArt
+	}
+	x, err := share.Start(ctx, cfg)
 	if err != nil {
 		return err
 	}

@@ -59,6 +59,11 @@ comma-separated.`,
 			if cfg.ShareRate, err = parseRate(f.Lookup("share-rate").Value.String()); err != nil {
 				return usageError(cmd, fmt.Errorf("--share-rate: %w", err))
 			}
+			shareArt, _ := f.GetBool("share-art")
+			cfg.NoShareArt = !shareArt
+			if cfg.ArtCache, err = parseSize(f.Lookup("art-cache").Value.String()); err != nil {
+				return usageError(cmd, fmt.Errorf("--art-cache: %w", err))
+			}
 			// Under systemd (Type=notify) the node says when it serves;
 			// the socket is taken out of the environment so that the
 			// managed redis-server does not answer it too.
@@ -95,6 +100,8 @@ comma-separated.`,
 	f.Int("stranger-burst", 10, "how many of those such a client may start at once; 0 means the default (10) (env METAMESH_STRANGER_BURST)")
 	f.Bool("share-files", false, "let the federation's households (and IPFS nodes the host admits) fetch this household's files' bytes over bitswap, read from the library in place; off, peers' wants are answered DONT_HAVE (env METAMESH_SHARE_FILES)")
 	f.String("share-rate", "0", "with --share-files, the most bytes a second served to peers, all together: 0 (unlimited), or a size such as 500k, 2M, 1.5MiB (env METAMESH_SHARE_RATE)")
+	f.Bool("share-art", true, "let the federation's households fetch the artwork of this household's files (the posters and fan art their fields link, small images), so that their pages show them, even without --share-files; no other file is served for it; --share-art=false turns it off (env METAMESH_SHARE_ART)")
+	f.String("art-cache", "500MiB", "the most bytes of other households' artwork kept under DATA/art, a size such as 200M or 1GiB; the least recently used go first (env METAMESH_ART_CACHE)")
 	f.StringArray("api-host", nil, "another Host header name the API answers on loopback, besides localhost, 127.0.0.1 and [::1]; repeat for more (env METAMESH_API_HOST)")
 	return c
 }
@@ -119,6 +126,19 @@ func nodeConfig(cmd *cobra.Command) (node.Config, error) {
 	cfg.Workers, _ = cmd.Flags().GetInt("workers")
 	cfg.Settle, _ = cmd.Flags().GetDuration("settle")
 	return cfg, nil
+}
+
+// parseSize reads a size in bytes, with parseRate's units (no "/s"); 0
+// is the default.
+func parseSize(s string) (int64, error) {
+	if strings.HasSuffix(strings.TrimSpace(s), "/s") {
+		return 0, fmt.Errorf("%q is a rate: want a size such as 200M or 1GiB", s)
+	}
+	v, err := parseRate(s)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a size: want bytes, such as 200M, 500MiB or 1GiB", s)
+	}
+	return v, nil
 }
 
 // parseRate reads a byte rate: a number with an optional unit, k/M/G

@@ -1,7 +1,8 @@
 // Package share moves files' bytes between households over bitswap
 // (boxo's server and client on the node's libp2p host): a household that
 // shares (--share-files) answers wants for the blocks of its local
-// files' DAGs, produced from the library files in place; any household
+// files' DAGs (one that does not still answers them for its artwork,
+// Config.Art), produced from the library files in place; any household
 // fetches a peer's file by its IPFS CID, streamed and verified block by
 // block, never written to disk.
 //
@@ -49,6 +50,9 @@
 //     producing it from the first of its holders that still has it,
 //     dropping a changed file's index; the children of the nodes served
 //     lately (links) and the log of refused wants (refusals).
+//   - art.go: the artwork served without --share-files (Config.Art):
+//     a want admitted for a block of an image the node says is artwork
+//     of a file it announces, the answers remembered a minute.
 //   - blockindex.go: the block index's keys, entries (every holder of a
 //     block; version 1's entries read as one holder) and version.
 //   - blockstore.go: the blockstore bitswap reads and writes: the index

@@ -4,11 +4,12 @@
 import { el, fmtBytes, pad2, shortPeer } from "./dom.js";
 import { hasToken } from "./client.js";
 
-// posterImg is a card's picture: the poster's thumbnail, or a
-// placeholder when the file has none (or the node cannot serve it).
+// posterImg is a card's picture: the poster's thumbnail (a peer's file's
+// poster too: the node fetches it from the households that name it), or
+// a placeholder when the file has none or the node cannot serve it.
 export function posterImg(poster, source, title) {
   const ph = () => el("div", { class: "placeholder", role: "img", "aria-label": "No poster" }, (title || "?").trim().charAt(0).toUpperCase() || "?");
-  if (!poster || (source && source !== "local") || hasToken()) return ph();
+  if (!poster || hasToken()) return ph();
   const img = el("img", { src: "/api/thumb/" + encodeURIComponent(poster) + "?w=320", alt: "", loading: "lazy", class: "thumb" });
   img.addEventListener("error", () => img.replaceWith(ph()));
   return img;

@@ -112,14 +112,16 @@ function posterOf(doc) {
   return doc.art && typeof doc.art.poster === "string" ? doc.art.poster : "";
 }
 
-// showPosterAndPlot shows the poster (served by the node when it holds
-// the image) and the plot.
+// showPosterAndPlot shows the poster (the node's image, or a peer's it
+// fetches; none when it cannot) and the plot.
 function showPosterAndPlot(doc, title) {
   const poster = $("poster");
   poster.replaceChildren();
   const posterCID = posterOf(doc);
-  if (posterCID && doc.source === "local" && !hasToken()) {
-    poster.append(el("img", { src: "/api/thumb/" + encodeURIComponent(posterCID) + "?w=640", alt: "Poster of " + title, class: "poster" }));
+  if (posterCID && !hasToken()) {
+    const img = el("img", { src: "/api/thumb/" + encodeURIComponent(posterCID) + "?w=640", alt: "Poster of " + title, class: "poster" });
+    img.addEventListener("error", () => img.remove());
+    poster.append(img);
   }
   $("plot").textContent = plotOf(doc);
 }
@@ -166,9 +168,10 @@ function offerFile(doc, title, canonical, current) {
   const offer = (size) => {
     dl.textContent = "Download" + (typeof size === "number" ? " (" + fmtBytes(size) + ")" : "");
     $("download-part").hidden = false;
-    // The poster frame and the subtitles are thumbnails and files of
-    // this node's: a peer's file plays without them.
-    showPlayer(playable(doc.mimeType), href, title, canonical, local ? posterOf(doc) : "", local ? byLang : {}, flags);
+    // The poster frame is a thumbnail (a peer's poster is fetched); the
+    // subtitles are files of this node's: a peer's file plays without
+    // them.
+    showPlayer(playable(doc.mimeType), href, title, canonical, posterOf(doc), local ? byLang : {}, flags);
   };
   if (local) {
     offer(doc.sizeByte);
