@@ -43,6 +43,10 @@ const artFetches = 4
 // every load).
 const artRetry = 2 * time.Minute
 
+// artFetchTimeout bounds a fetch of an image, the lookup of its record
+// and its providers included.
+const artFetchTimeout = 30 * time.Second
+
 // maxArtFailures bounds the failures remembered.
 const maxArtFailures = 4096
 
@@ -86,21 +90,14 @@ func (n *Node) openArt() error {
 	return nil
 }
 
-// thumbSource opens the bytes of the image c names for its thumbnail: a
-// local file, else a peer's image, fetched once into the art cache.
-func (n *Node) thumbSource(ctx context.Context, b *backend, c string, from api.Caller) (io.ReadCloser, error) {
-	f, err := b.File(ctx, c)
-	if err == nil {
-		return f.Content, nil
-	}
-	if !errors.Is(err, api.ErrNotFound) || n.art == nil {
-		return nil, err
-	}
+// peerThumbnail is the thumbnail of a peer's image c names: the image
+// fetched once into the art cache, its thumbnail made as a local one's.
+func (n *Node) peerThumbnail(ctx context.Context, c string, width int, from api.Caller) (string, error) {
 	p, err := n.art.get(ctx, n, c, from)
 	if err != nil {
-		return nil, err
+		return "", err
 	}
-	return os.Open(p)
+	return n.thumbs.Get(ctx, c, width, func() (io.ReadCloser, error) { return os.Open(p) })
 }
 
 // get is the path of the peer's image c names in the cache, fetched
@@ -123,10 +120,15 @@ func (a *peerArt) get(ctx context.Context, n *Node, c string, from api.Caller) (
 		fe = &artFetch{done: make(chan struct{})}
 		a.busy[c] = fe
 		a.mu.Unlock()
-		fe.path, fe.err = a.fetch(ctx, n, c, from)
+		// The fetch is not the first asker's alone: others wait on it,
+		// so it runs to its end (or artFetchTimeout) whatever the
+		// asker does meanwhile.
+		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), artFetchTimeout)
+		fe.path, fe.err = a.fetch(fctx, n, c, from)
+		cancel()
 		a.mu.Lock()
 		delete(a.busy, c)
-		if fe.err != nil && ctx.Err() == nil {
+		if fe.err != nil {
 			if len(a.failed) >= maxArtFailures {
 				clear(a.failed)
 			}

@@ -213,8 +213,17 @@ func (n *Node) problems() []string {
 // peers (a peer's file's poster) is fetched from them once (art.go).
 func (b *backend) Thumbnail(ctx context.Context, c string, width int, from api.Caller) (string, error) {
 	path, err := b.n.thumbs.Get(ctx, c, width, func() (io.ReadCloser, error) {
-		return b.n.thumbSource(ctx, b, c, from)
+		f, err := b.File(ctx, c)
+		if err != nil {
+			return nil, err
+		}
+		return f.Content, nil
 	})
+	if errors.Is(err, api.ErrNotFound) {
+		// Fetched before the thumbnail is made, so that a slow peer
+		// holds none of the cache's decoders.
+		path, err = b.n.peerThumbnail(ctx, c, width, from)
+	}
 	if errors.Is(err, thumbs.ErrNotImage) || errors.Is(err, thumbs.ErrTooLarge) {
 		return "", fmt.Errorf("%w: %s: %w", api.ErrUnprocessable, c, err)
 	}
