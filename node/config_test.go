@@ -31,6 +31,7 @@ func TestConfig_ValidateNamesFlags(t *testing.T) {
 		{"meta cache", func(c *node.Config) { c.MetaCache = -2 }, "config: --meta-cache -2: -1 (none), 0 (the default) or a number of documents"},
 		{"settle", func(c *node.Config) { c.Settle = -time.Second }, "config: --settle -1s: may not be negative"},
 		{"share-rate", func(c *node.Config) { c.ShareRate = -1 }, "config: --share-rate -1: may not be negative (bytes a second; 0 is unlimited)"},
+		{"art-cache", func(c *node.Config) { c.ArtCache = -1 }, "config: --art-cache -1: may not be negative (bytes; 0 is the default, 500 MiB)"},
 		{"listen", func(c *node.Config) { c.P2P.Listen = []string{"/ip4/127.0.0.1/tcp/0", "bogus"} }, `config: --listen "bogus": …`},
 		{"listen QUIC, private", func(c *node.Config) {
 			c.P2P.SwarmKeyFile, c.P2P.Listen = "swarm.key", []string{"/ip4/127.0.0.1/udp/0/quic-v1"}
