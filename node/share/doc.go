@@ -70,6 +70,8 @@
 //     middle, a changed file, the log and --share-rate, hostile wants.
 //   - holders_test.go: a file whose copy left, an index of version 1, a
 //     block the index lost, a stall's error on both sides.
+//   - art_test.go: artwork served without --share-files, and no other
+//     file.
 //   - blockindex_test.go: FuzzDecodeEntry, entries of version 1, shared
 //     blocks put and forgotten.
 //   - export_test.go: writing an index as version 1 kept it, losing a
@@ -79,7 +81,8 @@
 //
 // bitswap runs its own goroutines and calls the blockstore, the filter
 // and the tracer from them, concurrently: the tracker, the open files,
-// the links and the refusals are guarded by their own locks, misses by
+// the links, the refusals and Config.Art's remembered answers
+// (art) are guarded by their own locks, misses by
 // missMu, the index's writes (which read the entries they change) by
 // its own mutex, and one file at a time is indexed on demand (building).
 // Start runs the tracker's, the open files' and the links' janitors and
