@@ -80,7 +80,7 @@ func TestAPI_PeerArt(t *testing.T) {
 	writeOld(t, filepath.Join(heat, "fanart.png"), noisePNG(t, 400, 300)) // more than one block
 	big := filepath.Join(libA, "Movies", "Big (1988)")
 	writeOld(t, filepath.Join(big, "Big.1988.mkv"), film[:100<<10])
-	writeOld(t, filepath.Join(big, "poster.png"), noisePNG(t, 1400, 1100)) // about 6 MiB
+	writeOld(t, filepath.Join(big, "poster.png"), noisePNG(t, 1400, 1100))              // about 6 MiB
 	writeOld(t, filepath.Join(libA, "Photos", "beach.jpg"), jpegPoster(t, 300, 200, 5)) // no file's artwork
 	a := startNodeWith(t, libA, nil)
 
