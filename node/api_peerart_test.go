@@ -143,6 +143,23 @@ func TestAPI_PeerArt(t *testing.T) {
 		t.Errorf("the 6 MiB poster is kept at B: %v", err)
 	}
 
+	// A record that says the big poster is small: refused by the size
+	// its root says, before its blocks are fetched.
+	bigHashes, err := ingest.HashFile(context.Background(), filepath.Join(big, "poster.png"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	small := sha256.Sum256([]byte("a small image"))
+	smallCID, _ := protocol.SHA256CID(small[:])
+	if _, err := b.Store().MergeRecord(context.Background(), a.PeerID(), []string{smallCID.String(), bigHashes.IPFS},
+		map[string]string{"mimeType": "image/png", "sizeByte": "1000"}); err != nil {
+		t.Fatal(err)
+	}
+	resp, body = do(t, b, "GET", "/api/thumb/"+smallCID.String(), nil)
+	if e := apiError(t, body); resp.StatusCode != 422 || !strings.Contains(e, "larger than 5 MiB") {
+		t.Errorf("a 6 MiB poster its record calls small: %s %s", resp.Status, e)
+	}
+
 	// A record that pairs a CID with the fan art's bytes: they are
 	// fetched, disprove it, and nothing is kept.
 	fan, err := ingest.HashFile(context.Background(), filepath.Join(heat, "fanart.png"))
