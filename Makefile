@@ -69,6 +69,7 @@ bench: deps deps-bench
 	METAMESH_KUBO="$$(./scripts/kubo.sh || true)" $(GO) test -run '^$$' -bench 'ShareFile' -benchtime 1x -timeout 20m ./node
 	$(GO) test -run '^$$' -bench 'Catalog' -benchtime 5x -timeout 10m ./node/catalog
 	$(GO) test -run '^$$' -bench 'Cache_Flood' -benchtime 1x -timeout 10m ./node/thumbs
+	$(GO) test -run '^$$' -bench 'HitRate' -benchtime 1x -timeout 10m ./node/artcache
 	$(GO) test -run '^$$' -bench 'Subtitle_Flood' -benchtime 1x -timeout 10m ./api
 	$(GO) test -run '^$$' -bench 'Index' -benchtime 1x -timeout 10m ./dag
 	$(GO) test -run '^$$' -bench 'Federation' -benchtime 1x -timeout 30m ./testnet
