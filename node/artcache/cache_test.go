@@ -197,3 +197,37 @@ func BenchmarkCache_HitRate(b *testing.B) {
 		})
 	}
 }
+
+// FuzzPut: whatever name and bytes a peer's answer and a request bring,
+// the cache keeps a file only under a CID, inside its directory, and
+// never more than MaxImage bytes.
+func FuzzPut(f *testing.F) {
+	f.Add("bafkreihdwdcefgh4dqkjv67uzcmw7ojee6xedzdetojuzjevtenxquvyku", []byte("poster"))
+	f.Add("../../etc/passwd", []byte("x"))
+	f.Add("", []byte{})
+	f.Add("QmYwAPJzv5CZsnA625s3Xf2nemtYgPpHdWEz79ojWnPbdG", bytes.Repeat([]byte{0xff}, 1024))
+	dir := f.TempDir()
+	c, err := Open(dir, 1<<20)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, id string, data []byte) {
+		p, err := c.Put(id, bytes.NewReader(data), nil)
+		if err != nil {
+			return
+		}
+		if _, err := cid.Decode(id); err != nil {
+			t.Fatalf("kept %q, which is no CID", id)
+		}
+		if filepath.Dir(p) != dir || filepath.Base(p) != id {
+			t.Fatalf("kept %q at %s, outside %s", id, p, dir)
+		}
+		got, err := os.ReadFile(p)
+		if err != nil || !bytes.Equal(got, data) {
+			t.Fatalf("kept %d bytes (%v), want %d", len(got), err, len(data))
+		}
+		if got, ok := c.Path(id); !ok || got != p {
+			t.Fatalf("Path(%q) = %q %v after a Put", id, got, ok)
+		}
+	})
+}

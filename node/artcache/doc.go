@@ -16,7 +16,8 @@
 //   - cache.go: Cache (Open, Path, Put, Stats), the LRU by bytes.
 //   - cache_test.go: a put found again after a restart, the cap
 //     evicting the least recently used, an oversized image refused, and
-//     BenchmarkCache_HitRate (hits/requests of a grid asked twice, a
+//     FuzzPut (a name and bytes from a peer kept only under a CID, in
+//     the directory), BenchmarkCache_HitRate (hits/requests of a grid asked twice, a
 //     scan past the cap, a skewed browse; each against no cap).
 //
 // # Concurrency
