@@ -132,6 +132,9 @@ type Sharing struct {
 	Enabled bool `json:"enabled"`
 	// Rate is --share-rate in bytes a second; 0 is unlimited.
 	Rate int64 `json:"rate"`
+	// Art is --share-art: peers may fetch the artwork of the household's
+	// files (their posters), whatever Enabled says.
+	Art bool `json:"art"`
 }
 
 // Relay is one relay of Status: a --relay, or a --bootstrap peer that

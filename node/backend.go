@@ -131,7 +131,7 @@ func (b *backend) Status(ctx context.Context) (api.Status, error) {
 	}
 	net := n.p2p.Status()
 	st.RelayService = net.RelayService
-	st.Sharing = api.Sharing{Enabled: n.cfg.ShareFiles, Rate: n.cfg.ShareRate}
+	st.Sharing = api.Sharing{Enabled: n.cfg.ShareFiles, Rate: n.cfg.ShareRate, Art: !n.cfg.NoShareArt}
 	st.Reachability, st.ReachableAddrs = net.Reachability, multiaddrStrings(net.ReachableAddrs)
 	st.ReachabilityBasis = net.Basis
 	st.ObservedAddrs = multiaddrStrings(net.ObservedAddrs)

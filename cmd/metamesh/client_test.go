@@ -329,3 +329,21 @@ func TestClient_StatusOutput(t *testing.T) {
 		}
 	}
 }
+
+// TestClient_SharingLine: status says whether peers may fetch the
+// household's files, and, when not, whether they may fetch its artwork.
+func TestClient_SharingLine(t *testing.T) {
+	for _, tt := range []struct {
+		s    api.Sharing
+		want string
+	}{
+		{api.Sharing{}, "off: peers may not fetch this household's files (--share-files)"},
+		{api.Sharing{Art: true}, "off: peers may not fetch this household's files (--share-files), only their artwork (--share-art)"},
+		{api.Sharing{Enabled: true, Art: true}, "on: peers may fetch this household's files"},
+		{api.Sharing{Enabled: true, Rate: 2e6}, "on: peers may fetch this household's files, at most 2 MB/s"},
+	} {
+		if got := sharingLine(tt.s); got != tt.want {
+			t.Errorf("%+v: %q, want %q", tt.s, got, tt.want)
+		}
+	}
+}

@@ -294,9 +294,12 @@ func reservation(rl api.Relay) string {
 	return s
 }
 
-// sharingLine says whether peers may fetch the household's files.
+// sharingLine says whether peers may fetch the household's files, and
+// their artwork when not the files.
 func sharingLine(s api.Sharing) string {
 	switch {
+	case !s.Enabled && s.Art:
+		return "off: peers may not fetch this household's files (--share-files), only their artwork (--share-art)"
 	case !s.Enabled:
 		return "off: peers may not fetch this household's files (--share-files)"
 	case s.Rate > 0:

@@ -28,7 +28,7 @@ export function renderReachability(st) {
   $("relays").replaceChildren(...(relays.length === 0 ? [el("li", { class: "muted" }, "none")] : relays.map(relayItem)));
   $("relay-service").textContent = st.relayService ? "on (relays for other peers)" : "off";
   const sh = st.sharing || {};
-  $("sharing").textContent = !sh.enabled ? "off (other households cannot fetch this household's files)"
+  $("sharing").textContent = !sh.enabled ? "off (other households cannot fetch this household's files" + (sh.art ? "; they see their posters)" : ")")
     : "on (other households may fetch this household's files" + (sh.rate > 0 ? ", at most " + fmtBytes(sh.rate) + "/s)" : ")");
 }
 
