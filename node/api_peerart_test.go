@@ -64,7 +64,7 @@ func apiError(t testing.TB, body []byte) string {
 // A household that does not share its files still serves the artwork of
 // the files it announces: another household's /api/thumb of a poster of
 // one of its films answers a thumbnail, fetched once and kept under
-// DATA/art; the film itself is not served, nor an image that is no
+// DATA/art (within --art-cache: the least recently used goes); the film itself is not served, nor an image that is no
 // file's artwork; an image over 5 MiB is not
 // fetched, and a record pairing a CID with another image's bytes keeps
 // nothing. A household running --share-art=false serves none: the
@@ -91,7 +91,9 @@ func TestAPI_PeerArt(t *testing.T) {
 	quiet := startNodeWith(t, libQ, func(c *node.Config) { c.NoShareArt = true })
 
 	var dataB string
-	b, logB := startNodeLogged(t, t.TempDir(), func(c *node.Config) { dataB = c.DataDir })
+	// A cap of 100 KiB: the poster (7 KB) fits, the fan art (470 KiB)
+	// is kept alone.
+	b, logB := startNodeLogged(t, t.TempDir(), func(c *node.Config) { dataB = c.DataDir; c.ArtCache = 100 << 10 })
 	for _, n := range []*node.Node{a, quiet} {
 		if err := connect(b, n); err != nil {
 			t.Fatal(err)
@@ -120,6 +122,15 @@ func TestAPI_PeerArt(t *testing.T) {
 	fanart := canonicalOf(t, filepath.Join(heat, "fanart.png"))
 	if resp, body := do(t, b, "GET", "/api/thumb/"+fanart+"?w=640", nil); resp.StatusCode != 200 {
 		t.Errorf("B's thumbnail of A's fan art (several blocks): %s %.300s", resp.Status, body)
+	}
+	if _, err := os.Stat(filepath.Join(dataB, "art", poster)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the poster is still in DATA/art past --art-cache: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dataB, "art", fanart)); err != nil {
+		t.Errorf("the fan art fetched last is not kept: %v", err)
+	}
+	if resp, _ := do(t, b, "GET", "/api/thumb/"+poster+"?w=160", nil); resp.StatusCode != 200 {
+		t.Errorf("the poster's thumbnail, made before it left DATA/art: %s", resp.Status)
 	}
 
 	// The film is not served: A does not share its files.
