@@ -122,7 +122,7 @@ func (in *Ingester) extract(ctx context.Context, st store.PathState, path string
 // extractVersion is the version of what the extractors write; a primary
 // path extracted with an older one is extracted again on the next scan
 // (no re-hashing). Bump it whenever an extractor changes its output.
-const extractVersion = NameParserVersion + 3 // +1: a video file's name decides when its bytes are not recognised; +1: NFO files; +1: sidecars say they are one
+const extractVersion = NameParserVersion + 4 // +1: a video file's name decides when its bytes are not recognised; +1: NFO files; +1: sidecars say they are one; +1: which fields the name alone gave
 
 // extractedFields are the field names and prefixes the default
 // extractors write: a re-extraction drops what they no longer find, and
@@ -130,7 +130,7 @@ const extractVersion = NameParserVersion + 3 // +1: a video file's name decides 
 var extractedFields = []string{"mimeType", "fileType", "titles/eng", "originalTitle", "movieYear", "season", "episode",
 	"episodeTitle", "videoType", "release", "episodes", "releasedate", "fileinfo",
 	"plot/" + NFOLanguage, "genre", "rating", "mpaa", "imdbid", "tmdbid", "tvdbid", "show", "subtitles", "subtitleflags", "art",
-	store.SidecarField}
+	store.SidecarField, store.FromNameField}
 
 // sidecarFields are what the name and NFO extractors and the sidecar links
 // write: what a change of a sidecar re-extracts (relink), leaving the
@@ -171,15 +171,30 @@ func (in *Ingester) addLinks(ctx context.Context, path string, fields map[string
 // the error is still used (an NFO that cannot be read next to one that
 // can).
 func (in *Ingester) runExtractors(ctx context.Context, subj *Subject, exs []Extractor, fields map[string]string) {
+	byName := map[string]bool{}
 	for _, ex := range exs {
 		out, err := ex.Extract(ctx, subj)
 		if err != nil {
 			in.log.Warn("extractor failed", "extractor", ex.Name(), "path", subj.Path, "err", err)
 		}
+		_, named := ex.(Filename)
 		for k, v := range out {
 			if store.ValidField(k) == nil {
 				fields[k] = v
+				byName[k] = named
 			}
 		}
+	}
+	// Which of the fields a peer may know better came from the file's
+	// name alone (store.FromNameField): a guess, where an NFO is a word.
+	var guessed []string
+	for k, named := range byName {
+		if named && store.Fillable(k) {
+			guessed = append(guessed, k)
+		}
+	}
+	if len(guessed) > 0 {
+		slices.Sort(guessed)
+		fields[store.FromNameField] = strings.Join(guessed, " ")
 	}
 }

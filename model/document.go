@@ -69,6 +69,13 @@ type Document struct {
 	// deleting one brings back what the file's name or NFO says. Left
 	// out when empty.
 	Edited []string
+	// ShownFrom says, for each field of a local file that peers may fill
+	// in (a title, the plot, the IDs, the genres as one, the poster), where
+	// the value shown came from: "edit" (the household's own edit), "own"
+	// (its file: an NFO, an extractor), "name" (its file name's guess) or
+	// the peer ID of the household whose record gave it. Left out when
+	// empty.
+	ShownFrom map[string]string
 	// Meta is the open metadata: every other field, nested and typed.
 	Meta Meta
 
@@ -109,6 +116,7 @@ const (
 	keyLearned         = "learned"
 	keyPeerNames       = "peerNames"
 	keyEdited          = "edited"
+	keyShownFrom       = "shownFrom"
 )
 
 // MarshalJSON writes the document as one object, keys sorted (as
@@ -164,6 +172,7 @@ func (d Document) OwnKeys() []string {
 		{keyOrigin, len(d.Origin) > 0},
 		{keyPeerNames, len(d.PeerNames) > 0},
 		{keyEdited, len(d.Edited) > 0},
+		{keyShownFrom, len(d.ShownFrom) > 0},
 	} {
 		if k.in {
 			keys = append(keys, k.key)
@@ -210,6 +219,8 @@ func (d Document) appendOwn(b []byte, k string) ([]byte, error) {
 		return appendObject(b, d.Origin, func(b []byte, m Meta) ([]byte, error) { return ObjectValue(m).appendJSON(b) })
 	case keyPeerNames:
 		return appendObject(b, d.PeerNames, func(b []byte, n string) ([]byte, error) { return appendString(b, n), nil })
+	case keyShownFrom:
+		return appendObject(b, d.ShownFrom, func(b []byte, n string) ([]byte, error) { return appendString(b, n), nil })
 	}
 	return nil, fmt.Errorf("not a key of the document's own")
 }
@@ -281,6 +292,8 @@ func (d *Document) readOwn(k string, raw json.RawMessage) bool {
 		return json.Unmarshal(raw, &d.Learned) == nil && len(d.Learned) > 0
 	case keyPeerNames:
 		return json.Unmarshal(raw, &d.PeerNames) == nil && len(d.PeerNames) > 0
+	case keyShownFrom:
+		return json.Unmarshal(raw, &d.ShownFrom) == nil && len(d.ShownFrom) > 0
 	case keyOrigin:
 		var v Value
 		if v.UnmarshalJSON(raw) != nil || !peerOrigin(v) {
@@ -327,6 +340,8 @@ func (d *Document) readMeta(k string, raw json.RawMessage) error {
 		d.Learned = nil
 	case keyPeerNames:
 		d.PeerNames = nil
+	case keyShownFrom:
+		d.ShownFrom = nil
 	}
 	var v Value
 	if err := v.UnmarshalJSON(raw); err != nil {

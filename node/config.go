@@ -65,6 +65,16 @@ type Config struct {
 	// household only when connected to it. It still searches others and
 	// answers their searches.
 	NoSearchIndex bool
+	// NoLearning stops asking peers about the household's own files
+	// (--learn-from-peers=false): what other households know of them
+	// (titles, plots, IDs, posters) is then not filled in where the
+	// household has nothing of its own (federation.HouseholdConfig's
+	// LearnFromPeers).
+	NoLearning bool
+	// LearnInterval and LearnIdleInterval are the learner's pace while
+	// the node scans and at idle (zero: the federation's defaults; tests
+	// shorten them).
+	LearnInterval, LearnIdleInterval time.Duration
 	// ShareFiles answers peers' bitswap wants for the blocks of the
 	// local files (--share-files): households of the federation (and any
 	// IPFS node the host admits) may then fetch them by their IPFS CID.

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"path/filepath"
@@ -40,10 +41,13 @@ type Node struct {
 	cfg Config
 	log *slog.Logger
 
-	st   *store.Store
-	ing  *ingest.Ingester
-	http *http.Server
-	ln   net.Listener
+	st  *store.Store
+	ing *ingest.Ingester
+	// scanning is ing once it started, for goroutines started before it
+	// (the learner's busy).
+	scanning atomic.Pointer[ingest.Ingester]
+	http     *http.Server
+	ln       net.Listener
 
 	key crypto.PrivKey // the node's identity (DATA/identity.key)
 	p2p *p2p.Net
@@ -224,12 +228,28 @@ func (n *Node) startHousehold(ctx context.Context) error {
 		ReprovideInterval: n.cfg.ReprovideInterval, ProviderRecordTTL: n.cfg.P2P.ProviderRecordTTL,
 		LookupTimeout: n.cfg.LookupTimeout, PeerRecordTTL: n.cfg.PeerRecordTTL, Name: n.cfg.Name,
 		NoSearchIndex: n.cfg.NoSearchIndex, Catalog: n.cat, Logger: n.log,
+		LearnFromPeers: !n.cfg.NoLearning, LearnInterval: n.cfg.LearnInterval, LearnIdleInterval: n.cfg.LearnIdleInterval,
+		Busy: n.busy,
 	})
 	if err != nil {
 		return err
 	}
 	n.hh = hh
 	return nil
+}
+
+// busy reports a node that scans its libraries: the learner then asks
+// peers at its slower pace.
+func (n *Node) busy() bool {
+	ing := n.scanning.Load()
+	if ing == nil {
+		return true
+	}
+	switch ing.Progress().State {
+	case "watching", "polling", "idle":
+		return false
+	}
+	return true
 }
 
 // startIngest starts ingest of the libraries (watch, then scan), and the
@@ -255,6 +275,7 @@ func (n *Node) startIngest(ctx, bg context.Context) error {
 	if err := ing.Start(ctx); err != nil {
 		return err
 	}
+	n.scanning.Store(ing)
 	// Files skipped while the data directory was full are taken in once
 	// it has space again and Redis takes writes (space.go).
 	n.wg.Add(1)

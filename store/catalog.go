@@ -18,7 +18,7 @@ const catalogBatch = 256
 // not show; CatalogField reports them, so a write to any of them reaches
 // the node's catalog, which reads the entry again.
 var catalogFields = []string{"title", "titles/", "originalTitle", "filePath", "fileName", "movieYear", "year",
-	"season", "episode", "episodeTitle", "sizeByte", "fileType", "videoType", PosterField}
+	"season", "episode", "episodeTitle", "sizeByte", "fileType", "videoType", PosterField, FromNameField}
 
 // PosterField links a file to its poster: the poster's CID (ingest's
 // sidecars, an NFO's art).
@@ -121,6 +121,10 @@ func decodeCatalog(c *redis.Cmd) ([]Document, error) {
 		kv := strs(t[4])
 		for i := 0; i+1 < len(kv); i += 2 {
 			d.Fields[kv[i]] = kv[i+1]
+		}
+		if len(t) > 5 {
+			d.Edited = strs(t[5])
+			sort.Strings(d.Edited)
 		}
 		sort.Strings(d.CIDs)
 		sort.Strings(d.Peers)

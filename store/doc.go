@@ -218,6 +218,11 @@
 //     at start, after a trim or a lost subscription, on request.
 //   - merge.go: MergeRecord, the conflict-free merge of peers' records,
 //     and the eviction of roots known only from peers.
+//   - fillin.go: Document.Shown, what a local file shows of what
+//     peers' records said of it where it has nothing of its own (a
+//     field its file name alone gave, FromNameField, is a guess a peer's
+//     word replaces), the majority of distinct households deciding, and
+//     where each shown field came from.
 //   - summary.go: what the store reads for a list or a search hit:
 //     Summary (File, the API's form of it), SummaryOfFields (the node's
 //     rules for a file's title, year and episode from its flat fields),

@@ -130,15 +130,21 @@ func (d Document) Vouches(c string) bool {
 func (d Document) FilePath() string { return d.Fields["filePath"] }
 
 // Presented is the flat metadata the document shows (GET /api/meta's
-// answer nests it, model.NestMeta): Fields plus, for a root
-// known only from peers, every peer's field at top level where no field
-// of higher precedence has it, its own fields first, then each peer's by
-// peer ID, smallest first, so it does not depend on the order records
-// arrived in. What peers said is always under origin/<peer>/ too. The map
-// is the document's own for a local root: do not change it.
+// answer nests it, model.NestMeta): for a local root, Fields with what
+// peers fill in where the household has none of its own (Shown); for a
+// root known only from peers, Fields plus every peer's field at top level
+// where no field of higher precedence has it, its own fields first, then
+// each peer's by peer ID, smallest first, so it does not depend on the
+// order records arrived in. What peers said is always under
+// origin/<peer>/ too. The map may be the document's own: do not change
+// it.
 func (d Document) Presented() map[string]string {
 	if d.Local() {
-		return d.Fields
+		if !d.hasClaims() {
+			return d.Fields
+		}
+		f, _ := d.Shown()
+		return f
 	}
 	type claim struct{ peer, field, value string }
 	var claims []claim
@@ -165,6 +171,17 @@ func (d Document) Presented() map[string]string {
 		}
 	}
 	return out
+}
+
+// hasClaims reports a document that holds a peer's claim
+// (origin/<peer>/…).
+func (d Document) hasClaims() bool {
+	for f := range d.Fields {
+		if strings.HasPrefix(f, OriginPrefix+"/") {
+			return true
+		}
+	}
+	return false
 }
 
 // Document reads a root's document with one server round trip.

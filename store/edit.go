@@ -32,6 +32,8 @@ func ValidEditField(f string) error {
 	switch {
 	case first == "origin":
 		return fmt.Errorf("store: field %q: what peers said of a file is theirs: %w", f, ErrReservedField)
+	case f == FromNameField:
+		return fmt.Errorf("store: field %q: the node's own, what the file's name gave: %w", f, ErrReservedField)
 	case len(f) > MaxEditKey:
 		return fmt.Errorf("store: field of %d bytes, at most %d: %w", len(f), MaxEditKey, ErrTooLarge)
 	case !utf8.ValidString(f) || strings.ContainsFunc(f, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }):

@@ -80,6 +80,11 @@ type SearchHit struct {
 	// Art the kinds of its artwork (poster, fanart, …), sorted.
 	Subtitles []string `json:"subtitles,omitempty"`
 	Art       []string `json:"art,omitempty"`
+	// Own is what the household's own fields say of a local file whose
+	// summary peers filled in (Document.Shown), nil when they filled in
+	// nothing: an answer to a peer's search carries only the household's
+	// own word.
+	Own *Summary `json:"-"`
 }
 
 // CatalogEntryOf is the summary of d (a whole document, or one holding
@@ -106,6 +111,13 @@ func (s *Store) SearchHits(ctx context.Context, roots []RootID) ([]SearchHit, er
 	err := s.readSummaries(ctx, roots, hitFields, func(d Document) {
 		h := SearchHit{Summary: summaryOf(d)}
 		h.Poster = posterOf(d)
+		if d.Local() && d.hasClaims() {
+			own := h.Summary
+			o := SummaryOfFields(d.Fields)
+			own.Title, own.Year, own.Season, own.Episode, own.EpisodeTitle, own.IMDbID = o.Title, o.Year, o.Season, o.Episode, o.EpisodeTitle, o.IMDbID
+			own.Poster = d.Fields[PosterField]
+			h.Own = &own
+		}
 		h.Subtitles, h.Art = sidecarsOf(d)
 		out = append(out, h)
 	})

@@ -43,6 +43,8 @@ comma-separated.`,
 			cfg.P2P.NoHolePunching = !punch
 			index, _ := f.GetBool("search-index")
 			cfg.NoSearchIndex = !index
+			learn, _ := f.GetBool("learn-from-peers")
+			cfg.NoLearning = !learn
 			cfg.P2P.ConnLow, _ = f.GetInt("conn-low")
 			cfg.P2P.ConnHigh, _ = f.GetInt("conn-high")
 			cfg.ReprovideInterval, _ = f.GetDuration("reprovide-interval")
@@ -86,6 +88,7 @@ comma-separated.`,
 	f.StringArray("relay", nil, "a circuit relay to keep a reservation with while not publicly reachable, …/p2p/<peerID>; repeat for more (env METAMESH_RELAY)")
 	f.Bool("relay-service", false, "relay for other households (circuit relay v2, libp2p's default limits); for a publicly reachable node (env METAMESH_RELAY_SERVICE)")
 	f.Bool("search-index", true, "provide on the DHT a key for every word of the local files' titles, IDs and genres, so that federated searches anywhere in the federation find this household; --search-index=false stops it (searching others and answering their searches go on) (env METAMESH_SEARCH_INDEX)")
+	f.Bool("learn-from-peers", true, "ask the households that have the same files for what they know of them (titles, plots, IDs, posters), a few files a minute in the background, and show it where this household has nothing of its own; --learn-from-peers=false stops it (env METAMESH_LEARN_FROM_PEERS)")
 	f.Bool("hole-punching", true, "upgrade relayed connections to direct ones where the NATs allow (DCUtR); --hole-punching=false turns it off (env METAMESH_HOLE_PUNCHING)")
 	f.Int("conn-low", 100, "connection manager low watermark (env METAMESH_CONN_LOW)")
 	f.Int("conn-high", 400, "connection manager high watermark (env METAMESH_CONN_HIGH)")

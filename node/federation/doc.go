@@ -33,6 +33,12 @@
 //   - resolve_net.go: lookupNet, all a lookup touches of the network
 //     (the walk's providers, the connected and routing-table peers, one
 //     peer's record), and dhtNet, its libp2p and kad-dht side.
+//   - learn.go: the learner (HouseholdConfig.LearnFromPeers): one local
+//     video at a time, at a bounded pace, that lacks a title, plot, IMDb
+//     ID or poster of its own, asked of the households that provide its
+//     canonical CID (the connected peers when the DHT names none), their
+//     verified records merged; a file asked again after a week, or after
+//     an hour (or a household not seen before) when no one answered.
 //   - document.go: the model.Document GET /api/meta answers, built from a
 //     store.Document in one place (known fields typed, exact bytes of
 //     paths that are not UTF-8).
@@ -91,6 +97,7 @@
 // StartHousehold runs: the announcer (node/announce), store.Changes
 // handing the store's changes to the search indexer (node/search), the
 // catalog when given (node/catalog) and the announcer, in that order, and
+// the learner, when on (one goroutine: it asks one file at a time);
 // a watcher that reprovides when the routing table goes
 // from empty to not empty, or the node gets a relay reservation afresh
 // (not a renewal);

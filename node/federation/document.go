@@ -53,7 +53,11 @@ func newDocument(d store.Document, source string, providers []string) model.Docu
 		}
 	}
 
-	meta := model.NestMeta(d.Presented(), typedValue)
+	shown, from := d.Shown()
+	if len(from) > 0 {
+		doc.ShownFrom = from
+	}
+	meta := model.NestMeta(shown, typedValue)
 	// A filePath that is also an object (an outside writer's filePath/x)
 	// stays metadata, as it is shown.
 	if fp := meta["filePath"]; fp.Kind == model.KindString && fp.Str != "" {

@@ -1,6 +1,7 @@
 package federation
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -63,6 +64,16 @@ type HouseholdConfig struct {
 	// Catalog, when set, is kept in step with the store's changes (a
 	// node's GET /api/library); nil keeps none.
 	Catalog *catalog.Catalog
+	// LearnFromPeers runs the learner: the households that provide a
+	// local file's canonical CID are asked for their records of it in
+	// the background, so that what they know shows where the household
+	// has nothing of its own (learn.go). LearnInterval and
+	// LearnIdleInterval are its pace while Busy reports true and
+	// otherwise (zero: DefaultLearnInterval, DefaultLearnIdleInterval;
+	// Busy nil: always idle).
+	LearnFromPeers                   bool
+	LearnInterval, LearnIdleInterval time.Duration
+	Busy                             func() bool
 	// Logger; default discards.
 	Logger *slog.Logger
 }
@@ -88,6 +99,8 @@ type Household struct {
 	// scores are the peers that hung or lied, shared by lookups and
 	// searches: asked last, a liar's records not believed.
 	scores *scores
+	// learn is the learner (nil unless LearnFromPeers).
+	learn *learner
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -170,11 +183,15 @@ func StartHousehold(ctx context.Context, cfg HouseholdConfig) (*Household, error
 	hh.ho = handoff.Start(p.Host(), p.DHT(), p.Held(), handoff.Options{Logger: log})
 	bg, cancel := context.WithCancel(context.Background())
 	hh.cancel = cancel
-	for _, run := range []func(context.Context){
-		hh.ann.Run,
-		changes.Run,
-		hh.reprovideOnFirstPeer,
-	} {
+	runs := []func(context.Context){hh.ann.Run, changes.Run, hh.reprovideOnFirstPeer}
+	if cfg.LearnFromPeers {
+		hh.learn = &learner{st: cfg.Store, net: hh.res.net, scores: hh.scores, log: log.With("component", "learn"),
+			interval: cmp.Or(cfg.LearnInterval, DefaultLearnInterval), idle: cmp.Or(cfg.LearnIdleInterval, DefaultLearnIdleInterval),
+			busy: cfg.Busy, timeout: cfg.LookupTimeout,
+			next: map[store.RootID]time.Time{}, missed: map[store.RootID]int{}, seen: map[peer.ID]bool{}}
+		runs = append(runs, hh.learn.run)
+	}
+	for _, run := range runs {
 		hh.wg.Add(1)
 		go func() {
 			defer hh.wg.Done()
@@ -210,6 +227,15 @@ func (hh *Household) reprovideOnFirstPeer(ctx context.Context) {
 		}
 		had, fresh = has, f
 	}
+}
+
+// LearnStats are how many local files the learner asked peers about,
+// and how many of them some household answered for (0, 0 without one).
+func (hh *Household) LearnStats() (asked, answered int64) {
+	if hh.learn == nil {
+		return 0, 0
+	}
+	return hh.learn.asked.Load(), hh.learn.answered.Load()
 }
 
 // Disproved marks peers that signed a record its bytes disproved (it

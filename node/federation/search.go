@@ -145,6 +145,11 @@ func (ss *searchService) sealed(ctx context.Context, version string, req protoco
 		if h.Source != "local" {
 			continue
 		}
+		if h.Own != nil {
+			// What peers filled in is shown here, never signed as this
+			// household's word.
+			h.Summary = *h.Own
+		}
 		ph, err := protocol.NewSearchHit(h.CIDs, h.Title, h.Size, h.FileType)
 		if err != nil {
 			continue

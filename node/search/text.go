@@ -119,12 +119,14 @@ func searchTokens(fields map[string]string) map[string]int {
 // titles (title, original, show and episode titles), its IMDb, TMDB and
 // TVDB IDs and its genres, never from its file name or path, that
 // protocol.Keyed keeps; sorted, distinct. A root known only from peers
-// gives none: a household provides keys for its own files only.
+// gives none: a household provides keys for its own files only, and of
+// its own fields only (what peers fill in is searched here, never
+// announced as the household's words).
 func KeyTokens(d store.Document) []string {
 	if !d.Local() {
 		return nil
 	}
-	fields := d.Presented()
+	fields := d.Fields
 	seen := map[string]bool{}
 	for f, v := range fields {
 		if !titleField(f) && !idField(f) && !genreField(f) {

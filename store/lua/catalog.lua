@@ -8,7 +8,7 @@
 --   A peer's claim origin/<peer>/<name> is read when <name> is named.
 -- Reply (decodeCatalog): for each root, false when there is no such
 --   root, else {root, {member, …}, {learned member, …}, {peer, …},
---   {field, value, …}}. A root is local when its fields hold filePath, as
+--   {field, value, …}, {edited field, …}}. A root is local when its fields hold filePath, as
 --   for Store.Document.
 local n = tonumber(ARGV[1])
 local exact, prefixes = {}, {}
@@ -49,7 +49,8 @@ local function entry(r)
       if v then kv[#kv + 1] = names[i]; kv[#kv + 1] = v end
     end
   end
-  return {r, ms, redis.call('HKEYS', 'learned:' .. r), redis.call('SMEMBERS', 'peers:' .. r), kv}
+  return {r, ms, redis.call('HKEYS', 'learned:' .. r), redis.call('SMEMBERS', 'peers:' .. r), kv,
+    redis.call('SMEMBERS', 'edited:' .. r)}
 end
 local out = {}
 for i = 2, n + 1 do out[#out + 1] = entry(ARGV[i]) end

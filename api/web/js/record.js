@@ -52,6 +52,7 @@ async function openRecord(cid) {
   offerFile(doc, title, canonical, current);
   fillCIDs(infos, doc, canonical);
   fillPeers(doc, canonical, current);
+  showLearned(doc);
   fillEdit(doc, canonical);
   $("tree").replaceChildren(tree(doc));
   $("record-body").hidden = false;
@@ -276,6 +277,40 @@ function fieldOf(doc, name) {
     v = v[seg];
   }
   return v === null || typeof v === "object" ? "" : String(v);
+}
+
+// learnedLabels name the fields other households may fill in on the
+// household's own file (the document's shownFrom).
+const learnedLabels = {
+  "titles/eng": "title", originalTitle: "original title", movieYear: "year", year: "year", imdbid: "IMDb ID",
+  tmdbid: "TMDB ID", tvdbid: "TVDB ID", genre: "genres", rating: "rating", episodeTitle: "episode title",
+  "art/poster": "poster", "art/fanart": "fanart",
+};
+
+// showLearned says which of a local file's fields other households
+// filled in, and which: "From other households: title and plot from
+// Alice's NAS …". The household's own fields and edits are its own.
+function showLearned(doc) {
+  const line = $("record-learned");
+  line.replaceChildren();
+  const from = doc.shownFrom && typeof doc.shownFrom === "object" ? doc.shownFrom : {};
+  const byPeer = new Map();
+  for (const [field, src] of Object.entries(from)) {
+    if (typeof src !== "string" || ["own", "name", "edit"].includes(src)) continue;
+    const label = learnedLabels[field] || (field.startsWith("plot/") ? "plot" : field.startsWith("titles/") ? "title (" + field.slice(7) + ")" : field);
+    if (!byPeer.has(src)) byPeer.set(src, []);
+    if (!byPeer.get(src).includes(label)) byPeer.get(src).push(label);
+  }
+  line.hidden = byPeer.size === 0;
+  if (line.hidden) return;
+  line.append("From other households: ");
+  let first = true;
+  for (const [peer, labels] of byPeer) {
+    if (!first) line.append("; ");
+    first = false;
+    line.append(...andList(labels.sort()), " from ", shortPeer(peer));
+  }
+  line.append(". What this household sets (its NFO, Edit) wins.");
 }
 
 let editing = null; // { cid, shown: {field: value} } of the record's form
