@@ -339,7 +339,9 @@ func (n *Node) linkedAsArt(ctx context.Context, img store.Document) bool {
 		if err != nil || !d.Local() || !announced(d) {
 			continue
 		}
-		for f, v := range d.Presented() {
+		// The file's own fields: a link ingest made, not one a peer's
+		// record shows on the file (origin/<peer>/art/…).
+		for f, v := range d.Fields {
 			if v == canonical && (strings.HasPrefix(f, "art/") || f == "still") {
 				return true
 			}
