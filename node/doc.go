@@ -99,7 +99,7 @@
 // Besides New, Start, Close and Run, a Node's accessors are a deliberate
 // interface for a Go program that runs a node in its own process (the
 // testnet harness and the benchmarks do): PeerID, P2PAddrs, APIAddr,
-// Store, Ingester, ProvideStats, Connect, Disconnect, and FindProviders
+// Store, Ingester, ProvideStats, LearnStats, Connect, Disconnect, and FindProviders
 // (bench_hooks.go: one DHT provider search, timed alone). They are valid
 // after Start.
 //

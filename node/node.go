@@ -347,6 +347,10 @@ func (n *Node) P2PAddrs() []string { return n.p2p.Addrs() }
 // ProvideStats are the announcer's counters (after Start).
 func (n *Node) ProvideStats() announce.Stats { return n.hh.ProvideStats() }
 
+// LearnStats are the learner's counts (federation.LearnStats; zero with
+// --learn-from-peers=false).
+func (n *Node) LearnStats() federation.LearnStats { return n.hh.LearnStats() }
+
 // APIAddr is the address the HTTP API listens on (after Start).
 func (n *Node) APIAddr() string {
 	if n.ln == nil {

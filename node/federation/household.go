@@ -229,13 +229,17 @@ func (hh *Household) reprovideOnFirstPeer(ctx context.Context) {
 	}
 }
 
-// LearnStats are how many local files the learner asked peers about,
-// and how many of them some household answered for (0, 0 without one).
-func (hh *Household) LearnStats() (asked, answered int64) {
+// LearnStats are the learner's counts since the start: the local files
+// it asked peers about, those some household answered for, and the
+// record requests it sent.
+type LearnStats struct{ Asked, Answered, Requests int64 }
+
+// LearnStats are the learner's counts (zero without one).
+func (hh *Household) LearnStats() LearnStats {
 	if hh.learn == nil {
-		return 0, 0
+		return LearnStats{}
 	}
-	return hh.learn.asked.Load(), hh.learn.answered.Load()
+	return LearnStats{Asked: hh.learn.asked.Load(), Answered: hh.learn.answered.Load(), Requests: hh.learn.requests.Load()}
 }
 
 // Disproved marks peers that signed a record its bytes disproved (it
