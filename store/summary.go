@@ -80,6 +80,9 @@ type SearchHit struct {
 	// Art the kinds of its artwork (poster, fanart, …), sorted.
 	Subtitles []string `json:"subtitles,omitempty"`
 	Art       []string `json:"art,omitempty"`
+	// Path is a local file's path (filePath), never shown: the node
+	// leaves a private file's hit out of its answers to peers.
+	Path string `json:"-"`
 }
 
 // CatalogEntryOf is the summary of d (a whole document, or one holding
@@ -107,6 +110,7 @@ func (s *Store) SearchHits(ctx context.Context, roots []RootID) ([]SearchHit, er
 		h := SearchHit{Summary: summaryOf(d)}
 		h.Poster = posterOf(d)
 		h.Subtitles, h.Art = sidecarsOf(d)
+		h.Path = d.FilePath()
 		out = append(out, h)
 	})
 	return out, err

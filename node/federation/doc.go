@@ -10,7 +10,7 @@
 //
 //   - household.go: HouseholdConfig, StartHousehold, the Household's
 //     answers (Meta, Providers, KnownProviders, SearchPage, Lookup,
-//     Search, PeerNames, ProvideStats), permit (a caller's permission to ask
+//     Search, PeerNames, ProvideStats), Recheck, permit (a caller's permission to ask
 //     peers) and the reprovide on a first peer.
 //   - records.go: /metamesh/record/1.1.0 and 1.0.0, both sides
 //     (peerService, what the record and search services share: the host,
@@ -111,6 +111,12 @@
 //   - Record and search requests are answered for local files only (a
 //     record is signed by its producer); peers' answers are verified
 //     before anything of them is kept or shown.
+//   - A private file (HouseholdConfig.Private, node/privacy's rule) is
+//     never announced (the announcer takes it as a root that went: no
+//     provider record, no search token key), no record is answered for
+//     it and its hits are left out of search answers to peers (a page
+//     may then hold fewer hits than asked). Household.Recheck has the
+//     announcer take every root again when what is private changed.
 //   - Every record and search stream has a deadline, is reset on error
 //     and closed on success; a peer may have at most p2p.MaxInboundPerPeer
 //     open at once.
