@@ -84,6 +84,7 @@ func TestSharing_PrivateFolder(t *testing.T) {
 	secret := file("Home/Secret.Garden.2013.mkv", 300<<10)
 	kids := file("Home/Kids/Hidden.Valley.2015.mkv", 200<<10)
 	later := file("Later/Quiet.Hill.2014.mkv", 200<<10)
+	moving := file("Other/Wide.Lake.2016.mkv", 100<<10)
 
 	a := startNodeWith(t, lib, func(c *node.Config) { c.ShareFolders = []string{filepath.Join(lib, "Shared")} })
 	b := p2pNode(t, nil)
@@ -94,8 +95,8 @@ func TestSharing_PrivateFolder(t *testing.T) {
 	// What A announces: the three public files' CIDs, never the private
 	// ones'.
 	waiting.Until(t, "A to announce its public files only", func() string {
-		if st := a.ProvideStats(); st.CIDKeys != 3 || st.Announced != 3 {
-			return fmt.Sprintf("announced %d roots, %d CID keys; want 3 (Shared, Other, Later)", st.Announced, st.CIDKeys)
+		if st := a.ProvideStats(); st.CIDKeys != 4 || st.Announced != 4 {
+			return fmt.Sprintf("announced %d roots, %d CID keys; want 4 (Shared, Other twice, Later)", st.Announced, st.CIDKeys)
 		}
 		return ""
 	})
@@ -118,6 +119,20 @@ func TestSharing_PrivateFolder(t *testing.T) {
 		}
 	}
 
+	// Search: B finds the shared file, never the private ones; A's own
+	// search still lists them.
+	if !answeredBy(t, b, "meadow", a) {
+		t.Errorf("B's federated search for meadow: A's answer holds no hit, want Bright Meadow")
+	}
+	for _, q := range []string{"garden", "valley"} {
+		if got := searchAt(t, b, q, true); len(got) != 0 {
+			t.Errorf("B's federated search for %s: %v, want nothing", q, got)
+		}
+		if got := searchAt(t, a, q, false); len(got) != 1 {
+			t.Errorf("A's own search for %s: %v, want its file", q, got)
+		}
+	}
+
 	// Records: the public files' at once, no private file's by any CID.
 	for _, h := range []ingest.FileHashes{shared, other} {
 		var doc api.Document
@@ -128,20 +143,6 @@ func TestSharing_PrivateFolder(t *testing.T) {
 			if resp, body := do(t, b, "GET", "/api/meta/"+c, nil); resp.StatusCode != 404 {
 				t.Errorf("B's GET /api/meta of a private file's %s: %s %.300s, want 404", c, resp.Status, body)
 			}
-		}
-	}
-
-	// Search: B finds the shared file, never the private ones; A's own
-	// search still lists them.
-	if got := searchAt(t, b, "meadow", true); !slices.Contains(got, "Bright Meadow") {
-		t.Errorf("B's federated search for meadow: %v, want Bright Meadow", got)
-	}
-	for _, q := range []string{"garden", "valley"} {
-		if got := searchAt(t, b, q, true); len(got) != 0 {
-			t.Errorf("B's federated search for %s: %v, want nothing", q, got)
-		}
-		if got := searchAt(t, a, q, false); len(got) != 1 {
-			t.Errorf("A's own search for %s: %v, want its file", q, got)
 		}
 	}
 
@@ -172,8 +173,8 @@ func TestSharing_PrivateFolder(t *testing.T) {
 		t.Fatal(err)
 	}
 	waiting.Until(t, "A to stop announcing the file of the folder made private", func() string {
-		if st := a.ProvideStats(); st.CIDKeys != 2 {
-			return fmt.Sprintf("%d CID keys, want 2", st.CIDKeys)
+		if st := a.ProvideStats(); st.CIDKeys != 3 {
+			return fmt.Sprintf("%d CID keys, want 3", st.CIDKeys)
 		}
 		return ""
 	})
@@ -188,8 +189,8 @@ func TestSharing_PrivateFolder(t *testing.T) {
 		t.Fatal(err)
 	}
 	waiting.Until(t, "A to announce the file again", func() string {
-		if st := a.ProvideStats(); st.CIDKeys != 3 {
-			return fmt.Sprintf("%d CID keys, want 3", st.CIDKeys)
+		if st := a.ProvideStats(); st.CIDKeys != 4 {
+			return fmt.Sprintf("%d CID keys, want 4", st.CIDKeys)
 		}
 		return ""
 	})
@@ -199,6 +200,39 @@ func TestSharing_PrivateFolder(t *testing.T) {
 		}
 		return ""
 	})
+
+	// A file moved into a private folder is judged where it lands: no
+	// longer announced, answered for or found (B never asked for it
+	// before, so it holds nothing of it).
+	if err := os.Rename(filepath.Join(lib, "Other/Wide.Lake.2016.mkv"), filepath.Join(lib, "Home/Wide.Lake.2016.mkv")); err != nil {
+		t.Fatal(err)
+	}
+	waiting.Until(t, "A to stop announcing the file moved into the private folder", func() string {
+		if st := a.ProvideStats(); st.CIDKeys != 3 {
+			return fmt.Sprintf("%d CID keys, want 3", st.CIDKeys)
+		}
+		return ""
+	})
+	if answeredBy(t, b, "lake", a) {
+		t.Errorf("A answered B's search with the file moved into the private folder")
+	}
+	if resp, body := do(t, b, "GET", "/api/meta/"+moving.Canonical, nil); resp.StatusCode != 404 {
+		t.Errorf("B's GET /api/meta of the file moved into the private folder: %s %.300s, want 404", resp.Status, body)
+	}
+}
+
+// answeredBy reports whether a's answer to b's federated search for q
+// held a hit.
+func answeredBy(t *testing.T, b *node.Node, q string, a *node.Node) bool {
+	t.Helper()
+	var res api.SearchResult
+	getJSON(t, b, "/api/search?q="+q+"&federated=1", &res)
+	for _, h := range res.Hits {
+		if slices.Contains(h.Peers, a.PeerID()) {
+			return true
+		}
+	}
+	return false
 }
 
 // A shared folder outside every library is refused at start, naming the
