@@ -55,7 +55,8 @@
 //     and providers from its record and the DHT).
 //   - sharing_folders_test.go: two households on loopback: a shared
 //     folder's file fetched, a private folder's found nowhere, a marker
-//     added and removed.
+//     added and removed; a private file's blocks refused under
+//     --share-files, and a file being served refused once made private.
 //   - share_gone.go: what ingest applies at a path (a file deleted,
 //     moved out or replaced) closes what node/share held open there.
 //   - file_check.go: GET /api/file of a local file checks the bytes it

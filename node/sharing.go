@@ -61,13 +61,13 @@ func (n *Node) startShare(ctx context.Context) error {
 // are closed, each opened again, and judged again, at its next want.
 func (n *Node) markerChanged(path string) {
 	n.rules.Look(path)
-	n.log.Info("sharing marker changed: what peers may have of the folder is judged again", "marker", path)
 	if n.hh != nil {
 		n.hh.Recheck()
 	}
 	if n.shr != nil {
 		n.shr.Reopen()
 	}
+	n.log.Info("sharing marker changed: what peers may have of the folder is judged again", "marker", path)
 }
 
 // indexed keeps the block index ingest's hasher recorded for a file.

@@ -13,11 +13,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ipfs/go-cid"
+	"github.com/libp2p/go-libp2p/core/peer"
+
 	"github.com/metamesh/node/api"
 	"github.com/metamesh/node/ingest"
 	"github.com/metamesh/node/internal/waiting"
 	"github.com/metamesh/node/node"
 	"github.com/metamesh/node/node/privacy"
+	"github.com/metamesh/node/node/share"
 	"github.com/metamesh/node/protocol"
 )
 
@@ -243,5 +247,70 @@ func TestSharing_FolderOutsideLibraries(t *testing.T) {
 	_, err := node.New(node.Config{Libraries: []string{lib}, DataDir: t.TempDir(), APIAddr: "127.0.0.1:0", ShareFolders: []string{outside}})
 	if !errors.Is(err, privacy.ErrNotInLibrary) || !errors.Is(err, node.ErrConfig) || !strings.Contains(err.Error(), "--share-files") {
 		t.Errorf("a shared folder outside the libraries: %v, want ErrNotInLibrary naming --share-files", err)
+	}
+}
+
+// With --share-files (every file), a private folder's file is still
+// refused over bitswap, asked directly by its IPFS CID; and a file
+// being served stops being served once a marker makes its folder
+// private (the file held open is closed and judged again).
+func TestSharing_PrivateWinsOverShareFiles(t *testing.T) {
+	t.Parallel()
+	lib, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := func(rel string) cid.Cid {
+		data := make([]byte, 600<<10)
+		rand.Read(data)
+		writeOld(t, filepath.Join(lib, rel), data)
+		c, err := cid.Decode(hashesOf(t, filepath.Join(lib, rel)).IPFS)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	open := file("Films/Open.Door.2010.mkv")
+	writeOld(t, filepath.Join(lib, "Home", privacy.PrivateMarker), nil)
+	closed := file("Home/Closed.Door.2011.mkv")
+	a, logs := startNodeLogged(t, lib, func(c *node.Config) { c.ShareFiles = true })
+	b := p2pNode(t, nil)
+	if err := connect(b, a); err != nil {
+		t.Fatal(err)
+	}
+	aID, err := peer.Decode(a.PeerID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	probe := func(root cid.Cid) error {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		f, err := b.Share().Probe(ctx, root, []peer.ID{aID})
+		if err == nil {
+			f.Close()
+		}
+		return err
+	}
+	if err := probe(open); err != nil {
+		t.Fatalf("B's fetch of a shared file's root: %v", err)
+	}
+	var u *share.UnavailableError
+	if err := probe(closed); !errors.As(err, &u) {
+		t.Errorf("B's fetch of a private file's root: %v, want every provider refusing", err)
+	}
+
+	// The shared file is open at A (it just served its root); a marker
+	// makes its folder private.
+	if err := os.WriteFile(filepath.Join(lib, "Films", privacy.PrivateMarker), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	waiting.Until(t, "A to see the marker", func() string {
+		if !strings.Contains(logs.String(), "sharing marker changed") {
+			return "no marker change in A's log"
+		}
+		return ""
+	})
+	if err := probe(open); !errors.As(err, &u) {
+		t.Errorf("B's fetch of a file whose folder was made private: %v, want every provider refusing", err)
 	}
 }
