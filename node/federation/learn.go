@@ -54,6 +54,7 @@ type learner struct {
 	log             *slog.Logger
 	interval, idle  time.Duration
 	busy            func() bool
+	private         func(path string) bool // nil: none is; a private file is never asked about
 	timeout         time.Duration
 	queue           []store.RootID
 	next            map[store.RootID]time.Time // when each root asked may be asked again
@@ -109,7 +110,7 @@ func (l *learner) tick(ctx context.Context) {
 			continue
 		}
 		d, err := l.st.Document(ctx, root)
-		if err != nil || !worthAsking(d) {
+		if err != nil || !worthAsking(d) || (l.private != nil && l.private(d.FilePath())) {
 			continue
 		}
 		l.ask(ctx, d)
