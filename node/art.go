@@ -285,21 +285,19 @@ func artError(err error, c string) error {
 	return &api.SourcesError{Msg: fmt.Sprintf("%v (%s): %s", errArtNotServed, c, strings.Join(said, "; ")), Providers: apiSources(u.Sources)}
 }
 
-// servesArt is share.Config.Art: root is the IPFS CID of a local image
-// that a local file the household announces links as its artwork
-// (art/<kind>, still).
-func (n *Node) servesArt(ctx context.Context, root cid.Cid) bool {
-	doc, err := n.st.DocumentByCID(ctx, root.String())
-	if err != nil || !doc.Local() {
+// servesArt reports whether lf, a local file a peer wants the blocks of
+// and that the household does not share, is served as artwork
+// (--share-art): an image of at most artcache.MaxImage bytes, not
+// private, that a local file the household announces links as its
+// artwork (art/<kind>, still).
+func (n *Node) servesArt(ctx context.Context, lf *localFile) bool {
+	if n.cfg.NoShareArt || !n.announced(lf.path) || lf.fi.Size() > artcache.MaxImage {
 		return false
 	}
-	if own, err := n.st.Own(ctx, doc.Root); err != nil || own.IPFS != root.String() {
+	if !strings.HasPrefix(lf.doc.Fields["mimeType"], "image/") && lf.doc.Fields[store.SidecarField] != "art" {
 		return false
 	}
-	if !strings.HasPrefix(doc.Fields["mimeType"], "image/") && doc.Fields[store.SidecarField] != "art" {
-		return false
-	}
-	return n.linkedAsArt(ctx, doc)
+	return n.linkedAsArt(ctx, lf.doc)
 }
 
 // linkedAsArt reports whether a local file that the household announces
@@ -336,7 +334,7 @@ func (n *Node) linkedAsArt(ctx context.Context, img store.Document) bool {
 		}
 		seen[st.Root] = true
 		d, err := n.st.Document(ctx, st.Root)
-		if err != nil || !d.Local() || !announced(d) {
+		if err != nil || !d.Local() || !n.announced(d.FilePath()) {
 			continue
 		}
 		// The file's own fields: a link ingest made, not one a peer's
@@ -350,10 +348,10 @@ func (n *Node) linkedAsArt(ctx context.Context, img store.Document) bool {
 	return false
 }
 
-// announced reports whether the household announces the local file d to
-// its peers: its artwork is served only then. Every local file is
-// announced today.
-func announced(d store.Document) bool { return d.Local() }
+// announced reports whether the household announces the local file at
+// path to its peers (it is not in a private folder, node/privacy): its
+// artwork is served only then.
+func (n *Node) announced(path string) bool { return !n.rules.Private(path) }
 
 func boolInt(b bool) int {
 	if b {

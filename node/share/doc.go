@@ -1,8 +1,7 @@
 // Package share moves files' bytes between households over bitswap
 // (boxo's server and client on the node's libp2p host): a household that
 // shares (--share-files) answers wants for the blocks of its local
-// files' DAGs (one that does not still answers them for its artwork,
-// Config.Art), produced from the library files in place; any household
+// files' DAGs, produced from the library files in place; any household
 // fetches a peer's file by its IPFS CID, streamed and verified block by
 // block, never written to disk.
 //
@@ -33,7 +32,9 @@
 //     inode), else it is closed and the file opened anew where the store
 //     says it is, if anywhere. Gone(path) closes it as soon as the
 //     library watcher applies a change at the path (the node's
-//     ingest.Config.OnApplied).
+//     ingest.Config.OnApplied); Reopen closes every open file (what the
+//     household shares changed), each opened again, through
+//     Config.Open, at its next want.
 //   - A want refused for a block of a file the index knows is logged
 //     (once a file every 30 s, with the count); a fetch that gets no
 //     block for its stall time ends with ErrStalled saying what each
@@ -45,14 +46,12 @@
 //
 //   - share.go: Config, Start, the Exchange (bitswap wired to the
 //     blockstore, its filter and tracer), Add, Forget, Leaves, Gone,
+//     Reopen,
 //     the start's sweep.
 //   - serve.go: finding a block (indexing a file on demand or again),
 //     producing it from the first of its holders that still has it,
 //     dropping a changed file's index; the children of the nodes served
 //     lately (links) and the log of refused wants (refusals).
-//   - art.go: the artwork served without --share-files (Config.Art):
-//     a want admitted for a block of an image the node says is artwork
-//     of a file it announces, the answers remembered a minute.
 //   - blockindex.go: the block index's keys, entries (every holder of a
 //     block; version 1's entries read as one holder) and version.
 //   - blockstore.go: the blockstore bitswap reads and writes: the index
@@ -70,8 +69,6 @@
 //     middle, a changed file, the log and --share-rate, hostile wants.
 //   - holders_test.go: a file whose copy left, an index of version 1, a
 //     block the index lost, a stall's error on both sides.
-//   - art_test.go: artwork served without --share-files, and no other
-//     file.
 //   - blockindex_test.go: FuzzDecodeEntry, entries of version 1, shared
 //     blocks put and forgotten.
 //   - export_test.go: writing an index as version 1 kept it, losing a
@@ -81,8 +78,7 @@
 //
 // bitswap runs its own goroutines and calls the blockstore, the filter
 // and the tracer from them, concurrently: the tracker, the open files,
-// the links, the refusals and Config.Art's remembered answers
-// (art) are guarded by their own locks, misses by
+// the links and the refusals are guarded by their own locks, misses by
 // missMu, the index's writes (which read the entries they change) by
 // its own mutex, and one file at a time is indexed on demand (building).
 // Start runs the tracker's, the open files' and the links' janitors and

@@ -67,11 +67,6 @@ type Config struct {
 	// could not be opened, or that Gone closed, has its index dropped
 	// only once IsLocal says it left).
 	IsLocal func(ctx context.Context, root cid.Cid) bool
-	// Art reports whether root is the IPFS CID of a local image that is
-	// artwork of a file the household announces (--share-art): its
-	// blocks are served to peers even without Serve. nil serves none.
-	// Its answers are remembered for a minute.
-	Art func(ctx context.Context, root cid.Cid) bool
 	// Changed is told that root's file no longer hashes as indexed: the
 	// node takes it in again.
 	Changed func(root cid.Cid)
@@ -99,7 +94,6 @@ type Exchange struct {
 	misses   map[string]time.Time // CIDs that name no local file, recently
 	links    *links               // the children of internal nodes served lately, by file
 	refusals *refusals            // the log of wants refused for a file's blocks
-	art      artAnswers           // Config.Art's answers, lately
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -136,8 +130,7 @@ func Start(ctx context.Context, cfg Config) (*Exchange, error) {
 	}
 	bg, cancel := context.WithCancel(context.Background())
 	x := &Exchange{cfg: cfg, log: log, ds: ds, ix: newIndex(ds),
-		files: newOpenFiles(), misses: map[string]time.Time{}, links: newLinks(), refusals: newRefusals(log), cancel: cancel,
-		art: artAnswers{m: map[string]artAnswer{}}}
+		files: newOpenFiles(), misses: map[string]time.Time{}, links: newLinks(), refusals: newRefusals(log), cancel: cancel}
 	x.track = newTracker(x.log)
 	if cfg.Rate > 0 {
 		x.limit = rate.NewLimiter(rate.Limit(cfg.Rate), int(max(cfg.Rate, 2*dag.ChunkSize)))
@@ -277,13 +270,25 @@ func (x *Exchange) Gone(ctx context.Context, path string) int {
 	return len(closed)
 }
 
-// admit is bitswap's filter: a want is answered when the household
-// shares its files (--share-files), or when the block is of artwork
-// (Config.Art, art.go); otherwise DONT_HAVE. What the server reads is
+// Reopen closes every file held open to serve its blocks: the next
+// want of one opens it again through Config.Open, which decides anew
+// whether it is served (what the household shares changed). It returns
+// how many it closed.
+func (x *Exchange) Reopen() int {
+	x.closeMu.RLock()
+	defer x.closeMu.RUnlock()
+	if x.closed {
+		return 0
+	}
+	return x.files.dropAll()
+}
+
+// admit is bitswap's filter: a want is answered only when the household
+// shares (--share-files); otherwise DONT_HAVE. What the server reads is
 // the block index only (blockstore), never a block a fetch of ours holds
 // in memory.
 func (x *Exchange) admit(_ peer.ID, c cid.Cid) bool {
-	return x.cfg.Serve || x.artBlock(c)
+	return x.cfg.Serve
 }
 
 // sweep looks, once at start, at every file in the index: the index of
