@@ -64,7 +64,8 @@ func apiError(t testing.TB, body []byte) string {
 // A household that does not share its files still serves the artwork of
 // the files it announces: another household's /api/thumb of a poster of
 // one of its films answers a thumbnail, fetched once and kept under
-// DATA/art (within --art-cache: the least recently used goes); the film itself is not served, nor an image that is no
+// DATA/art (within --art-cache: the least recently used goes); a
+// private folder's poster is not; the film itself is not served, nor an image that is no
 // file's artwork; an image over 5 MiB is not
 // fetched, and a record pairing a CID with another image's bytes keeps
 // nothing. A household running --share-art=false serves none: the
@@ -82,6 +83,10 @@ func TestAPI_PeerArt(t *testing.T) {
 	writeOld(t, filepath.Join(big, "Big.1988.mkv"), film[:100<<10])
 	writeOld(t, filepath.Join(big, "poster.png"), noisePNG(t, 1400, 1100))              // about 6 MiB
 	writeOld(t, filepath.Join(libA, "Photos", "beach.jpg"), jpegPoster(t, 300, 200, 5)) // no file's artwork
+	secret := filepath.Join(libA, "Movies", "Secret (2000)")
+	writeOld(t, filepath.Join(secret, ".metamesh-private"), nil)
+	writeOld(t, filepath.Join(secret, "Secret.2000.mkv"), film[:150<<10])
+	writeOld(t, filepath.Join(secret, "poster.jpg"), jpegPoster(t, 300, 450, 6))
 	a := startNodeWith(t, libA, nil)
 
 	libQ := t.TempDir()
@@ -142,6 +147,15 @@ func TestAPI_PeerArt(t *testing.T) {
 	beach := canonicalOf(t, filepath.Join(libA, "Photos", "beach.jpg"))
 	if resp, body := do(t, b, "GET", "/api/thumb/"+beach, nil); resp.StatusCode != 503 || !strings.Contains(apiError(t, body), "does not serve it") {
 		t.Errorf("B's thumbnail of a photo of A's that is no artwork: %s %.300s", resp.Status, body)
+	}
+
+	// Nor the artwork of a private folder's film.
+	secretPoster := canonicalOf(t, filepath.Join(secret, "poster.jpg"))
+	if resp, body := do(t, b, "GET", "/api/thumb/"+secretPoster, nil); resp.StatusCode != 404 {
+		t.Errorf("B's thumbnail of the poster of A's private film: %s %.300s", resp.Status, body)
+	}
+	if _, err := os.Stat(filepath.Join(dataB, "art", secretPoster)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the private poster is kept at B: %v", err)
 	}
 
 	// An image over 5 MiB is refused by its record's size, never fetched.
