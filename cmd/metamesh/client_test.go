@@ -340,6 +340,7 @@ func TestClient_SharingLine(t *testing.T) {
 		{api.Sharing{}, "off: peers may not fetch this household's files (--share-files)"},
 		{api.Sharing{Art: true}, "off: peers may not fetch this household's files (--share-files), only their artwork (--share-art)"},
 		{api.Sharing{Enabled: true, Art: true}, "on: peers may fetch this household's files"},
+		{api.Sharing{Folders: []string{"/m/films"}, Art: true}, "folders: peers may fetch the files under /m/films; elsewhere only their artwork (--share-art)"},
 		{api.Sharing{Enabled: true, Rate: 2e6}, "on: peers may fetch this household's files, at most 2 MB/s"},
 	} {
 		if got := sharingLine(tt.s); got != tt.want {
