@@ -46,8 +46,9 @@ type Summary struct {
 	// unknown): "other", a home video, is listed as neither film nor
 	// episode.
 	VideoType string `json:"-"`
-	// Poster is the CID of the file's poster (its art/poster link): set
-	// by the catalog's entries and search hits (posterOf), which read it.
+	// Poster is the CID of the file's poster (its art/poster link), else
+	// of its still (a video's frame, StillField): set by the catalog's
+	// entries and search hits (posterOf), which read them.
 	Poster string `json:"poster,omitempty"`
 	// CIDs are the members: those the node vouches for, for a local
 	// file (what it signs for peers); every member for a root known only

@@ -63,6 +63,9 @@ type HouseholdConfig struct {
 	// Catalog, when set, is kept in step with the store's changes (a
 	// node's GET /api/library); nil keeps none.
 	Catalog *catalog.Catalog
+	// Consumers are more consumers of the store's changes (a node's
+	// stills, node/stills), handed each batch after the catalog.
+	Consumers []store.Consumer
 	// Logger; default discards.
 	Logger *slog.Logger
 }
@@ -166,6 +169,7 @@ func StartHousehold(ctx context.Context, cfg HouseholdConfig) (*Household, error
 	if cfg.Catalog != nil {
 		consumers = append(consumers, cfg.Catalog.Consumer())
 	}
+	consumers = append(consumers, cfg.Consumers...)
 	changes = cfg.Store.Changes(append(consumers, hh.ann.Consumer())...)
 	hh.ho = handoff.Start(p.Host(), p.DHT(), p.Held(), handoff.Options{Logger: log})
 	bg, cancel := context.WithCancel(context.Background())
