@@ -24,8 +24,8 @@ import (
 	"github.com/metamesh/node/node/federation"
 	"github.com/metamesh/node/node/p2p"
 	"github.com/metamesh/node/node/share"
-	"github.com/metamesh/node/node/thumbs"
 	"github.com/metamesh/node/node/stills"
+	"github.com/metamesh/node/node/thumbs"
 	"github.com/metamesh/node/store"
 )
 
