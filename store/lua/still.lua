@@ -4,10 +4,12 @@
 --
 -- ARGV (stillArgs): root, cid ("" drops the link), evmax, ts
 -- Reply (decodeStill): 1 when the link changed, 0 when it did not (or
---   a poster keeps it from being set), -1 when root is not a local root.
+--   a poster keeps it from being set), -1 when root is gone (or, to set
+--   a link, not a local root: a link is dropped from any root).
 local r, c = ARGV[1], ARGV[2]
-if redis.call('SISMEMBER', IDX, r) == 0 or not redis.call('GET', fk(r, 'filePath')) then return -1 end
+if redis.call('SISMEMBER', IDX, r) == 0 then return -1 end
 local cur = redis.call('GET', fk(r, 'still'))
+if c ~= '' and not redis.call('GET', fk(r, 'filePath')) then return -1 end
 if c == '' then
   if not cur then return 0 end
   redis.call('DEL', fk(r, 'still'))
