@@ -7,6 +7,7 @@ import (
 	"image/jpeg"
 	"image/png"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -160,4 +161,48 @@ func canonicalOfBytes(t *testing.T, b []byte) string {
 		t.Fatal(err)
 	}
 	return canonicalOf(t, p)
+}
+
+// Every video of the sample library (scripts/sample.sh, make sample)
+// without a poster gets a still, which its list entry shows.
+func TestStills_SampleLibrary(t *testing.T) {
+	t.Parallel()
+	lib := t.TempDir()
+	if out, err := exec.Command("../scripts/sample.sh", lib).CombinedOutput(); err != nil {
+		t.Fatalf("sample.sh: %v\n%s", err, out)
+	}
+	n := startNodeWith(t, lib, func(c *node.Config) { c.Stills = true })
+	var videos []string
+	for _, e := range library(t, n, "view=recent&limit=200").Entries {
+		if e.FileType == "video" {
+			videos = append(videos, e.CID)
+		}
+	}
+	if len(videos) < 4 {
+		t.Fatalf("the sample library lists %d videos", len(videos))
+	}
+	stilled := 0
+	for _, v := range videos {
+		waiting.For(t, "a poster or a still of "+v, func() bool {
+			var doc map[string]any
+			getJSON(t, n, "/api/meta/"+v, &doc)
+			art, _ := doc["art"].(map[string]any)
+			return art["poster"] != nil || doc["still"] != nil
+		})
+		if stillOf(t, n, v) != "" {
+			stilled++
+		}
+	}
+	waiting.For(t, "every video's entry with a picture", func() bool {
+		for _, e := range library(t, n, "view=recent&limit=200").Entries {
+			if e.FileType == "video" && e.Poster == "" {
+				return false
+			}
+		}
+		return true
+	})
+	t.Logf("%d of the sample's %d videos got a still", stilled, len(videos))
+	if stilled == 0 || stilled == len(videos) {
+		t.Errorf("%d of the sample's %d videos got a still; want those without a poster only", stilled, len(videos))
+	}
 }
