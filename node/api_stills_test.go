@@ -206,3 +206,28 @@ func TestStills_SampleLibrary(t *testing.T) {
 		t.Errorf("%d of the sample's %d videos got a still; want those without a poster only", stilled, len(videos))
 	}
 }
+
+// Without ffmpeg on the PATH the node says once, at start, that stills
+// are off and why, and runs without them. (Not parallel: it sets PATH.)
+func TestStills_NoFFmpeg(t *testing.T) {
+	bin := t.TempDir()
+	for _, b := range []string{"redis-server", "ffprobe"} {
+		p, err := exec.LookPath(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(p, filepath.Join(bin, b)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("PATH", bin)
+	lib, data := t.TempDir(), storetest.Dir(t)
+	writeOld(t, filepath.Join(lib, "Movies", "Foxtrot (2020)", "Foxtrot.2020.mkv"), []byte("a video"))
+	_, logs := startNodeLogged(t, lib, func(c *node.Config) { c.Stills, c.DataDir = true, data })
+	if got := strings.Count(logs.String(), "stills are off: ffmpeg is not on the PATH"); got != 1 {
+		t.Errorf("said %d times that stills are off:\n%s", got, logs.String())
+	}
+	if _, err := os.Stat(filepath.Join(data, "stills")); !os.IsNotExist(err) {
+		t.Errorf("DATA/stills without ffmpeg: %v", err)
+	}
+}
