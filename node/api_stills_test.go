@@ -71,9 +71,12 @@ func TestStills_VideosWithoutPoster(t *testing.T) {
 		t.Errorf("the video with a poster got the still %s", s)
 	}
 	posters := map[string]string{}
-	for _, e := range library(t, n, "view=movies&limit=50").Entries {
-		posters[e.CID] = e.Poster
-	}
+	waiting.For(t, "the list's pictures", func() bool {
+		for _, e := range library(t, n, "view=movies&limit=50").Entries {
+			posters[e.CID] = e.Poster
+		}
+		return posters[a] != "" && posters[b] != "" && posters[c] != ""
+	})
 	if want := canonicalOf(t, poster); posters[a] != want {
 		t.Errorf("the list's poster of the video with one: %q, want %q", posters[a], want)
 	}
@@ -171,16 +174,27 @@ func TestStills_SampleLibrary(t *testing.T) {
 	if out, err := exec.Command("../scripts/sample.sh", lib).CombinedOutput(); err != nil {
 		t.Fatalf("sample.sh: %v\n%s", err, out)
 	}
+	onDisk := 0
+	err := filepath.WalkDir(lib, func(p string, d os.DirEntry, err error) error {
+		if ext := filepath.Ext(p); err == nil && (ext == ".mkv" || ext == ".mp4" || ext == ".webm") {
+			onDisk++
+		}
+		return err
+	})
+	if err != nil || onDisk < 4 {
+		t.Fatalf("the sample library: %d videos, %v", onDisk, err)
+	}
 	n := startNodeWith(t, lib, func(c *node.Config) { c.Stills = true })
 	var videos []string
-	for _, e := range library(t, n, "view=recent&limit=200").Entries {
-		if e.FileType == "video" {
-			videos = append(videos, e.CID)
+	waiting.For(t, "every video listed", func() bool {
+		videos = videos[:0]
+		for _, e := range library(t, n, "view=recent&limit=200").Entries {
+			if e.FileType == "video" {
+				videos = append(videos, e.CID)
+			}
 		}
-	}
-	if len(videos) < 4 {
-		t.Fatalf("the sample library lists %d videos", len(videos))
-	}
+		return len(videos) == onDisk
+	})
 	stilled := 0
 	for _, v := range videos {
 		waiting.For(t, "a poster or a still of "+v, func() bool {

@@ -24,7 +24,15 @@ func TestWeb_Stills(t *testing.T) {
 	writeClip(t, b, 20)
 	n := startNodeWith(t, lib, func(c *node.Config) { c.Stills = true })
 	ca, cb := canonicalOf(t, a), canonicalOf(t, b)
-	waiting.For(t, "both stills", func() bool { return stillOf(t, n, ca) != "" && stillOf(t, n, cb) != "" })
+	waiting.For(t, "both stills in the list", func() bool {
+		shown := 0
+		for _, e := range library(t, n, "view=movies").Entries {
+			if e.Poster != "" && e.Poster == stillOf(t, n, e.CID) {
+				shown++
+			}
+		}
+		return shown == 2
+	})
 	p := openPage(t, n)
 
 	p.navigate("/?view=movies")
