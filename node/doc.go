@@ -43,6 +43,11 @@
 //     under the data directory (GET /api/thumb).
 //   - node/artcache (its own package): peers' artwork kept under
 //     DATA/art, an LRU under --art-cache.
+//   - node/stills (its own package): videos' stills, frames ffmpeg
+//     takes from the local videos without a poster, under DATA/stills.
+//   - stills.go: node/stills wired in (Config.Stills, ffmpeg looked up
+//     once), a consumer of the store's changes; its worker runs after
+//     the first scan; GET /api/thumb of a still.
 //   - node/share (its own package): files' bytes over bitswap: the
 //     library's blocks served in place (--share-files), through the block
 //     index under DATA/blocks, and peers' files fetched.
@@ -99,6 +104,8 @@
 //
 // Start runs: the HTTP server;
 // the data directory's space watch (space.go: a statfs a second);
+// with Config.Stills, the stills' worker (node/stills: one ffmpeg at a
+// time);
 // and, in the packages it starts, the host's and the Household's (their
 // doc.go say which). An HTTP request runs on net/http's goroutine.
 //

@@ -113,6 +113,12 @@ function posterOf(doc) {
   return doc.art && typeof doc.art.poster === "string" ? doc.art.poster : "";
 }
 
+// frameOf is the CID of the player's poster frame: the poster, else the
+// still the node took from the video; "" for neither.
+function frameOf(doc) {
+  return posterOf(doc) || (typeof doc.still === "string" ? doc.still : "");
+}
+
 // showPosterAndPlot shows the poster (the node's image, or a peer's it
 // fetches; none when it cannot) and the plot.
 function showPosterAndPlot(doc, title) {
@@ -169,10 +175,10 @@ function offerFile(doc, title, canonical, current) {
   const offer = (size) => {
     dl.textContent = "Download" + (typeof size === "number" ? " (" + fmtBytes(size) + ")" : "");
     $("download-part").hidden = false;
-    // The poster frame is a thumbnail (a peer's poster is fetched); the
-    // subtitles are files of this node's: a peer's file plays without
-    // them.
-    showPlayer(playable(doc.mimeType), href, title, canonical, posterOf(doc), local ? byLang : {}, flags);
+    // The poster frame is a thumbnail: a local file's poster or still, a
+    // peer's file's poster (fetched from its household); the subtitles
+    // are files of this node's: a peer's file plays without them.
+    showPlayer(playable(doc.mimeType), href, title, canonical, local ? frameOf(doc) : posterOf(doc), local ? byLang : {}, flags);
   };
   if (local) {
     offer(doc.sizeByte);
