@@ -2,7 +2,7 @@
 // search it was opened from.
 
 import { $, el, fmtBytes, pad2, asList, andList, plotOf, learnNames, peerText, shortPeer } from "./dom.js";
-import { api, hasToken } from "./client.js";
+import { api, hasToken, setEvery } from "./client.js";
 import { state, urlOf, link } from "./nav.js";
 import { playable, flagAt, showPlayer, downloadWithToken } from "./player.js";
 import { peerSources, findProviders } from "./sources.js";
@@ -414,11 +414,7 @@ async function applyFolder(ev) {
   status.textContent = "Applying…";
   try {
     const cids = await folderFiles(editing.folder);
-    let failed = 0;
-    for (let i = 0; i < cids.length; i += 1000) {
-      const ans = await api("/api/meta/batch", { method: "POST", body: cids.slice(i, i + 1000).map((c) => ({ cid: c, set })) });
-      failed += ans.items.filter((it) => it.status !== 200).length;
-    }
+    const failed = await setEvery(cids, set);
     if (failed) { status.textContent = failed + " of " + cids.length + " not changed."; return; }
   } catch (e) {
     status.textContent = "Not applied: " + e.message;

@@ -2,7 +2,7 @@
 // plot and fanart, and a season's episodes' own plots.
 
 import { $, el, asList, plotOf } from "./dom.js";
-import { api, hasToken } from "./client.js";
+import { api, hasToken, setEvery } from "./client.js";
 import { posterImg } from "./cards.js";
 import { go } from "./nav.js";
 
@@ -102,11 +102,7 @@ export function showActions(s, local, done) {
     status.textContent = "Applying…";
     try {
       const cids = await showEpisodes(s.show);
-      let failed = 0;
-      for (let i = 0; i < cids.length; i += 1000) {
-        const ans = await api("/api/meta/batch", { method: "POST", body: cids.slice(i, i + 1000).map((cid) => ({ cid, set })) });
-        failed += ans.items.filter((it) => it.status !== 200).length;
-      }
+      const failed = await setEvery(cids, set);
       status.textContent = failed ? failed + " of " + cids.length + " not changed." : "Applied to " + cids.length + " files.";
       shows.delete(s.show);
       done();
