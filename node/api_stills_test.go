@@ -3,6 +3,7 @@ package node_test
 import (
 	"bytes"
 	"crypto/rand"
+	"fmt"
 	"image"
 	"image/jpeg"
 	"image/png"
@@ -243,5 +244,57 @@ func TestStills_NoFFmpeg(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(data, "stills")); !os.IsNotExist(err) {
 		t.Errorf("DATA/stills without ffmpeg: %v", err)
+	}
+}
+
+// TestStills_TravelToPeers: B shows the still of a video A holds (A
+// shares no file), fetched from A by the still's own CID, and with
+// --share-art=false on A it does not.
+func TestStills_TravelToPeers(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name  string
+		share bool
+	}{{"served", true}, {"not served", false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			libA := t.TempDir()
+			video := filepath.Join(libA, "Movies", "Echo (2024)", "Echo.2024.webm")
+			writeClip(t, video, 10)
+			a := startNodeWith(t, libA, func(c *node.Config) { c.Stills, c.NoShareArt = true, !tc.share })
+			vcid := canonicalOf(t, video)
+			var still string
+			waiting.Until(t, "A's still of its video", func() string {
+				if still = stillOf(t, a, vcid); still == "" {
+					return "no still yet"
+				}
+				return ""
+			})
+			b := startNodeWith(t, t.TempDir(), nil)
+			if err := connect(b, a); err != nil {
+				t.Fatal(err)
+			}
+			var doc map[string]any
+			getJSON(t, b, "/api/meta/"+vcid, &doc) // A's record, with its still
+			waiting.Until(t, "B's list of peers' files showing A's still", func() string {
+				if p := library(t, b, "view=peers"); len(p.Entries) != 1 || p.Entries[0].Poster != still {
+					return fmt.Sprintf("%+v", p.Entries)
+				}
+				return ""
+			})
+			resp, body := do(t, b, "GET", "/api/thumb/"+still+"?w=160", nil)
+			if !tc.share {
+				if resp.StatusCode == 200 {
+					t.Fatalf("A runs --share-art=false, yet B made a thumbnail of its still")
+				}
+				return
+			}
+			if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "image/jpeg" {
+				t.Fatalf("B's thumbnail of A's still: %s %.200s", resp.Status, body)
+			}
+			if _, err := jpeg.Decode(bytes.NewReader(body)); err != nil {
+				t.Fatalf("not a JPEG: %v", err)
+			}
+		})
 	}
 }

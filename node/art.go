@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/ipfs/go-cid"
+	"github.com/libp2p/go-libp2p/core/peer"
 
 	"github.com/metamesh/node/api"
 	"github.com/metamesh/node/node/artcache"
@@ -159,6 +160,13 @@ func (a *peerArt) fetch(ctx context.Context, n *Node, c string, from api.Caller)
 	}
 	defer func() { <-a.sem }()
 	pf, err := n.peerFile(ctx, c, from)
+	if errors.Is(err, api.ErrNotFound) {
+		// No record describes a still: the records of the videos that
+		// name it as theirs say who holds it.
+		if spf, ok := n.peerStill(ctx, c); ok {
+			pf, err = spf, nil
+		}
+	}
 	if err != nil {
 		return "", err
 	}
@@ -358,4 +366,41 @@ func boolInt(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// peerStill is where a peer's still c may be fetched from: the
+// households whose records of a file the catalog shows with c (origin/
+// <peer>/still) say it is theirs, by c itself, the still's IPFS CID;
+// false when no such record is known.
+func (n *Node) peerStill(ctx context.Context, c string) (peerFetch, bool) {
+	root, err := cid.Decode(c)
+	if err != nil || n.cat == nil {
+		return peerFetch{}, false
+	}
+	seen := map[peer.ID]bool{n.p2p.Host().ID(): true}
+	// The record is the video's, not the still's: the still's size and
+	// type are checked on its bytes.
+	pf := peerFetch{doc: store.Document{Fields: map[string]string{}}, roots: []cid.Cid{root}, canonical: c, mime: "image/jpeg", name: c + ".jpg"}
+	for _, r := range n.cat.Showing(c, 8) {
+		sctx, cancel := context.WithTimeout(ctx, federation.RequestTimeout)
+		d, err := n.st.Document(sctx, r)
+		cancel()
+		if err != nil {
+			continue
+		}
+		for f, v := range d.Fields {
+			rest, ok := strings.CutPrefix(f, store.OriginPrefix+"/")
+			if !ok || v != c {
+				continue
+			}
+			p, name, _ := strings.Cut(rest, "/")
+			id, err := peer.Decode(p)
+			if name != store.StillField || err != nil || seen[id] {
+				continue
+			}
+			seen[id] = true
+			pf.providers = append(pf.providers, id)
+		}
+	}
+	return pf, len(pf.providers) > 0
 }

@@ -70,7 +70,10 @@
 //     remembered a while, a household that names artwork it does not
 //     serve logged once), and the artwork of the files the household
 //     announces served to peers though it does not share them
-//     (--share-art: openShared asks servesArt).
+//     (--share-art: openShared asks servesArt); a video's still
+//     served by its own CID (sharedStill) and a peer's fetched from the
+//     households whose records of the file the catalog shows with it
+//     name it (peerStill, catalog.Showing).
 //   - share_gone.go: what ingest applies at a path (a file deleted,
 //     moved out or replaced) closes what node/share held open there.
 //   - file_check.go: GET /api/file of a local file checks the bytes it

@@ -90,6 +90,9 @@ func (n *Node) openShared(ctx context.Context, root cid.Cid) (*share.Local, erro
 	lf, err := n.openLocal(ctx, root.String())
 	if err != nil {
 		if errors.Is(err, api.ErrNotFound) {
+			if l := n.sharedStill(root); l != nil {
+				return l, nil
+			}
 			return nil, fmt.Errorf("%w: %v", share.ErrNotLocal, err)
 		}
 		return nil, err
@@ -316,4 +319,19 @@ func apiSources(ss []share.Source) []api.Source {
 		out = append(out, api.Source{Peer: s.Peer, State: s.State})
 	}
 	return out
+}
+
+// sharedStill opens the still of one of the household's videos whose IPFS
+// CID is root, artwork as a poster is (unless --share-art=false); nil
+// when the node holds none. Its CID is known only from the record of
+// its video, which a private file never gives.
+func (n *Node) sharedStill(root cid.Cid) *share.Local {
+	if n.stills == nil || n.cfg.NoShareArt {
+		return nil
+	}
+	f, err := n.stills.Open(root.String())
+	if err != nil {
+		return nil
+	}
+	return &share.Local{File: f, Name: root.String() + ".jpg"}
 }

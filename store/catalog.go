@@ -47,12 +47,10 @@ func CatalogField(f string) bool {
 }
 
 // posterOf is the CID of the image a list shows for d: its poster, else
-// (a local file's) its still; "" for none.
+// its still; "" for none.
 func posterOf(d Document) string {
 	f := d.Presented()
-	if p := f[PosterField]; p != "" || !d.Local() {
-		// A peer's still is not fetched (it is no library file a record
-		// names): a file known only from peers shows its poster or none.
+	if p := f[PosterField]; p != "" {
 		return p
 	}
 	return f[StillField]

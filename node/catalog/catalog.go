@@ -488,3 +488,22 @@ func fileEntry(l *listed) model.LibraryEntry {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// Showing are the roots (at most max) whose entries show image c as
+// their picture (store.Summary.Poster: a poster, or a video's still):
+// how the node finds whose record named a still, which no record of its
+// own describes.
+func (c *Catalog) Showing(img string, max int) []store.RootID {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	var out []store.RootID
+	for r, e := range c.entries {
+		if e.Poster == img {
+			out = append(out, r)
+			if len(out) >= max {
+				break
+			}
+		}
+	}
+	return out
+}
