@@ -51,6 +51,13 @@ const (
 	ViewPeers  = model.ViewPeers
 )
 
+// The states of a household's library (Household.Library).
+const (
+	LibraryShared  = model.LibraryShared
+	LibraryRefused = model.LibraryRefused
+	LibraryFailed  = model.LibraryFailed
+)
+
 // The model's errors a Backend returns; status maps each to its code.
 var (
 	ErrNotFound      = model.ErrNotFound
