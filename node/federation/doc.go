@@ -85,6 +85,9 @@
 //     (APIError, RedisDown).
 //   - hostile_limits_test.go: a flood of record streams from many peers
 //     against the resource manager's limits.
+//   - library_test.go: the library protocol on loopback: a friend's
+//     page, the refusal, the reset of a bad request, and the asking
+//     side's errors (refused, failed, timed out, unknown).
 //   - search_late_test.go: a household the index names that never hung
 //     is heard however late within the budget; a marked one is not
 //     waited for.
