@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"slices"
 	"sync"
 	"time"
@@ -117,10 +118,17 @@ func (ls *libraryService) ask(ctx context.Context, p peer.ID, req protocol.Libra
 		return a, nil
 	case errors.Is(err, errLibraryRefused):
 		return a, fmt.Errorf("%w: %s: %w", model.ErrRefused, p, err)
-	case ctx.Err() != nil:
-		return a, fmt.Errorf("%w: %s asked for its list: no answer within %s", model.ErrPeerTimeout, p, libraryAskTimeout)
+	case ctx.Err() != nil || timedOut(err):
+		return a, fmt.Errorf("%w: %s asked for its list: no answer in time (%v)", model.ErrPeerTimeout, p, err)
 	}
 	return a, fmt.Errorf("%w: %s asked for its list: %w", model.ErrPeerFailed, p, err)
+}
+
+// timedOut reports an error of a stream's deadline (which is the
+// context's, and may fire a moment before the context says it is done).
+func timedOut(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
 }
 
 func (ls *libraryService) askOnce(ctx context.Context, p peer.ID, req protocol.LibraryRequest) (protocol.LibraryAnswer, error) {
