@@ -129,9 +129,19 @@ type Status struct {
 
 // Sharing is the "sharing" part of Status.
 type Sharing struct {
+	// Enabled: every library file's bytes are shared (--share-files
+	// alone), but private folders'.
 	Enabled bool `json:"enabled"`
 	// Rate is --share-rate in bytes a second; 0 is unlimited.
 	Rate int64 `json:"rate"`
+	// Folders are the folders whose files' bytes are shared: those of
+	// --share-files=DIR and those holding a .metamesh-share the node
+	// found (but for those inside a private folder).
+	Folders []string `json:"folders"`
+	// Private are the folders holding a .metamesh-private the node
+	// found: their files are never announced, answered for, listed or
+	// served to peers.
+	Private []string `json:"private"`
 }
 
 // Relay is one relay of Status: a --relay, or a --bootstrap peer that

@@ -56,6 +56,13 @@ type Config struct {
 	// holds open at either path. It may be called from several
 	// goroutines at once.
 	OnApplied func(path, from string)
+	// Markers are file names (dot-names, which are never ingested) the
+	// watcher tells OnMarker of: each event on a file of one of these
+	// names in a watched library (created, written, removed, renamed)
+	// is told with its path, from the loop's goroutine, so OnMarker
+	// must not block. The node's sharing markers (node/privacy).
+	Markers  []string
+	OnMarker func(path string)
 	// StopWait bounds how long Close waits for workers blocked on a
 	// file (a read of a hung network mount): past it Close returns and
 	// logs the paths it left. Default 10s.

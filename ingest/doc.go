@@ -12,8 +12,9 @@
 //     workers and their results taken back; watch.go: its directory
 //     watches, fsnotify events turned into paths to settle, watches
 //     added and removed as directories and libraries come and go (ENOSPC
-//     fallback to periodic rescans). Neither calls the store or reads a
-//     file's contents (stat, walk and watch calls only).
+//     fallback to periodic rescans), and the events on the caller's
+//     marker files told to Config.OnMarker. Neither calls the store or
+//     reads a file's contents (stat, walk and watch calls only).
 //   - settle.go: pairing settled paths into moves and atomic replaces, and
 //     listing the stored paths under a removed directory, on a worker.
 //   - scan.go: the full scan and reconciliation with the store; after a

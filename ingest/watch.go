@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"syscall"
 	"time"
 
@@ -20,6 +21,7 @@ import (
 func (in *Ingester) onEvent(ls *loopState, ev fsnotify.Event) {
 	p := filepath.Clean(ev.Name)
 	if Skipped(p) {
+		in.marker(p)
 		return
 	}
 	lib := in.libraryOf(p)
@@ -54,6 +56,9 @@ func (in *Ingester) onEvent(ls *loopState, ev fsnotify.Event) {
 					if d.IsDir() {
 						return filepath.SkipDir
 					}
+					// A marker the directory came with (or got before
+					// its watch).
+					in.marker(q)
 					return nil
 				}
 				if !d.IsDir() {
@@ -76,6 +81,14 @@ func (in *Ingester) onEvent(ls *loopState, ev fsnotify.Event) {
 		}
 	}
 	in.touch(ls, p, now, false, 0)
+}
+
+// marker tells Config.OnMarker of an event on one of Config.Markers in
+// a library.
+func (in *Ingester) marker(p string) {
+	if in.cfg.OnMarker != nil && slices.Contains(in.cfg.Markers, filepath.Base(p)) && in.libraryOf(p) != "" {
+		in.cfg.OnMarker(p)
+	}
 }
 
 // watchAll adds a watch on every directory of every library. It returns

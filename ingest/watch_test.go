@@ -163,3 +163,45 @@ func TestWatch_FileBeingCopied(t *testing.T) {
 		}
 	}
 }
+
+// TestWatch_Markers: the watcher tells OnMarker of a marker file created
+// and removed, and of no other dot-file; neither is ingested.
+func TestWatch_Markers(t *testing.T) {
+	s := storetest.New(t)
+	l := newLib(t)
+	told := make(chan string, 16)
+	cfg := testConfig(l)
+	cfg.Markers = []string{".metamesh-private"}
+	cfg.OnMarker = func(p string) { told <- p }
+	l.write("Films/a.mkv", randBytes(t, 4096))
+	watchWith(t, s, cfg)
+	l.write("Films/.hidden", []byte("x"))
+	m := l.write("Films/.metamesh-private", []byte("x"))
+	got, _ := waiting.Recv(t, told, "the marker created")
+	if got != m {
+		t.Fatalf("OnMarker(%q), want %q", got, m)
+	}
+	// A file ingested after the marker's events (the loop takes events
+	// in order) marks the end of them: what is told after the removal
+	// is the removal's.
+	l.write("Films/after.mkv", randBytes(t, 4096))
+	waiting.For(t, "a file after the marker", func() bool { return known(s, l.path("Films/after.mkv")) })
+	for len(told) > 0 {
+		<-told
+	}
+	if err := os.Remove(m); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ = waiting.Recv(t, told, "the marker removed"); got != m {
+		t.Fatalf("OnMarker(%q), want %q", got, m)
+	}
+	// A directory made with its marker at once: told whether the event
+	// came before the directory's watch or its walk found the marker.
+	n := l.write("New/.metamesh-private", []byte("x"))
+	if got, _ = waiting.Recv(t, told, "the new directory's marker"); got != n {
+		t.Fatalf("OnMarker(%q), want %q", got, n)
+	}
+	if known(s, m) || known(s, l.path("Films/.hidden")) {
+		t.Error("a dot-file was ingested")
+	}
+}

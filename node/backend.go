@@ -131,7 +131,14 @@ func (b *backend) Status(ctx context.Context) (api.Status, error) {
 	}
 	net := n.p2p.Status()
 	st.RelayService = net.RelayService
-	st.Sharing = api.Sharing{Enabled: n.cfg.ShareFiles, Rate: n.cfg.ShareRate}
+	folders := n.rules.Folders()
+	st.Sharing = api.Sharing{Enabled: n.cfg.ShareFiles, Rate: n.cfg.ShareRate, Folders: folders.Shared, Private: folders.Private}
+	if st.Sharing.Folders == nil {
+		st.Sharing.Folders = []string{}
+	}
+	if st.Sharing.Private == nil {
+		st.Sharing.Private = []string{}
+	}
 	st.Reachability, st.ReachableAddrs = net.Reachability, multiaddrStrings(net.ReachableAddrs)
 	st.ReachabilityBasis = net.Basis
 	st.ObservedAddrs = multiaddrStrings(net.ObservedAddrs)

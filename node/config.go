@@ -17,6 +17,7 @@ import (
 	"github.com/metamesh/node/node/announce"
 	"github.com/metamesh/node/node/federation"
 	"github.com/metamesh/node/node/p2p"
+	"github.com/metamesh/node/node/privacy"
 	"github.com/metamesh/node/protocol"
 )
 
@@ -88,6 +89,13 @@ type Config struct {
 	// Off, every want is answered DONT_HAVE; fetching peers' files works
 	// either way.
 	ShareFiles bool
+	// ShareFolders share the bytes of the files under these folders
+	// only (--share-files=DIR, repeatable), each inside a library (Validate
+	// refuses one that is not). Marker files share or keep private a
+	// folder besides (node/privacy): a .metamesh-private folder's files
+	// are neither announced, answered for nor served, whatever is
+	// shared.
+	ShareFolders []string
 	// ShareRate caps the bytes a second served to peers, all together
 	// (--share-rate); 0 is unlimited.
 	ShareRate int64
@@ -238,6 +246,9 @@ func (c *Config) validate() error {
 	}
 	if c.Workers < 0 {
 		return fmt.Errorf("config: --workers %d: may not be negative (0: one per CPU)", c.Workers)
+	}
+	if _, err := privacy.New(privacy.Config{Libraries: libs, Shared: c.ShareFolders}); err != nil {
+		return fmt.Errorf("config: --share-files: %w", err)
 	}
 	if c.ShareRate < 0 {
 		return fmt.Errorf("config: --share-rate %d: may not be negative (bytes a second; 0 is unlimited)", c.ShareRate)

@@ -44,10 +44,19 @@
 //   - node/share (its own package): files' bytes over bitswap: the
 //     library's blocks served in place (--share-files), through the block
 //     index under DATA/blocks, and peers' files fetched.
+//   - node/privacy (its own package): which library files peers may
+//     learn of and fetch, by folder (--share-files, its folders, the
+//     .metamesh-share and .metamesh-private markers): Rules.Of(path).
 //   - sharing.go: node/share wired in: opening a library file by its
-//     IPFS CID for a peer, the hasher's index kept, GET /api/file of a
-//     peer's file and /api/sources (the file's IPFS CID and providers
-//     from its record and the DHT).
+//     IPFS CID for a peer (only a file node/privacy says is shared),
+//     the hasher's index kept, a marker file changed (every root
+//     announced anew, the files bitswap held open judged again), GET
+//     /api/file of a peer's file and /api/sources (the file's IPFS CID
+//     and providers from its record and the DHT).
+//   - sharing_folders_test.go: two households on loopback: a shared
+//     folder's file fetched, a private folder's found nowhere, a marker
+//     added and removed; a private file's blocks refused under
+//     --share-files, and a file being served refused once made private.
 //   - share_gone.go: what ingest applies at a path (a file deleted,
 //     moved out or replaced) closes what node/share held open there.
 //   - file_check.go: GET /api/file of a local file checks the bytes it
@@ -91,7 +100,8 @@
 // # Rules
 //
 //   - The node never reaches out on its own (node/p2p), and provides only
-//     its own files (node/announce).
+//     its own files (node/announce), never a private folder's
+//     (node/privacy).
 //   - Every API request bounds its Redis calls to
 //     federation.RequestTimeout (1 s, go-redis retries included), so a
 //     Redis that is alive but does not answer gives a 503 at once; a
@@ -103,7 +113,7 @@
 // Besides New, Start, Close and Run, a Node's accessors are a deliberate
 // interface for a Go program that runs a node in its own process (the
 // testnet harness and the benchmarks do): PeerID, P2PAddrs, APIAddr,
-// Store, Ingester, ProvideStats, Connect, Disconnect, and FindProviders
+// Store, Ingester, ProvideStats, LearnStats, Connect, Disconnect, and FindProviders
 // (bench_hooks.go: one DHT provider search, timed alone). They are valid
 // after Start.
 //

@@ -24,6 +24,7 @@ import (
 	"github.com/metamesh/node/node/catalog"
 	"github.com/metamesh/node/node/federation"
 	"github.com/metamesh/node/node/p2p"
+	"github.com/metamesh/node/node/privacy"
 	"github.com/metamesh/node/node/share"
 	"github.com/metamesh/node/node/thumbs"
 	"github.com/metamesh/node/store"
@@ -61,6 +62,7 @@ type Node struct {
 	thumbs       *thumbs.Cache      // posters' thumbnails (GET /api/thumb), under DATA/thumbs
 	pairs        *pairChecks        // pairings of CIDs peers' bytes held to (trust.go)
 	shr          *share.Exchange    // files' bytes over bitswap, served and fetched; its index under DATA/blocks
+	rules        *privacy.Rules     // which files peers may learn of and fetch, by folder (node/privacy)
 	space        *spaceWatch        // the data directory's free space (space.go)
 	stop         context.CancelFunc // ends ingest and the space watch
 	// closing is closed when the API starts shutting down: event streams,
@@ -85,7 +87,11 @@ func New(cfg Config) (*Node, error) {
 		return nil, err
 	}
 	logDropped(cfg.Logger, dropped, cfg.Libraries)
-	return &Node{cfg: cfg, log: cfg.Logger, hashDuration: newHashDuration(), pairs: newPairChecks()}, nil
+	rules, err := privacy.New(privacy.Config{Libraries: cfg.Libraries, ShareAll: cfg.ShareFiles, Shared: cfg.ShareFolders})
+	if err != nil {
+		return nil, configError{fmt.Errorf("config: --share-files: %w", err)}
+	}
+	return &Node{cfg: cfg, log: cfg.Logger, hashDuration: newHashDuration(), pairs: newPairChecks(), rules: rules}, nil
 }
 
 // Start opens the store (starting the managed redis-server when no URL is
@@ -225,7 +231,7 @@ func (n *Node) startHousehold(ctx context.Context) error {
 		Net: n.p2p, Key: n.key, Store: n.st, ProviderDir: filepath.Join(n.cfg.DataDir, "provider"), SearchDir: filepath.Join(n.cfg.DataDir, "search"),
 		ReprovideInterval: n.cfg.ReprovideInterval, ProviderRecordTTL: n.cfg.P2P.ProviderRecordTTL,
 		LookupTimeout: n.cfg.LookupTimeout, PeerRecordTTL: n.cfg.PeerRecordTTL, Name: n.cfg.Name,
-		NoSearchIndex: n.cfg.NoSearchIndex, Catalog: n.cat, Logger: n.log,
+		NoSearchIndex: n.cfg.NoSearchIndex, Catalog: n.cat, Private: n.rules.Private, Logger: n.log,
 		LearnFromPeers: !n.cfg.NoLearning, LearnInterval: n.cfg.LearnInterval, LearnIdleInterval: n.cfg.LearnIdleInterval,
 		Busy: n.busy, LibraryVisible: n.libraryVisible,
 	})
@@ -264,6 +270,8 @@ func (n *Node) startIngest(ctx, bg context.Context) error {
 		OnHashed:       n.hashDuration.Observe,
 		OnIndexed:      n.indexed,
 		OnApplied:      n.pathChanged,
+		Markers:        []string{privacy.ShareMarker, privacy.PrivateMarker},
+		OnMarker:       n.markerChanged,
 		Logger:         n.log,
 	})
 	if err != nil {
@@ -348,6 +356,10 @@ func (n *Node) P2PAddrs() []string { return n.p2p.Addrs() }
 
 // ProvideStats are the announcer's counters (after Start).
 func (n *Node) ProvideStats() announce.Stats { return n.hh.ProvideStats() }
+
+// LearnStats are the learner's counts (federation.LearnStats; zero with
+// --learn-from-peers=false).
+func (n *Node) LearnStats() federation.LearnStats { return n.hh.LearnStats() }
 
 // APIAddr is the address the HTTP API listens on (after Start).
 func (n *Node) APIAddr() string {

@@ -22,12 +22,15 @@ import (
 )
 
 // startShare starts the exchange of files' bytes (bitswap) on the host:
-// it answers peers' wants from the libraries when the household shares
-// (--share-files), and fetches peers' files for /api/file.
+// it answers peers' wants from the libraries for the files the household
+// shares (--share-files, its folders, .metamesh-share; never a private
+// folder's: node/privacy), and fetches peers' files for /api/file.
 func (n *Node) startShare(ctx context.Context) error {
+	// The server always runs: what it serves is decided file by file
+	// (openShared), and a .metamesh-share may appear at any time.
 	x, err := share.Start(ctx, share.Config{
 		Host: n.p2p.Host(), Dir: filepath.Join(n.cfg.DataDir, "blocks"),
-		Serve: n.cfg.ShareFiles, Rate: n.cfg.ShareRate,
+		Serve: true, Rate: n.cfg.ShareRate,
 		Open: n.openShared, IsLocal: n.isLocalRoot, Changed: n.sharedChanged,
 		Logger: n.log,
 	})
@@ -35,14 +38,36 @@ func (n *Node) startShare(ctx context.Context) error {
 		return err
 	}
 	n.shr = x
-	if n.cfg.ShareFiles {
-		rate := "unlimited"
-		if n.cfg.ShareRate > 0 {
-			rate = fmt.Sprintf("%.3g MB/s", float64(n.cfg.ShareRate)/1e6)
-		}
-		n.log.Info("sharing files: peers of the federation may fetch this household's files (--share-files)", "rate", rate)
+	rate := "unlimited"
+	if n.cfg.ShareRate > 0 {
+		rate = fmt.Sprintf("%.3g MB/s", float64(n.cfg.ShareRate)/1e6)
+	}
+	switch {
+	case n.cfg.ShareFiles:
+		n.log.Info("sharing files: peers of the federation may fetch this household's files (--share-files), but those of private folders", "rate", rate)
+	case len(n.cfg.ShareFolders) > 0:
+		n.log.Info("sharing folders: peers of the federation may fetch the files under these folders (--share-files)", "folders", n.rules.Folders().Shared, "rate", rate)
 	}
 	return nil
+}
+
+// markerChanged is told by the watcher that a sharing marker file
+// (.metamesh-share, .metamesh-private) was created, changed or removed
+// (ingest.Config.OnMarker, on its loop: it must not block). The rules
+// read the markers at every question, so record and search answers
+// follow at once; the announcer takes every root again (a file that
+// became private is no longer provided, its provides not renewed; one
+// that became public is provided), and the files held open for bitswap
+// are closed, each opened again, and judged again, at its next want.
+func (n *Node) markerChanged(path string) {
+	n.rules.Look(path)
+	if n.hh != nil {
+		n.hh.Recheck()
+	}
+	if n.shr != nil {
+		n.shr.Reopen()
+	}
+	n.log.Info("sharing marker changed: what peers may have of the folder is judged again", "marker", path)
 }
 
 // indexed keeps the block index ingest's hasher recorded for a file.
@@ -71,6 +96,12 @@ func (n *Node) openShared(ctx context.Context, root cid.Cid) (*share.Local, erro
 	if lf.own.IPFS != root.String() {
 		lf.f.Close()
 		return nil, fmt.Errorf("%w: %s is not the file's IPFS CID", share.ErrNotLocal, root)
+	}
+	if !n.rules.Shared(lf.path) {
+		// Not shared (a private folder's, or none of the shared ones):
+		// to peers it is a file the household does not have.
+		lf.f.Close()
+		return nil, fmt.Errorf("%w: %s is not shared", share.ErrNotLocal, root)
 	}
 	return &share.Local{File: lf.f, Name: filepath.Base(lf.path), Path: lf.path}, nil
 }

@@ -85,6 +85,9 @@ type SearchHit struct {
 	// nothing: an answer to a peer's search carries only the household's
 	// own word.
 	Own *Summary `json:"-"`
+	// Path is a local file's path (filePath), never shown: the node
+	// leaves a private file's hit out of its answers to peers.
+	Path string `json:"-"`
 }
 
 // CatalogEntryOf is the summary of d (a whole document, or one holding
@@ -119,6 +122,7 @@ func (s *Store) SearchHits(ctx context.Context, roots []RootID) ([]SearchHit, er
 			h.Own = &own
 		}
 		h.Subtitles, h.Art = sidecarsOf(d)
+		h.Path = d.FilePath()
 		out = append(out, h)
 	})
 	return out, err

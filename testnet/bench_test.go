@@ -317,9 +317,22 @@ type wireCounter struct {
 	mu      sync.Mutex
 	all     metrics.Stats
 	byProto map[libp2pproto.ID]metrics.Stats
+	// writes counts the writes of each protocol's streams: a message
+	// each for the DHT's and the record protocol's (one write a
+	// message).
+	writes map[libp2pproto.ID]int64
 }
 
-func newWireCounter() *wireCounter { return &wireCounter{byProto: map[libp2pproto.ID]metrics.Stats{}} }
+func newWireCounter() *wireCounter {
+	return &wireCounter{byProto: map[libp2pproto.ID]metrics.Stats{}, writes: map[libp2pproto.ID]int64{}}
+}
+
+// written is how many writes streams of p made so far.
+func (w *wireCounter) written(p libp2pproto.ID) int64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.writes[p]
+}
 
 func (w *wireCounter) add(in, out int64, p libp2pproto.ID) {
 	w.mu.Lock()
@@ -347,6 +360,9 @@ func (w *wireCounter) LogSentMessage(int64) {}
 func (w *wireCounter) LogRecvMessage(int64) {}
 func (w *wireCounter) LogSentMessageStream(n int64, p libp2pproto.ID, _ peer.ID) {
 	w.add(0, n, p)
+	w.mu.Lock()
+	w.writes[p]++
+	w.mu.Unlock()
 }
 func (w *wireCounter) LogRecvMessageStream(n int64, p libp2pproto.ID, _ peer.ID) {
 	w.add(n, 0, p)

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -313,5 +314,50 @@ func TestParseRate(t *testing.T) {
 		if (err == nil) != tc.ok || got != tc.want {
 			t.Errorf("parseRate(%q) = %d, %v; want %d, ok %v", tc.in, got, err, tc.want, tc.ok)
 		}
+	}
+}
+
+func TestShareFiles(t *testing.T) {
+	for _, tc := range []struct {
+		in      []string
+		all     bool
+		folders []string
+	}{
+		{nil, false, nil},
+		{[]string{"true"}, true, nil}, // the flag alone
+		{[]string{"false"}, false, nil},
+		{[]string{"1"}, true, nil},
+		{[]string{"/lib/Movies", "/lib/Shows"}, false, []string{"/lib/Movies", "/lib/Shows"}},
+		{[]string{"./true"}, false, []string{"./true"}},
+	} {
+		all, folders := shareFiles(tc.in)
+		if all != tc.all || !slices.Equal(folders, tc.folders) {
+			t.Errorf("shareFiles(%q) = %v, %q; want %v, %q", tc.in, all, folders, tc.all, tc.folders)
+		}
+	}
+}
+
+// A shared folder outside every library stops run before it starts,
+// from the flag and from its environment twin (comma-separated).
+func TestRun_ShareFolderOutsideLibraries(t *testing.T) {
+	lib, _ := filepath.EvalSymlinks(t.TempDir())
+	outside, _ := filepath.EvalSymlinks(t.TempDir())
+	if err := os.Mkdir(filepath.Join(lib, "Movies"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, tc := range map[string]struct {
+		env  []string
+		args []string
+	}{
+		"flag": {nil, []string{"--share-files=" + filepath.Join(lib, "Movies"), "--share-files=" + outside}},
+		"env":  {[]string{"METAMESH_SHARE_FILES=" + filepath.Join(lib, "Movies") + "," + outside}, nil},
+	} {
+		t.Run(name, func(t *testing.T) {
+			args := append([]string{"run", "--library", lib, "--data", storetest.Dir(t), "--api", "127.0.0.1:0"}, tc.args...)
+			_, errOut, code := metamesh(t, tc.env, args...)
+			if code == 0 || !strings.Contains(errOut, "--share-files") || !strings.Contains(errOut, outside) || !strings.Contains(errOut, "not inside a library") {
+				t.Errorf("exit %d, stderr %q; want a failure naming --share-files and %s", code, errOut, outside)
+			}
+		})
 	}
 }

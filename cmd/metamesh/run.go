@@ -58,7 +58,8 @@ comma-separated.`,
 			cfg.APIHosts, _ = f.GetStringArray("api-host")
 			cfg.StrangerRate, _ = f.GetFloat64("stranger-rate")
 			cfg.StrangerBurst, _ = f.GetInt("stranger-burst")
-			cfg.ShareFiles, _ = f.GetBool("share-files")
+			share, _ := f.GetStringArray("share-files")
+			cfg.ShareFiles, cfg.ShareFolders = shareFiles(share)
 			if cfg.ShareRate, err = parseRate(f.Lookup("share-rate").Value.String()); err != nil {
 				return usageError(cmd, fmt.Errorf("--share-rate: %w", err))
 			}
@@ -72,6 +73,7 @@ comma-separated.`,
 	}
 	libraryFlags(c)
 	f := c.Flags()
+	defer func() { f.Lookup("share-files").NoOptDefVal = "true" }()
 	f.String("api", node.DefaultAPIAddr, "HTTP API listen address (env METAMESH_API)")
 	f.String("name", "", "the household's name, shown to peers instead of its peer ID: UTF-8, at most 64 bytes, no control characters (default: the host name; env METAMESH_NAME)")
 	f.StringArray("listen", nil, "libp2p listen multiaddr; repeat for more (default /ip4/0.0.0.0/tcp/4681 and /ip4/0.0.0.0/udp/4681/quic-v1; env METAMESH_LISTEN)")
@@ -98,10 +100,25 @@ comma-separated.`,
 	f.Bool("public-read", false, "off loopback, serve GET /api/meta, /api/search, /api/library and /api/file without the token (env METAMESH_PUBLIC_READ)")
 	f.Float64("stranger-rate", 2, "off loopback, how many federated lookups and searches per second a client on another machine without the token (one per IPv4 address or IPv6 /64) may make the node start; past it 429 with Retry-After; 0: none (env METAMESH_STRANGER_RATE)")
 	f.Int("stranger-burst", 10, "how many of those such a client may start at once; 0 means the default (10) (env METAMESH_STRANGER_BURST)")
-	f.Bool("share-files", false, "let the federation's households (and IPFS nodes the host admits) fetch this household's files' bytes over bitswap, read from the library in place; off, peers' wants are answered DONT_HAVE (env METAMESH_SHARE_FILES)")
+	f.StringArray("share-files", nil, "let the federation's households (and IPFS nodes the host admits) fetch this household's files' bytes over bitswap, read from the library in place: alone, every file; --share-files=DIR, the files under DIR (a folder inside a library; repeat for more); a folder's .metamesh-share shares it too, and a .metamesh-private folder is never shared, announced or answered for; otherwise peers' wants are answered DONT_HAVE (env METAMESH_SHARE_FILES: true, or comma-separated folders)")
 	f.String("share-rate", "0", "with --share-files, the most bytes a second served to peers, all together: 0 (unlimited), or a size such as 500k, 2M, 1.5MiB (env METAMESH_SHARE_RATE)")
 	f.StringArray("api-host", nil, "another Host header name the API answers on loopback, besides localhost, 127.0.0.1 and [::1]; repeat for more (env METAMESH_API_HOST)")
 	return c
+}
+
+// shareFiles reads --share-files' values: a boolean (the flag alone is
+// "true") says whether every file is shared; any other value is a folder
+// whose files are. A folder named like a boolean is written as a path
+// ("./true").
+func shareFiles(vals []string) (all bool, folders []string) {
+	for _, v := range vals {
+		if b, err := strconv.ParseBool(v); err == nil {
+			all = b
+			continue
+		}
+		folders = append(folders, v)
+	}
+	return all, folders
 }
 
 // libraryFlags adds the flags of commands that ingest.

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -294,13 +295,23 @@ func reservation(rl api.Relay) string {
 	return s
 }
 
-// sharingLine says whether peers may fetch the household's files.
+// sharingLine says whether peers may fetch the household's files, and
+// which folders are shared or private.
 func sharingLine(s api.Sharing) string {
+	var line string
 	switch {
+	case !s.Enabled && len(s.Folders) == 0:
+		line = "off: peers may not fetch this household's files (--share-files)"
 	case !s.Enabled:
-		return "off: peers may not fetch this household's files (--share-files)"
-	case s.Rate > 0:
-		return fmt.Sprintf("on: peers may fetch this household's files, at most %.3g MB/s", float64(s.Rate)/1e6)
+		line = "folders: peers may fetch the files under " + strings.Join(s.Folders, ", ")
+	default:
+		line = "on: peers may fetch this household's files"
 	}
-	return "on: peers may fetch this household's files"
+	if (s.Enabled || len(s.Folders) > 0) && s.Rate > 0 {
+		line += fmt.Sprintf(", at most %.3g MB/s", float64(s.Rate)/1e6)
+	}
+	if len(s.Private) > 0 {
+		line += "; private (never announced, answered for or fetched): " + strings.Join(s.Private, ", ")
+	}
+	return line
 }

@@ -39,6 +39,9 @@ type Announcer struct {
 	sw    *Sweeper
 	log   *slog.Logger
 	index bool // provide token keys
+	// private says a local file is private (privacy.Rules.Private of
+	// its path): it is provided as a root that went. nil: none is.
+	private func(path string) bool
 
 	// ks serializes what writes the keystore (a reset, a start, a stop)
 	// with the maps it is read from; taken before mu.
@@ -72,9 +75,10 @@ type sweepKeys struct {
 type Stats = model.ProvideStats
 
 // New announces on sw what the batches it takes hold; index: the search
-// token keys too.
-func New(sw *Sweeper, index bool, log *slog.Logger) *Announcer {
-	a := &Announcer{sw: sw, index: index, log: log.With("component", "announce"),
+// token keys too. private, when not nil, says which local files are
+// private (by path): they are neither announced nor give words.
+func New(sw *Sweeper, index bool, private func(path string) bool, log *slog.Logger) *Announcer {
+	a := &Announcer{sw: sw, index: index, private: private, log: log.With("component", "announce"),
 		announced: map[store.RootID]string{}, cidRefs: map[string]int{}, tokens: map[store.RootID][]string{}, refs: map[string]int{}}
 	sw.onRebuild(a.refill)
 	return a
@@ -148,12 +152,22 @@ func (a *Announcer) Take(ctx context.Context, b store.ChangeBatch) error {
 		return a.takeSweep(ctx, b)
 	}
 	for _, c := range b.Roots {
+		c = a.withheld(c)
 		a.check(c.Root, c.Announced)
 		if a.index {
 			a.setTokens(c.Root, tokensOf(c))
 		}
 	}
 	return nil
+}
+
+// withheld is c as the announcer takes it: a private local file as a
+// root that went (nothing announced, no words).
+func (a *Announcer) withheld(c store.Changed) store.Changed {
+	if a.private != nil && c.Exists && c.Document.Local() && a.private(c.Document.FilePath()) {
+		return store.Changed{Root: c.Root}
+	}
+	return c
 }
 
 // tokensOf are c's key tokens: none for a root gone.
@@ -180,6 +194,7 @@ func (a *Announcer) takeSweep(ctx context.Context, b store.ChangeBatch) error {
 	}
 	sk := a.sweeping
 	for _, c := range b.Roots {
+		c = a.withheld(c)
 		if _, err := cid.Decode(c.Announced); c.Announced != "" && err == nil {
 			sk.announced[c.Root] = c.Announced
 		}

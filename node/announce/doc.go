@@ -47,7 +47,9 @@
 //
 //   - Only the node's own files are ever provided: their announced CID,
 //     and the keyed words of their titles, IDs and genres; never a root
-//     known only from peers, never a file name.
+//     known only from peers, never a file name, never a private file's
+//     (New's private: node/privacy's rule, asked of each root's path as
+//     its batch is taken; a private root is taken as one that went).
 //   - At start and after a feed trim the keystore is reset to exactly what
 //     the store holds, once a whole sweep was taken (before it, changes
 //     are only noted), so nothing stale is reprovided.

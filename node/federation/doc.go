@@ -10,7 +10,7 @@
 //
 //   - household.go: HouseholdConfig, StartHousehold, the Household's
 //     answers (Meta, Providers, KnownProviders, SearchPage, Lookup,
-//     Search, PeerNames, ProvideStats), permit (a caller's permission to ask
+//     Search, PeerNames, ProvideStats), Recheck, permit (a caller's permission to ask
 //     peers) and the reprovide on a first peer.
 //   - records.go: /metamesh/record/1.1.0 and 1.0.0, both sides
 //     (peerService, what the record and search services share: the host,
@@ -46,7 +46,8 @@
 //     ID or poster of its own, asked of the households that provide its
 //     canonical CID (the connected peers when the DHT names none), their
 //     verified records merged; a file asked again after a week, or after
-//     an hour (or a household not seen before) when no one answered.
+//     an hour (or a household not seen before) when no one answered; a
+//     private file (HouseholdConfig.Private) never.
 //   - document.go: the model.Document GET /api/meta answers, built from a
 //     store.Document in one place (known fields typed, exact bytes of
 //     paths that are not UTF-8).
@@ -133,6 +134,12 @@
 //   - A library request is answered with local files only, to the peers
 //     the household shows its list to; the answer is verified before it
 //     is shown.
+//   - A private file (HouseholdConfig.Private, node/privacy's rule) is
+//     never announced (the announcer takes it as a root that went: no
+//     provider record, no search token key), no record is answered for
+//     it and its hits are left out of search answers to peers (a page
+//     may then hold fewer hits than asked). Household.Recheck has the
+//     announcer take every root again when what is private changed.
 //   - Every record, search and library stream has a deadline, is reset on error
 //     and closed on success; a peer may have at most p2p.MaxInboundPerPeer
 //     open at once.

@@ -61,6 +61,11 @@ type HouseholdConfig struct {
 	// SearchDir holds the search index (search.TextIndex), built anew
 	// when missing; "" keeps it in memory (a simulation).
 	SearchDir string
+	// Private, when set, says which local files are private, by path
+	// (privacy.Rules.Private): they are not announced (no provider
+	// record, no search token keys), no record is answered for them and
+	// they are left out of search answers to peers. nil: none is.
+	Private func(path string) bool
 	// Catalog, when set, is kept in step with the store's changes (a
 	// node's GET /api/library); nil keeps none.
 	Catalog *catalog.Catalog
@@ -102,6 +107,9 @@ type Household struct {
 	ann    *announce.Announcer
 	ho     *handoff.Service
 	text   *search.TextIndex
+	// changes hands the store's changes to the index, the catalog and
+	// the announcer.
+	changes *store.Changes
 	// scores are the peers that hung or lied, shared by lookups and
 	// searches: asked last, a liar's records not believed.
 	scores *scores
@@ -170,6 +178,7 @@ func StartHousehold(ctx context.Context, cfg HouseholdConfig) (*Household, error
 	hh := &Household{p: p, ownDHT: own, st: cfg.Store, text: text, scores: newScores()}
 	hh.rs = newRecordService(p.Host(), cfg.Store, cfg.Key, cfg.Name, log)
 	hh.ss = newSearchService(p.Host(), p.DHT(), cfg.Store, text, cfg.Key, cfg.Name, log)
+	hh.rs.private, hh.ss.private = cfg.Private, cfg.Private
 	hh.ss.scores = hh.scores
 	hh.ss.names = hh.rs.names // one set of peers' names, whichever answer told it
 	if cfg.Catalog != nil {
@@ -180,7 +189,7 @@ func StartHousehold(ctx context.Context, cfg HouseholdConfig) (*Household, error
 	hh.res.scores = hh.scores
 	hh.res.refreshAfter = cfg.PeerRecordTTL
 	hh.res.names = hh.rs.names
-	hh.ann = announce.New(sw, !cfg.NoSearchIndex, log)
+	hh.ann = announce.New(sw, !cfg.NoSearchIndex, cfg.Private, log)
 	// One follower of the store hands what changed to the search index
 	// and the catalog, then to the announcer; peers ask on
 	// /metamesh/search/1.2.0 (or 1.1.0, 1.0.0).
@@ -190,6 +199,7 @@ func StartHousehold(ctx context.Context, cfg HouseholdConfig) (*Household, error
 		consumers = append(consumers, cfg.Catalog.Consumer())
 	}
 	changes = cfg.Store.Changes(append(consumers, hh.ann.Consumer())...)
+	hh.changes = changes
 	hh.ho = handoff.Start(p.Host(), p.DHT(), p.Held(), handoff.Options{Logger: log})
 	bg, cancel := context.WithCancel(context.Background())
 	hh.cancel = cancel
@@ -197,7 +207,7 @@ func StartHousehold(ctx context.Context, cfg HouseholdConfig) (*Household, error
 	if cfg.LearnFromPeers {
 		hh.learn = &learner{st: cfg.Store, net: hh.res.net, scores: hh.scores, log: log.With("component", "learn"),
 			interval: cmp.Or(cfg.LearnInterval, DefaultLearnInterval), idle: cmp.Or(cfg.LearnIdleInterval, DefaultLearnIdleInterval),
-			busy: cfg.Busy, timeout: cfg.LookupTimeout,
+			busy: cfg.Busy, private: cfg.Private, timeout: cfg.LookupTimeout,
 			next: map[store.RootID]time.Time{}, missed: map[store.RootID]int{}, seen: map[peer.ID]bool{}}
 		runs = append(runs, hh.learn.run)
 	}
@@ -239,13 +249,17 @@ func (hh *Household) reprovideOnFirstPeer(ctx context.Context) {
 	}
 }
 
-// LearnStats are how many local files the learner asked peers about,
-// and how many of them some household answered for (0, 0 without one).
-func (hh *Household) LearnStats() (asked, answered int64) {
+// LearnStats are the learner's counts since the start: the local files
+// it asked peers about, those some household answered for, and the
+// record requests it sent.
+type LearnStats struct{ Asked, Answered, Requests int64 }
+
+// LearnStats are the learner's counts (zero without one).
+func (hh *Household) LearnStats() LearnStats {
 	if hh.learn == nil {
-		return 0, 0
+		return LearnStats{}
 	}
-	return hh.learn.asked.Load(), hh.learn.answered.Load()
+	return LearnStats{Asked: hh.learn.asked.Load(), Answered: hh.learn.answered.Load(), Requests: hh.learn.requests.Load()}
 }
 
 // Disproved marks peers that signed a record its bytes disproved (it
@@ -256,6 +270,13 @@ func (hh *Household) Disproved(peers ...peer.ID) {
 		hh.scores.add(p, weightLie)
 	}
 }
+
+// Recheck has the announcer (with the search index and the catalog)
+// take every root of the store again: what HouseholdConfig.Private says
+// of some files changed (a marker file added or removed), so those that
+// became private stop being provided and those that became public are
+// provided. Asked several times before it runs, it runs once.
+func (hh *Household) Recheck() { hh.changes.Sweep() }
 
 // DHT is the household's DHT.
 func (hh *Household) DHT() *dht.IpfsDHT { return hh.p.DHT() }

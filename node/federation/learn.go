@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -53,12 +54,14 @@ type learner struct {
 	log             *slog.Logger
 	interval, idle  time.Duration
 	busy            func() bool
+	private         func(path string) bool // nil: none is; a private file is never asked about
 	timeout         time.Duration
 	queue           []store.RootID
 	next            map[store.RootID]time.Time // when each root asked may be asked again
 	missed          map[store.RootID]int       // roots no household answered for: the peers seen when asked
 	seen            map[peer.ID]bool           // every peer seen connected
 	asked, answered atomic.Int64
+	requests        atomic.Int64 // record requests sent
 }
 
 // run asks one file per tick until ctx ends.
@@ -107,7 +110,7 @@ func (l *learner) tick(ctx context.Context) {
 			continue
 		}
 		d, err := l.st.Document(ctx, root)
-		if err != nil || !worthAsking(d) {
+		if err != nil || !worthAsking(d) || (l.private != nil && l.private(d.FilePath())) {
 			continue
 		}
 		l.ask(ctx, d)
@@ -116,17 +119,20 @@ func (l *learner) tick(ctx context.Context) {
 }
 
 // worthAsking reports a local video that lacks one of the wanted
-// fields of its own (a name's guess is not its own).
+// fields of its own: a name's guess is not its own, nor what a peer
+// filled in (one peer's word, perhaps a user's lookup's, is not all the
+// households that have the file).
 func worthAsking(d store.Document) bool {
 	if !d.Local() || d.Fields["fileType"] != "video" {
 		return false
 	}
 	_, from := d.Shown()
+	own := func(src string) bool { return src == store.FromOwn || src == store.FromEdit }
 	for _, w := range wanted {
 		if strings.HasSuffix(w, "/") {
 			found := false
 			for u, src := range from {
-				if strings.HasPrefix(u, w) && src != store.FromName {
+				if strings.HasPrefix(u, w) && own(src) {
 					found = true
 				}
 			}
@@ -135,7 +141,7 @@ func worthAsking(d store.Document) bool {
 			}
 			continue
 		}
-		if src, ok := from[w]; !ok || src == store.FromName {
+		if !own(from[w]) {
 			return true
 		}
 	}
@@ -143,8 +149,8 @@ func worthAsking(d store.Document) bool {
 }
 
 // ask asks the providers of d's canonical CID (the connected peers when
-// the DHT names none) for their records of it and merges each that
-// verifies.
+// the DHT names none) for their records of it, each the moment the walk
+// names it and within its own time, and merges each that verifies.
 func (l *learner) ask(ctx context.Context, d store.Document) {
 	c := d.CanonicalCID()
 	id, err := cid.Decode(c)
@@ -152,41 +158,52 @@ func (l *learner) ask(ctx context.Context, d store.Document) {
 		l.next[d.Root] = time.Now().Add(learnAgainAfter)
 		return
 	}
-	ctx, cancel := context.WithTimeout(ctx, l.timeout)
-	defer cancel()
 	l.asked.Add(1)
 	self := l.net.self()
-	var peers []peer.ID
-	for p := range l.net.providers(ctx, id, learnProviders) {
-		if p != self && !l.scores.distrusted(p) {
-			peers = append(peers, p)
+	var (
+		wg     sync.WaitGroup
+		merged atomic.Int64
+		asked  = map[peer.ID]bool{}
+	)
+	fetch := func(p peer.ID) {
+		if p == self || asked[p] || len(asked) >= learnProviders || l.scores.distrusted(p) {
+			return
 		}
-	}
-	if len(peers) == 0 {
-		for _, p := range l.net.connected() {
-			if len(peers) < learnProviders && !l.scores.distrusted(p) {
-				peers = append(peers, p)
+		asked[p] = true
+		l.requests.Add(1)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			fctx, cancel := context.WithTimeout(ctx, l.timeout)
+			defer cancel()
+			rec, err := l.net.fetch(fctx, p, c)
+			if err != nil {
+				return
 			}
+			res, err := l.st.MergeRecord(fctx, p.String(), rec.CIDs, rec.Meta)
+			if err != nil || res.Conflict {
+				l.log.Debug("a peer's record of a local file not merged", "peer", p, "cid", c, "err", err, "conflict", res.Conflict)
+				return
+			}
+			merged.Add(1)
+		}()
+	}
+	wctx, cancel := context.WithTimeout(ctx, l.timeout)
+	for p := range l.net.providers(wctx, id, learnProviders+1) {
+		fetch(p)
+	}
+	cancel()
+	if len(asked) == 0 {
+		for _, p := range l.net.connected() {
+			fetch(p)
 		}
 	}
-	merged := 0
-	for _, p := range peers {
-		rec, err := l.net.fetch(ctx, p, c)
-		if err != nil {
-			continue
-		}
-		res, err := l.st.MergeRecord(ctx, p.String(), rec.CIDs, rec.Meta)
-		if err != nil || res.Conflict {
-			l.log.Debug("a peer's record of a local file not merged", "peer", p, "cid", c, "err", err, "conflict", res.Conflict)
-			continue
-		}
-		merged++
-	}
-	if merged > 0 {
+	wg.Wait()
+	if n := merged.Load(); n > 0 {
 		l.answered.Add(1)
 		delete(l.missed, d.Root)
 		l.next[d.Root] = time.Now().Add(learnAgainAfter)
-		l.log.Debug("asked peers about a local file", "cid", c, "answers", merged)
+		l.log.Debug("asked peers about a local file", "cid", c, "answers", n)
 		return
 	}
 	l.missed[d.Root] = len(l.seen)

@@ -44,6 +44,9 @@ type peerService struct {
 	protos []libp2pproto.ID
 	name   string
 	names  *peerNames
+	// private says a local file is private (HouseholdConfig.Private):
+	// peers get no record of it and no hit. nil: none is.
+	private func(path string) bool
 
 	inbound peerLimit
 }
@@ -154,6 +157,10 @@ func (rs *recordService) sealed(ctx context.Context, version, asked string) ([]b
 	}
 	if err != nil {
 		return nil, err
+	}
+	if ps := rs.private; ps != nil && ps(doc.FilePath()) {
+		// A private file: answered as a file the node does not have.
+		return nil, nil
 	}
 	rec, err := protocol.NewRecord(doc.Vouched(), doc.Fields, rs.h.ID(), time.Now())
 	if err != nil {

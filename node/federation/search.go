@@ -142,7 +142,7 @@ func (ss *searchService) sealed(ctx context.Context, version string, req protoco
 	}
 	var hits []protocol.SearchHit
 	for _, h := range page {
-		if h.Source != "local" {
+		if h.Source != "local" || (ss.private != nil && ss.private(h.Path)) {
 			continue
 		}
 		if h.Own != nil {

@@ -32,7 +32,9 @@
 //     inode), else it is closed and the file opened anew where the store
 //     says it is, if anywhere. Gone(path) closes it as soon as the
 //     library watcher applies a change at the path (the node's
-//     ingest.Config.OnApplied).
+//     ingest.Config.OnApplied); Reopen closes every open file (what the
+//     household shares changed), each opened again, through
+//     Config.Open, at its next want.
 //   - A want refused for a block of a file the index knows is logged
 //     (once a file every 30 s, with the count); a fetch that gets no
 //     block for its stall time ends with ErrStalled saying what each
@@ -44,6 +46,7 @@
 //
 //   - share.go: Config, Start, the Exchange (bitswap wired to the
 //     blockstore, its filter and tracer), Add, Forget, Leaves, Gone,
+//     Reopen,
 //     the start's sweep.
 //   - serve.go: finding a block (indexing a file on demand or again),
 //     producing it from the first of its holders that still has it,

@@ -193,3 +193,15 @@ func (o *openFiles) closeAll() {
 		o.closeLocked(f)
 	}
 }
+
+// dropAll forgets every open file: closed now, or by its last user.
+func (o *openFiles) dropAll() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	n := len(o.files)
+	for k, f := range o.files {
+		delete(o.files, k)
+		o.closeLocked(f)
+	}
+	return n
+}

@@ -270,6 +270,19 @@ func (x *Exchange) Gone(ctx context.Context, path string) int {
 	return len(closed)
 }
 
+// Reopen closes every file held open to serve its blocks: the next
+// want of one opens it again through Config.Open, which decides anew
+// whether it is served (what the household shares changed). It returns
+// how many it closed.
+func (x *Exchange) Reopen() int {
+	x.closeMu.RLock()
+	defer x.closeMu.RUnlock()
+	if x.closed {
+		return 0
+	}
+	return x.files.dropAll()
+}
+
 // admit is bitswap's filter: a want is answered only when the household
 // shares (--share-files); otherwise DONT_HAVE. What the server reads is
 // the block index only (blockstore), never a block a fetch of ours holds

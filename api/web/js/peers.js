@@ -28,8 +28,12 @@ export function renderReachability(st) {
   $("relays").replaceChildren(...(relays.length === 0 ? [el("li", { class: "muted" }, "none")] : relays.map(relayItem)));
   $("relay-service").textContent = st.relayService ? "on (relays for other peers)" : "off";
   const sh = st.sharing || {};
-  $("sharing").textContent = !sh.enabled ? "off (other households cannot fetch this household's files)"
-    : "on (other households may fetch this household's files" + (sh.rate > 0 ? ", at most " + fmtBytes(sh.rate) + "/s)" : ")");
+  const folders = sh.folders || [], priv = sh.private || [];
+  const rate = sh.rate > 0 ? ", at most " + fmtBytes(sh.rate) + "/s" : "";
+  $("sharing").textContent = (sh.enabled ? "on (other households may fetch this household's files" + rate + ")"
+    : folders.length > 0 ? "folders (other households may fetch the files under " + folders.join(", ") + rate + ")"
+      : "off (other households cannot fetch this household's files)")
+    + (priv.length > 0 ? "; private, never announced, answered for or fetched: " + priv.join(", ") : "");
 }
 
 // relayItem is one relay: its ID, the reservation (until when) or none,
