@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"testing"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/metamesh/node/api"
 	"github.com/metamesh/node/internal/waiting"
 	"github.com/metamesh/node/node"
+	"github.com/metamesh/node/node/privacy"
 )
 
 // households answers GET /api/households on n, by peer ID.
@@ -40,15 +42,20 @@ func friendLibrary(t *testing.T, n *node.Node, p, query string) api.HouseholdLib
 // shows its list to no one; and D, which connected to A on its own:
 //
 //   - B lists A by name with its counts, and C as refusing;
-//   - B pages A's films, searches them, and opens A's show, its seasons
+//   - B pages A's films (not the one of A's private folder), searches them, and opens A's show, its seasons
 //     and a season's episodes, each file with its CID, size and A as its
 //     source;
 //   - C refuses B (403), A refuses D, a stranger (403);
 //   - an unknown peer is a 404, a peer ID that is none a 400.
 func TestHouseholds_FriendsLibrary(t *testing.T) {
 	t.Parallel()
-	libA := t.TempDir()
-	writeLibrary(t, libA, "Movies/Alien.1979.mkv", "Movies/Heat.1995.mkv",
+	libA, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A film of a private folder is never listed to peers.
+	writeOld(t, filepath.Join(libA, "Private", privacy.PrivateMarker), nil)
+	writeLibrary(t, libA, "Private/Secret.Garden.2013.mkv", "Movies/Alien.1979.mkv", "Movies/Heat.1995.mkv",
 		"TV/The Office/The.Office.S01E01.mkv", "TV/The Office/The.Office.S01E02.mkv", "TV/The Office/The.Office.S02E01.mkv")
 	libC := t.TempDir()
 	writeLibrary(t, libC, "Movies/Zulu.1964.mkv")
@@ -57,7 +64,7 @@ func TestHouseholds_FriendsLibrary(t *testing.T) {
 	c := startNodeWith(t, libC, func(c *node.Config) { c.Name = "Carol"; c.LibraryVisible = node.LibraryVisibleNone })
 	d := p2pNode(t, func(c *node.Config) { c.Name = "Dave"; c.LibraryVisible = node.LibraryVisibleEveryone })
 	waiting.Until(t, "A's catalog", func() string {
-		if m, s := library(t, a, "view=movies"), library(t, a, "view=shows"); m.Total != 2 || s.Total != 1 {
+		if m, s := library(t, a, "view=movies"), library(t, a, "view=shows"); m.Total != 3 || s.Total != 1 {
 			return fmt.Sprintf("films %q, shows %q", lines(m), lines(s))
 		}
 		return ""

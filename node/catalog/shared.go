@@ -5,26 +5,30 @@ import (
 	"unicode/utf8"
 
 	"github.com/metamesh/node/protocol"
-	"github.com/metamesh/node/store"
 )
 
 // Shared answers a friend's household's request of the library protocol
 // (protocol.LibraryRequest, valid): one page of the films, the shows, a
 // show's seasons or a season's episodes, as GET /api/library lists them,
-// of the local files keep says peers may see (a show or a season is
-// listed when one of its episodes is). Home videos and other videos
-// (videoType other) are never in it, nor files known only from peers. A
-// show or a season the catalog does not hold is an empty page. The
-// answer has no name: the caller adds the household's.
-func (c *Catalog) Shared(req protocol.LibraryRequest, keep func(store.Summary) bool) protocol.LibraryAnswer {
+// of the local files whose path allowed allows (a show or a season is
+// listed when one of its episodes is; a file whose path the catalog does
+// not hold yet is not). Home videos and other videos (videoType other)
+// are never in it, nor files known only from peers. A show or a season
+// the catalog does not hold is an empty page. The answer has no name:
+// the caller adds the household's.
+func (c *Catalog) Shared(req protocol.LibraryRequest, allowed func(path string) bool) protocol.LibraryAnswer {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
+	keep := func(l *listed) bool {
+		fc := c.copies[l.Root]
+		return fc != nil && allowed(fc.copy.Path)
+	}
 	v := &c.views
 	words := protocol.Tokens(req.Q)
 	a := protocol.LibraryAnswer{View: req.View, Show: req.Show, Season: req.Season, Page: req.Page}
 	var films []*listed
 	for _, l := range v.movies {
-		if keep(l.Summary) {
+		if keep(l) {
 			a.Films++
 			if matches(l.fold, words) {
 				films = append(films, l)
@@ -84,7 +88,7 @@ func (c *Catalog) Shared(req protocol.LibraryRequest, keep func(store.Summary) b
 
 // sharedShow is show s's entry of the episodes keep keeps, false when
 // it keeps none.
-func sharedShow(s *catalogShow, keep func(store.Summary) bool) (protocol.LibraryEntry, bool) {
+func sharedShow(s *catalogShow, keep func(*listed) bool) (protocol.LibraryEntry, bool) {
 	e := protocol.LibraryEntry{Kind: "show", Title: clipTitle(s.title), Show: s.key}
 	for _, se := range s.seasons {
 		eps := sharedEpisodes(se, keep)
@@ -101,10 +105,10 @@ func sharedShow(s *catalogShow, keep func(store.Summary) bool) (protocol.Library
 }
 
 // sharedEpisodes are the episodes of se keep keeps.
-func sharedEpisodes(se *catalogSeason, keep func(store.Summary) bool) []*listed {
+func sharedEpisodes(se *catalogSeason, keep func(*listed) bool) []*listed {
 	var out []*listed
 	for _, l := range se.episodes {
-		if keep(l.Summary) {
+		if keep(l) {
 			out = append(out, l)
 		}
 	}

@@ -3,14 +3,16 @@ package catalog
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
+	"github.com/metamesh/node/model"
 	"github.com/metamesh/node/protocol"
 	"github.com/metamesh/node/store"
 )
 
-// What a friend's household is shown: the local films and episodes a
-// filter keeps, never home videos, other files or files known only from
+// What a friend's household is shown: the local films and episodes whose
+// paths a filter keeps, never home videos, other files or files known only from
 // peers; shows and seasons of the episodes kept; words and pages.
 func TestCatalog_Shared(t *testing.T) {
 	c := New()
@@ -39,9 +41,19 @@ func TestCatalog_Shared(t *testing.T) {
 	far.Source = "12D3KooWpeer"
 	es = append(es, far)
 	c.apply(nil, es, true)
-	// The filter keeps all but one film, one show and one season.
-	keep := func(e store.Summary) bool {
-		return e.Title != "Private Film" && e.Title != "Hidden Show" && (e.Season == nil || *e.Season != 3)
+	// Each local file's path, as the duplicates' copies hold it: the
+	// filter keeps all but one film, one show and one season, by path.
+	for _, e := range es {
+		path := "/lib/" + e.Title
+		if e.Season != nil {
+			path += fmt.Sprintf("/S%d/E%d", *e.Season, *e.Episode)
+		}
+		if e.Local() {
+			c.copies[e.Root] = &fileCopy{entry: e, copy: model.DuplicateCopy{CID: e.CID, Path: path}}
+		}
+	}
+	keep := func(path string) bool {
+		return path != "/lib/Private Film" && !strings.HasPrefix(path, "/lib/Hidden Show/") && !strings.HasPrefix(path, "/lib/The Office/S3/")
 	}
 	season := func(n int) *int { return &n }
 	titles := func(a protocol.LibraryAnswer) []string {
@@ -96,7 +108,13 @@ func TestCatalog_Shared(t *testing.T) {
 	if office.Show != "the office" || office.Poster != "poster-The Office" {
 		t.Errorf("the show's entry %+v", office)
 	}
-	if all := c.Shared(protocol.LibraryRequest{View: "films", Page: 1, Limit: 10}, func(store.Summary) bool { return true }); all.Films != 3 {
-		t.Errorf("every local film: %d, want 3 (the home video, the audio file and the peer's film are none)", all.Films)
+	all := func(string) bool { return true }
+	if a := c.Shared(protocol.LibraryRequest{View: "films", Page: 1, Limit: 10}, all); a.Films != 3 {
+		t.Errorf("every local film: %d, want 3 (the home video, the audio file and the peer's film are none)", a.Films)
+	}
+	// A file whose path the catalog does not hold yet is not listed.
+	delete(c.copies, "0001")
+	if a := c.Shared(protocol.LibraryRequest{View: "films", Page: 1, Limit: 10}, all); a.Films != 2 || a.Entries[0].Title != "Heat" {
+		t.Errorf("films without Alien's path: %+v", a)
 	}
 }

@@ -18,7 +18,7 @@
 //     peers' names and one peer's open-stream bound).
 //   - library.go: /metamesh/library/1.0.0, both sides: the household's
 //     own films and shows (node/catalog's Shared, each file passing
-//     listedToPeers) answered, signed, to the peers
+//     listedToPeers: none of a private folder) answered, signed, to the peers
 //     HouseholdConfig.LibraryVisible allows and refused (an empty
 //     response) to the others; a friend's page asked and verified (GET
 //     /api/households/<peer>/library), and every connected household

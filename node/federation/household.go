@@ -183,7 +183,7 @@ func StartHousehold(ctx context.Context, cfg HouseholdConfig) (*Household, error
 	hh.ss.names = hh.rs.names // one set of peers' names, whichever answer told it
 	if cfg.Catalog != nil {
 		hh.ls = newLibraryService(p.Host(), cfg.Catalog, cfg.Key, cfg.Name, cfg.LibraryVisible, log)
-		hh.ls.names = hh.rs.names
+		hh.ls.names, hh.ls.private = hh.rs.names, cfg.Private
 	}
 	hh.res = newResolver(cfg.Store, p, hh.rs, cfg.LookupTimeout, log)
 	hh.res.scores = hh.scores

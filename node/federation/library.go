@@ -20,7 +20,6 @@ import (
 	"github.com/metamesh/node/node/catalog"
 	"github.com/metamesh/node/node/p2p"
 	"github.com/metamesh/node/protocol"
-	"github.com/metamesh/node/store"
 )
 
 // Limits of the library protocol.
@@ -44,6 +43,9 @@ type libraryService struct {
 	peerService
 	cat     *catalog.Catalog
 	visible func(peer.ID) bool
+	// private says a local file is private, by path
+	// (HouseholdConfig.Private; nil: none is).
+	private func(path string) bool
 }
 
 // newLibraryService answers on h from cat; visible says which peers may
@@ -55,12 +57,13 @@ func newLibraryService(h host.Host, cat *catalog.Catalog, key crypto.PrivKey, na
 	return ls
 }
 
-// listedToPeers reports whether a local file may be listed to the peers
-// that may see the household's list. Every local file the catalog lists
-// as a film or an episode is, today; a file of a folder the household
-// keeps private is to be refused here, the one place the library protocol
-// asks.
-func listedToPeers(store.Summary) bool { return true }
+// listedToPeers reports whether the local file at path may be listed to
+// the peers that may see the household's list: any but a private one
+// (HouseholdConfig.Private, node/privacy's rule), the one place the
+// library protocol asks.
+func (ls *libraryService) listedToPeers(path string) bool {
+	return ls.private == nil || !ls.private(path)
+}
 
 // handle answers one request: a refusal (an empty response) to a peer
 // visible does not allow, else the signed page. A request that does not
@@ -84,7 +87,7 @@ func (ls *libraryService) handle(s network.Stream) {
 // refuses (an outside writer's field out of range) is left out of its
 // page rather than failing it.
 func (ls *libraryService) sealed(req protocol.LibraryRequest) ([]byte, error) {
-	a := ls.cat.Shared(req, listedToPeers)
+	a := ls.cat.Shared(req, ls.listedToPeers)
 	a.Name = ls.name
 	a.Entries = slices.DeleteFunc(a.Entries, func(e protocol.LibraryEntry) bool { return e.Validate(req.View) != nil })
 	return protocol.SealLibrary(req, a, ls.key)
