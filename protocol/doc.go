@@ -365,7 +365,7 @@
 // signer is the peer at the other end of the stream, the payload is as
 // above, its view, show, season and page are the request's, its pages
 // agree with its total and the request's limit, it holds no more entries
-// than the limit, and every entry is valid for the view; the name is
+// than the limit nor than its total, and every entry is valid for the view; the name is
 // cleaned (CleanName), never refused for. Otherwise the whole answer is
 // dropped. testdata/library-vector.txt holds a request and its answer,
 // byte for byte.

@@ -348,8 +348,8 @@ type LibraryAnswer struct {
 
 // Validate checks an answer to req: the name (CheckName), the view, show
 // and season req asked, the page req asked, counts of 0..MaxLibraryCount
-// with pages the total's at req's limit, at most req.Limit entries, each
-// valid for the view.
+// with pages the total's at req's limit, at most req.Limit entries (and
+// no more than the total), each valid for the view.
 func (a LibraryAnswer) Validate(req LibraryRequest) error {
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("%w: %s", ErrMalformedLibrary, fmt.Sprintf(format, args...))
@@ -372,6 +372,8 @@ func (a LibraryAnswer) Validate(req LibraryRequest) error {
 		return bad("%d pages for %d entries of %d a page", a.Pages, a.Total, req.Limit)
 	case len(a.Entries) > req.Limit:
 		return fmt.Errorf("%w: %d entries, asked for at most %d", ErrTooLarge, len(a.Entries), req.Limit)
+	case len(a.Entries) > a.Total:
+		return bad("%d entries in a list of %d", len(a.Entries), a.Total)
 	}
 	for _, e := range a.Entries {
 		if err := e.Validate(req.View); err != nil {

@@ -155,6 +155,7 @@ func TestOpenLibrary_Refusals(t *testing.T) {
 		{"pages that do not add up", `{"view":"films","page":1,"pages":3,"total":1,"films":1,"shows":0,"entries":[]}`, false},
 		{"negative count", `{"view":"films","page":1,"pages":0,"total":0,"films":-1,"shows":0,"entries":[]}`, false},
 		{"more entries than asked", `{"view":"films","page":1,"pages":2,"total":3,"films":3,"shows":0,"entries":[` + film + `,` + film + `,` + film + `]}`, false},
+		{"more entries than the total", `{"view":"films","page":1,"pages":0,"total":0,"films":1,"shows":0,"entries":[` + film + `]}`, false},
 		{"a show in films", `{` + head + `,"entries":[{"kind":"show","title":"x","show":"x","seasons":1}]}`, false},
 		{"a film without cid", `{` + head + `,"entries":[{"kind":"film","title":"x"}]}`, false},
 		{"a CID not canonical", `{` + head + `,"entries":[{"kind":"film","cid":"QmYwAPJzv5CZsnA625s3Xf2nemtYgPpHdWEz79ojWnPbdG","title":"x"}]}`, false},
