@@ -202,6 +202,8 @@ func TestEdit_Refusals(t *testing.T) {
 		{"a member", "DELETE", "/api/meta/" + cid + "/cids/" + cid, "", "", 403, "cids/"},
 		{"duplicates by PATCH", "PATCH", "/api/meta/" + cid, "application/json", `{"duplicates": "x"}`, 403, `"duplicates"`},
 		{"a peer's word", "PATCH", "/api/meta/" + cid, "application/json", `{"origin": {"12D3KooWX": {"title": "x"}}}`, 403, "origin/"},
+		{"the node's still", "PUT", "/api/meta/" + cid + "/still", "", unknown, 403, `"still"`},
+		{"the node's still dropped", "DELETE", "/api/meta/" + cid + "/still", "", "", 403, `"still"`},
 		{"a long key", "PUT", "/api/meta/" + cid + "/" + strings.Repeat("k", 513), "", "v", 413, "at most 512"},
 		{"a long value", "PUT", "/api/meta/" + cid + "/plot", "", strings.Repeat("v", 64<<10+1), 413, "65536"},
 		{"257 keys", "PATCH", "/api/meta/" + cid, "application/json", string(manyJSON), 413, "at most 256"},

@@ -216,9 +216,13 @@ func (n *Node) problems() []string {
 // Thumbnail finds made, or makes, the thumbnail of the image c names,
 // keyed by c: a thumbnail made once is served from the disk without a
 // store read (a page asks for 50 at once), and only one not made yet
-// opens the local file, as File opens it.
+// opens the image: a video's still under DATA/stills (stills.go), else
+// the local file, as File opens it.
 func (b *backend) Thumbnail(ctx context.Context, c string, width int) (string, error) {
 	path, err := b.n.thumbs.Get(ctx, c, width, func() (io.ReadCloser, error) {
+		if f, ok, err := b.n.openStill(c); ok || err != nil {
+			return f, err
+		}
 		f, err := b.File(ctx, c)
 		if err != nil {
 			return nil, err

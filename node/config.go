@@ -121,6 +121,12 @@ type Config struct {
 	// 1h; negative never asks again).
 	PeerRecordTTL time.Duration
 
+	// Stills gives every local video without a poster a still, a frame
+	// ffmpeg takes from it after the first scan, one at a time and niced
+	// (--stills, METAMESH_STILLS; node/stills). Off, or without ffmpeg
+	// on the PATH, lists show such videos without an image.
+	Stills bool
+
 	// APITokenFile holds the bearer token the API requires on a
 	// non-loopback APIAddr (--api-token-file, METAMESH_API_TOKEN_FILE).
 	// Default DataDir/api-token, generated (mode 0600) when missing.

@@ -41,6 +41,11 @@
 //     in memory (GET /api/library), a consumer of the store's changes.
 //   - node/thumbs (its own package): posters' thumbnails, made and kept
 //     under the data directory (GET /api/thumb).
+//   - node/stills (its own package): videos' stills, frames ffmpeg
+//     takes from the local videos without a poster, under DATA/stills.
+//   - stills.go: node/stills wired in (Config.Stills, ffmpeg looked up
+//     once), a consumer of the store's changes; its worker runs after
+//     the first scan; GET /api/thumb of a still.
 //   - node/share (its own package): files' bytes over bitswap: the
 //     library's blocks served in place (--share-files), through the block
 //     index under DATA/blocks, and peers' files fetched.
@@ -94,6 +99,8 @@
 //
 // Start runs: the HTTP server;
 // the data directory's space watch (space.go: a statfs a second);
+// with Config.Stills, the stills' worker (node/stills: one ffmpeg at a
+// time);
 // and, in the packages it starts, the host's and the Household's (their
 // doc.go say which). An HTTP request runs on net/http's goroutine.
 //

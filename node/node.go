@@ -26,6 +26,7 @@ import (
 	"github.com/metamesh/node/node/p2p"
 	"github.com/metamesh/node/node/privacy"
 	"github.com/metamesh/node/node/share"
+	"github.com/metamesh/node/node/stills"
 	"github.com/metamesh/node/node/thumbs"
 	"github.com/metamesh/node/store"
 )
@@ -60,6 +61,7 @@ type Node struct {
 	cat          *catalog.Catalog   // the library's lists (GET /api/library)
 	friends      *friends           // the peers that may see the list under --library-visible=friends
 	thumbs       *thumbs.Cache      // posters' thumbnails (GET /api/thumb), under DATA/thumbs
+	stills       *stills.Maker      // videos' stills, under DATA/stills; nil when off (stills.go)
 	pairs        *pairChecks        // pairings of CIDs peers' bytes held to (trust.go)
 	shr          *share.Exchange    // files' bytes over bitswap, served and fetched; its index under DATA/blocks
 	rules        *privacy.Rules     // which files peers may learn of and fetch, by folder (node/privacy)
@@ -130,6 +132,9 @@ func (n *Node) Start(ctx context.Context) (err error) {
 	if n.thumbs, err = thumbs.Open(filepath.Join(n.cfg.DataDir, "thumbs")); err != nil {
 		return err
 	}
+	if err := n.openStills(); err != nil {
+		return err
+	}
 	if err := n.startHousehold(ctx); err != nil {
 		return err
 	}
@@ -140,6 +145,7 @@ func (n *Node) Start(ctx context.Context) (err error) {
 	if err := n.startIngest(ctx, bg); err != nil {
 		return err
 	}
+	n.runStills(bg)
 	if err := n.serveAPI(); err != nil {
 		return err
 	}
@@ -231,7 +237,7 @@ func (n *Node) startHousehold(ctx context.Context) error {
 		Net: n.p2p, Key: n.key, Store: n.st, ProviderDir: filepath.Join(n.cfg.DataDir, "provider"), SearchDir: filepath.Join(n.cfg.DataDir, "search"),
 		ReprovideInterval: n.cfg.ReprovideInterval, ProviderRecordTTL: n.cfg.P2P.ProviderRecordTTL,
 		LookupTimeout: n.cfg.LookupTimeout, PeerRecordTTL: n.cfg.PeerRecordTTL, Name: n.cfg.Name,
-		NoSearchIndex: n.cfg.NoSearchIndex, Catalog: n.cat, Private: n.rules.Private, Logger: n.log,
+		NoSearchIndex: n.cfg.NoSearchIndex, Catalog: n.cat, Consumers: n.stillsConsumers(), Private: n.rules.Private, Logger: n.log,
 		LearnFromPeers: !n.cfg.NoLearning, LearnInterval: n.cfg.LearnInterval, LearnIdleInterval: n.cfg.LearnIdleInterval,
 		Busy: n.busy, LibraryVisible: n.libraryVisible,
 	})

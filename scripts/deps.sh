@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what the node and its tests need and the machine lacks:
-# redis-server (the store), ffmpeg (ffprobe, for media metadata and the
-# tests that render small clips), with --test chromium (the web page's
+# redis-server (the store), ffmpeg (ffprobe, for media metadata; ffmpeg,
+# for videos' stills and the tests that render small clips), with --test chromium (the web page's
 # browser test; make run does not need it), systemd-analyze (the service
 # unit's check) and qemu-user-static (the arm64 and arm release binaries
 # run under it), and with --bench wrk (the HTTP load generator of make
@@ -10,7 +10,7 @@ set -euo pipefail
 
 need=()
 command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
-command -v ffprobe >/dev/null 2>&1 || need+=(ffmpeg)
+{ command -v ffprobe && command -v ffmpeg; } >/dev/null 2>&1 || need+=(ffmpeg)
 case "${1:-}" in
 --test)
   command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || need+=(chromium)

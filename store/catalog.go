@@ -18,11 +18,17 @@ const catalogBatch = 256
 // not show; CatalogField reports them, so a write to any of them reaches
 // the node's catalog, which reads the entry again.
 var catalogFields = []string{"title", "titles/", "originalTitle", "filePath", "fileName", "movieYear", "year",
-	"season", "episode", "episodeTitle", "sizeByte", "fileType", "videoType", PosterField, FromNameField}
+	"season", "episode", "episodeTitle", "sizeByte", "fileType", "videoType", PosterField, StillField, FromNameField}
 
 // PosterField links a file to its poster: the poster's CID (ingest's
 // sidecars, an NFO's art).
 const PosterField = "art/poster"
+
+// StillField links a video to its still: the CID of a JPEG frame the
+// node took from the video (node/stills), for a video with no poster.
+// The node's own field: a household edit never sets or drops it
+// (ValidEditField), and only SetStill writes it.
+const StillField = "still"
 
 // CatalogField reports whether field f of a root is read for its
 // catalog entry (CatalogEntryOf): catalogFields, the IMDb ID and the
@@ -40,8 +46,15 @@ func CatalogField(f string) bool {
 	return false
 }
 
-// posterOf is the CID of d's poster, "" for none.
-func posterOf(d Document) string { return d.Presented()[PosterField] }
+// posterOf is the CID of the image a list shows for d: its poster, else
+// its still; "" for none.
+func posterOf(d Document) string {
+	f := d.Presented()
+	if p := f[PosterField]; p != "" {
+		return p
+	}
+	return f[StillField]
+}
 
 // CatalogEntries reads the summaries of roots, catalogBatch roots
 // per script (one round trip each), reading only catalogFields of each

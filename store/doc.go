@@ -201,7 +201,8 @@
 //     RemovePath, Replace, Mint, AddAlias, GetByCID, DeleteRoot, RootIDs,
 //     Own, Announced, AnnouncedMany, and Hashes.Canonical: the one
 //     choice of the CID a file is announced and named by).
-//   - fields.go: metadata writes (SetFields, SetExtracted) and whole-file
+//   - fields.go: metadata writes (SetFields, SetExtracted, SetStill: a
+//     video's still, StillField) and whole-file
 //     ingestion (Ingest, IngestBatch). edit.go: the household's edits
 //     (Edit, ValidEditField). flatten.go, document.go: reads.
 //   - paths.go: the path and inode indexes. events.go: meta:events, Feed.

@@ -21,7 +21,8 @@ const (
 
 // ValidEditField checks a field the household may edit: a valid field
 // name (ValidField: not one of the schema's own, filePath, sizeByte,
-// mtime, duplicates, cids/…), not what peers said (origin/…), at most
+// mtime, duplicates, cids/…), not what peers said (origin/…), not the
+// node's still of a video (StillField: SetStill writes it), at most
 // MaxEditKey bytes of UTF-8 without spaces or control characters (the
 // change feed lists edited fields space-separated).
 func ValidEditField(f string) error {
@@ -34,6 +35,8 @@ func ValidEditField(f string) error {
 		return fmt.Errorf("store: field %q: what peers said of a file is theirs: %w", f, ErrReservedField)
 	case f == FromNameField:
 		return fmt.Errorf("store: field %q: the node's own, what the file's name gave: %w", f, ErrReservedField)
+	case first == StillField:
+		return fmt.Errorf("store: field %q: the frame the node took from the video is the node's own: %w", f, ErrReservedField)
 	case len(f) > MaxEditKey:
 		return fmt.Errorf("store: field of %d bytes, at most %d: %w", len(f), MaxEditKey, ErrTooLarge)
 	case !utf8.ValidString(f) || strings.ContainsFunc(f, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }):

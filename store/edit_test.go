@@ -107,6 +107,8 @@ func TestEdit_Refused(t *testing.T) {
 		{"duplicates", cid, map[string]string{"duplicates": "x"}, nil, store.ErrReservedField},
 		{"size", cid, map[string]string{"sizeByte": "1"}, nil, store.ErrReservedField},
 		{"a peer's word", cid, map[string]string{"origin/12D3KooWX/titles/eng": "x"}, nil, store.ErrReservedField},
+		{"the node's still", cid, map[string]string{store.StillField: cid}, nil, store.ErrReservedField},
+		{"the node's still dropped", cid, nil, []string{store.StillField}, store.ErrReservedField},
 		{"an empty segment", cid, map[string]string{"titles//eng": "x"}, nil, store.ErrInvalidField},
 		{"a space", cid, map[string]string{"my title": "x"}, nil, store.ErrInvalidField},
 		{"set and deleted", cid, map[string]string{"a": "x"}, []string{"a"}, store.ErrInvalidField},

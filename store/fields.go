@@ -183,3 +183,19 @@ func (s *Store) IngestBatch(ctx context.Context, items []IngestItem) ([]IngestRe
 	}
 	return out, nil
 }
+
+// SetStill links the local video root to its still, the CID of a frame
+// the node took from it (StillField), or drops the link when cid is "".
+// A root with a poster gets no link (the poster is what lists show):
+// changed is then false. A root that is gone, or to link, not local
+// (its file deleted), is ErrNotFound. Edits never touch the field (ValidEditField).
+func (s *Store) SetStill(ctx context.Context, root RootID, cid string) (changed bool, err error) {
+	n, err := luaStill.run(ctx, s, stillArgs{root: root, cid: cid})
+	if err != nil {
+		return false, err
+	}
+	if n < 0 {
+		return false, fmt.Errorf("store: local root %s: %w", root, ErrNotFound)
+	}
+	return n == 1, nil
+}

@@ -128,6 +128,7 @@ var (
 	luaDeleteRoot    = newScript[deleteRootArgs](luaWrite, "deleteroot.lua", "", decodeOutcome)
 	luaSetFields     = newScript[setFieldsArgs](luaWrite, "setfields.lua", "set fields", decodeSetFields)
 	luaEdit          = newScript[editArgs](luaWrite, "edit.lua", "edit", decodeEdit)
+	luaStill         = newScript[stillArgs](luaWrite, "still.lua", "link still", decodeStill)
 	luaMergeRecord   = newScript[mergeRecordArgs](luaWrite, "mergerecord.lua", "merge record", decodeMerge)
 	luaRepairPaths   = newScript[rootsArgs](luaBare, "repairpaths.lua", "repair paths", decodeUpgrade)
 	luaPath          = newScript[pathArgs](luaRead, "path.lua", "", decodePath)
@@ -357,6 +358,14 @@ func (a setFieldsArgs) argv() []any {
 	return v
 }
 
+// stillArgs: still.lua.
+type stillArgs struct {
+	root RootID
+	cid  string // "" drops the link
+}
+
+func (a stillArgs) argv() []any { return []any{string(a.root), a.cid} }
+
 // mergeRecordArgs: mergerecord.lua.
 type mergeRecordArgs struct {
 	peer    string
@@ -480,6 +489,9 @@ func decodeTrack(cmd *redis.Cmd) (RepairReport, error) {
 
 // decodeSetFields: the number of fields written, -1 for an unknown root.
 func decodeSetFields(cmd *redis.Cmd) (int, error) { return cmd.Int() }
+
+// decodeStill: 1 changed, 0 not, -1 not a local root.
+func decodeStill(cmd *redis.Cmd) (int, error) { return cmd.Int() }
 
 // decodeMerge: kind, root, written, local, then three counted lists
 // (conflicting, folded, evicted).

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"path"
 	"slices"
@@ -46,8 +47,9 @@ type Summary struct {
 	// unknown): "other", a home video, is listed as neither film nor
 	// episode.
 	VideoType string `json:"-"`
-	// Poster is the CID of the file's poster (its art/poster link): set
-	// by the catalog's entries and search hits (posterOf), which read it.
+	// Poster is the CID of the file's poster (its art/poster link), else
+	// of its still (a video's frame, StillField): set by the catalog's
+	// entries and search hits (posterOf), which read them.
 	Poster string `json:"poster,omitempty"`
 	// CIDs are the members: those the node vouches for, for a local
 	// file (what it signs for peers); every member for a root known only
@@ -118,7 +120,7 @@ func (s *Store) SearchHits(ctx context.Context, roots []RootID) ([]SearchHit, er
 			own := h.Summary
 			o := SummaryOfFields(d.Fields)
 			own.Title, own.Year, own.Season, own.Episode, own.EpisodeTitle, own.IMDbID = o.Title, o.Year, o.Season, o.Episode, o.EpisodeTitle, o.IMDbID
-			own.Poster = d.Fields[PosterField]
+			own.Poster = cmp.Or(d.Fields[PosterField], d.Fields[StillField])
 			h.Own = &own
 		}
 		h.Subtitles, h.Art = sidecarsOf(d)

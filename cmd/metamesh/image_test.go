@@ -223,6 +223,25 @@ func TestImage_RunsAHousehold(t *testing.T) {
 			t.Errorf("the invite's browser: the page %s, /api/library %s; want 200 both", resp.Status, lib.Status)
 		}
 	}
+	// ffmpeg in the image: every video without a poster gets a still,
+	// which its entry shows.
+	waiting.Until(t, "every video's entry with a poster or a still", func() string {
+		resp, err := browser.Get(first.base + "/api/library?view=recent&limit=200")
+		if err != nil {
+			return err.Error()
+		}
+		defer resp.Body.Close()
+		var page api.LibraryPage
+		if err := json.NewDecoder(resp.Body).Decode(&page); err != nil {
+			return err.Error()
+		}
+		for _, e := range page.Entries {
+			if e.FileType == "video" && e.Poster == "" {
+				return e.Title + " has neither"
+			}
+		}
+		return ""
+	})
 	waiting.Until(t, "the health check to say healthy", func() string {
 		if s := dockerOut(t, "inspect", "-f", "{{.State.Health.Status}}", first.id); s != "healthy" {
 			return s

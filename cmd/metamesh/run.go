@@ -60,6 +60,7 @@ comma-separated.`,
 			cfg.StrangerBurst, _ = f.GetInt("stranger-burst")
 			share, _ := f.GetStringArray("share-files")
 			cfg.ShareFiles, cfg.ShareFolders = shareFiles(share)
+			cfg.Stills, _ = f.GetBool("stills")
 			if cfg.ShareRate, err = parseRate(f.Lookup("share-rate").Value.String()); err != nil {
 				return usageError(cmd, fmt.Errorf("--share-rate: %w", err))
 			}
@@ -102,6 +103,7 @@ comma-separated.`,
 	f.Int("stranger-burst", 10, "how many of those such a client may start at once; 0 means the default (10) (env METAMESH_STRANGER_BURST)")
 	f.StringArray("share-files", nil, "let the federation's households (and IPFS nodes the host admits) fetch this household's files' bytes over bitswap, read from the library in place: alone, every file; --share-files=DIR, the files under DIR (a folder inside a library; repeat for more); a folder's .metamesh-share shares it too, and a .metamesh-private folder is never shared, announced or answered for; otherwise peers' wants are answered DONT_HAVE (env METAMESH_SHARE_FILES: true, or comma-separated folders)")
 	f.String("share-rate", "0", "with --share-files, the most bytes a second served to peers, all together: 0 (unlimited), or a size such as 500k, 2M, 1.5MiB (env METAMESH_SHARE_RATE)")
+	f.Bool("stills", true, "give every video without a poster a still: a frame ffmpeg takes a tenth of the way in, after the scan, one at a time and niced, kept under DATA/stills and shown by lists and the player; --stills=false makes none (env METAMESH_STILLS)")
 	f.StringArray("api-host", nil, "another Host header name the API answers on loopback, besides localhost, 127.0.0.1 and [::1]; repeat for more (env METAMESH_API_HOST)")
 	return c
 }

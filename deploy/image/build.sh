@@ -5,6 +5,8 @@
 #   /usr/bin/redis-server    the host's, with the libraries ldd lists;
 #   /usr/bin/ffprobe         the host's, with its libraries (durations,
 #                            codecs, languages, subtitles' tracks);
+#   /usr/bin/ffmpeg          the host's, with its libraries (videos'
+#                            stills);
 #   /etc/passwd, /etc/group  root and metamesh (10001), the user it runs as;
 #   /data                    owned by metamesh: a new volume there is too.
 # redis-server and ffmpeg are installed with apt-get when missing.
@@ -37,7 +39,7 @@ withlibs() {
     cp -L "$lib" "$root$lib"
   done
 }
-for b in redis-server ffprobe; do
+for b in redis-server ffprobe ffmpeg; do
   p=$(command -v "$b")
   cp -L "$p" "$root/usr/bin/$b"
   withlibs "$p"

@@ -84,6 +84,9 @@ type HouseholdConfig struct {
 	LearnFromPeers                   bool
 	LearnInterval, LearnIdleInterval time.Duration
 	Busy                             func() bool
+	// Consumers are more consumers of the store's changes (a node's
+	// stills, node/stills), handed each batch after the catalog.
+	Consumers []store.Consumer
 	// Logger; default discards.
 	Logger *slog.Logger
 }
@@ -198,6 +201,7 @@ func StartHousehold(ctx context.Context, cfg HouseholdConfig) (*Household, error
 	if cfg.Catalog != nil {
 		consumers = append(consumers, cfg.Catalog.Consumer())
 	}
+	consumers = append(consumers, cfg.Consumers...)
 	changes = cfg.Store.Changes(append(consumers, hh.ann.Consumer())...)
 	hh.changes = changes
 	hh.ho = handoff.Start(p.Host(), p.DHT(), p.Held(), handoff.Options{Logger: log})

@@ -113,6 +113,12 @@ function posterOf(doc) {
   return doc.art && typeof doc.art.poster === "string" ? doc.art.poster : "";
 }
 
+// frameOf is the CID of the player's poster frame: the poster, else the
+// still the node took from the video; "" for neither.
+function frameOf(doc) {
+  return posterOf(doc) || (typeof doc.still === "string" ? doc.still : "");
+}
+
 // showPosterAndPlot shows the poster (served by the node when it holds
 // the image) and the plot.
 function showPosterAndPlot(doc, title) {
@@ -169,7 +175,7 @@ function offerFile(doc, title, canonical, current) {
     $("download-part").hidden = false;
     // The poster frame and the subtitles are thumbnails and files of
     // this node's: a peer's file plays without them.
-    showPlayer(playable(doc.mimeType), href, title, canonical, local ? posterOf(doc) : "", local ? byLang : {}, flags);
+    showPlayer(playable(doc.mimeType), href, title, canonical, local ? frameOf(doc) : "", local ? byLang : {}, flags);
   };
   if (local) {
     offer(doc.sizeByte);
