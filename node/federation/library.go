@@ -84,11 +84,17 @@ func (ls *libraryService) handle(s network.Stream) {
 }
 
 // sealed is the signed answer to req. An entry of a shape the protocol
-// refuses (an outside writer's field out of range) is left out of its
-// page rather than failing it.
+// refuses (an outside writer's field out of range) goes without its
+// poster when that is what is wrong, else is left out of its page,
+// rather than failing it.
 func (ls *libraryService) sealed(req protocol.LibraryRequest) ([]byte, error) {
 	a := ls.cat.Shared(req, ls.listedToPeers)
 	a.Name = ls.name
+	for i, e := range a.Entries {
+		if e.Validate(req.View) != nil {
+			a.Entries[i].Poster = ""
+		}
+	}
 	a.Entries = slices.DeleteFunc(a.Entries, func(e protocol.LibraryEntry) bool { return e.Validate(req.View) != nil })
 	return protocol.SealLibrary(req, a, ls.key)
 }
