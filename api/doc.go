@@ -26,7 +26,9 @@
 // and HasWord), status.go (the answers of /api/providers and /api/peers
 // and the data directory's part of /api/status, which the CLI decodes as
 // they are), library.go (GET /api/library: the library's lists, paged,
-// and their parameters), duplicates.go (GET /api/duplicates: the
+// and their parameters), households.go (GET /api/households and
+// /api/households/<peer>/library: the other households and one page of a
+// friend's list, asked of it), duplicates.go (GET /api/duplicates: the
 // household's files under several paths, and its works held as several
 // files, when the Backend is a Deduplicator),
 // snapshot.go (GET and POST /api/snapshot: the

@@ -96,6 +96,12 @@ func status(err error) int {
 		return http.StatusRequestEntityTooLarge
 	case errors.Is(err, model.ErrUnprocessable):
 		return http.StatusUnprocessableEntity
+	case errors.Is(err, model.ErrRefused):
+		return http.StatusForbidden
+	case errors.Is(err, model.ErrPeerFailed):
+		return http.StatusBadGateway
+	case errors.Is(err, model.ErrPeerTimeout):
+		return http.StatusGatewayTimeout
 	}
 	return http.StatusInternalServerError
 }

@@ -25,6 +25,11 @@ type (
 	ProvidedRegion = model.ProvidedRegion
 	Findable       = model.Findable
 	NotFoundError  = model.NotFoundError
+	// GET /api/households and a household's library.
+	HouseholdsAnswer = model.HouseholdsAnswer
+	Household        = model.Household
+	HouseholdQuery   = model.HouseholdQuery
+	HouseholdLibrary = model.HouseholdLibrary
 )
 
 // The kinds of Value.
@@ -46,6 +51,13 @@ const (
 	ViewPeers  = model.ViewPeers
 )
 
+// The states of a household's library (Household.Library).
+const (
+	LibraryShared  = model.LibraryShared
+	LibraryRefused = model.LibraryRefused
+	LibraryFailed  = model.LibraryFailed
+)
+
 // The model's errors a Backend returns; status maps each to its code.
 var (
 	ErrNotFound      = model.ErrNotFound
@@ -53,6 +65,9 @@ var (
 	ErrUnavailable   = model.ErrUnavailable
 	ErrConflict      = model.ErrConflict
 	ErrUnprocessable = model.ErrUnprocessable
+	ErrRefused       = model.ErrRefused
+	ErrPeerFailed    = model.ErrPeerFailed
+	ErrPeerTimeout   = model.ErrPeerTimeout
 )
 
 // The model's makers of values and of metadata.

@@ -255,6 +255,7 @@ func New(b Backend, log *slog.Logger, opts Options) *Server {
 	s.mux.HandleFunc("GET /api/peers", s.peers)
 	s.routeSearch()
 	s.routeLibrary()
+	s.routeHouseholds()
 	s.routeDuplicates()
 	s.routeWeb()
 	s.routeInvites()

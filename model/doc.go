@@ -26,12 +26,16 @@
 //   - search.go: SearchResult and SearchHit, a search's page.
 //   - library.go: the library's views (View*), LibraryQuery,
 //     LibraryPage, LibraryEntry and LibraryCounts.
+//   - households.go: the other households this one knows
+//     (HouseholdsAnswer, Household) and one page of a friend's library
+//     (HouseholdLibrary), GET /api/households and its library.
 //   - duplicates.go: GET /api/duplicates' groupings (DuplicatesBy*),
 //     DuplicatesQuery, DuplicatesPage, DuplicateGroup and DuplicateCopy.
 //   - status.go: ScanProgress, ProvideStats, ProvidedRegion and Findable,
 //     the scan's and the provider's figures.
 //   - errors.go: the sentinel errors (ErrNotFound, ErrBadRequest,
-//     ErrUnavailable, ErrConflict, ErrUnprocessable) and NotFoundError.
+//     ErrUnavailable, ErrConflict, ErrUnprocessable, ErrRefused,
+//     ErrPeerFailed, ErrPeerTimeout) and NotFoundError.
 //
 // The package holds values only: no goroutines, no state. A Document's
 // fields must not change once Encode ran.

@@ -24,6 +24,16 @@ var (
 	// ErrUnprocessable: the file is there but is not what the request
 	// needs: no image to make a thumbnail of, no subtitle to convert (422).
 	ErrUnprocessable = errors.New("unprocessable")
+	// ErrRefused: a peer refused what was asked of it on the household's
+	// behalf, as it is free to (a friend's household that does not show
+	// its list to this one) (403).
+	ErrRefused = errors.New("refused by the peer")
+	// ErrPeerFailed: a peer asked on the household's behalf failed to
+	// answer, or answered what did not verify (502).
+	ErrPeerFailed = errors.New("the peer failed")
+	// ErrPeerTimeout: a peer asked on the household's behalf did not
+	// answer in time (504).
+	ErrPeerTimeout = errors.New("the peer did not answer in time")
 )
 
 // NotFoundError is a 404 that names the peers known to have the file: a

@@ -76,6 +76,13 @@ type Config struct {
 	// the node scans and at idle (zero: the federation's defaults; tests
 	// shorten them).
 	LearnInterval, LearnIdleInterval time.Duration
+	// LibraryVisible says which peers may see the household's list of
+	// films and shows (the library protocol; --library-visible):
+	// LibraryVisibleFriends (the default) the peers it named (its
+	// --bootstrap and --allow-peer peers) and those it connected to on
+	// its own word (Node.Connect), LibraryVisibleEveryone any peer that
+	// asks, LibraryVisibleNone no one. A peer not allowed is refused.
+	LibraryVisible string
 	// ShareFiles answers peers' bitswap wants for the blocks of the
 	// local files (--share-files): households of the federation (and any
 	// IPFS node the host admits) may then fetch them by their IPFS CID.
@@ -175,6 +182,9 @@ func (c *Config) SetDefaults() {
 	if c.Settle == 0 {
 		c.Settle = 2 * time.Second
 	}
+	if c.LibraryVisible == "" {
+		c.LibraryVisible = LibraryVisibleFriends
+	}
 	c.P2P.SetDefaults()
 	if c.ReprovideInterval == 0 {
 		c.ReprovideInterval = federation.DefaultReprovideInterval
@@ -240,6 +250,11 @@ func (c *Config) validate() error {
 	}
 	if err := protocol.CheckName(c.Name); err != nil {
 		return fmt.Errorf("config: --name: %w", err)
+	}
+	switch c.LibraryVisible {
+	case LibraryVisibleEveryone, LibraryVisibleFriends, LibraryVisibleNone:
+	default:
+		return fmt.Errorf("config: --library-visible %q: want everyone, friends or none", c.LibraryVisible)
 	}
 	if _, _, err := net.SplitHostPort(c.APIAddr); err != nil {
 		return fmt.Errorf("config: --api %q: %w", c.APIAddr, err)

@@ -87,6 +87,10 @@
 //   - backend.go: the api.Backend the HTTP API calls (documents, status,
 //     files opened through os.Root, thumbnails of them, the event stream with root IDs mapped
 //     to canonical CIDs).
+//   - households.go: who may see the household's list of films and shows
+//     (--library-visible; friends: the peers it named or connected to on
+//     its own word), and the backend's GET /api/households and a
+//     household's library.
 //   - duplicates.go: the backend's GET /api/duplicates, the catalog's
 //     groups of the household's own files.
 //   - snapshot.go: the backend's api.Snapshotter: a snapshot of the

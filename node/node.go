@@ -59,6 +59,7 @@ type Node struct {
 	// newMetrics registers it.
 	hashDuration prometheus.Histogram
 	cat          *catalog.Catalog   // the library's lists (GET /api/library)
+	friends      *friends           // the peers that may see the list under --library-visible=friends
 	thumbs       *thumbs.Cache      // posters' thumbnails (GET /api/thumb), under DATA/thumbs
 	stills       *stills.Maker      // videos' stills, under DATA/stills; nil when off (stills.go)
 	pairs        *pairChecks        // pairings of CIDs peers' bytes held to (trust.go)
@@ -128,6 +129,7 @@ func (n *Node) Start(ctx context.Context) (err error) {
 	bg, cancel := context.WithCancel(context.Background())
 	n.stop = cancel
 	n.cat = catalog.New()
+	n.friends = newFriends(n.cfg)
 	if n.thumbs, err = thumbs.Open(filepath.Join(n.cfg.DataDir, "thumbs")); err != nil {
 		return err
 	}
@@ -241,7 +243,7 @@ func (n *Node) startHousehold(ctx context.Context) error {
 		LookupTimeout: n.cfg.LookupTimeout, PeerRecordTTL: n.cfg.PeerRecordTTL, Name: n.cfg.Name,
 		NoSearchIndex: n.cfg.NoSearchIndex, Catalog: n.cat, Consumers: n.stillsConsumers(), Private: n.rules.Private, Logger: n.log,
 		LearnFromPeers: !n.cfg.NoLearning, LearnInterval: n.cfg.LearnInterval, LearnIdleInterval: n.cfg.LearnIdleInterval,
-		Busy: n.busy,
+		Busy: n.busy, LibraryVisible: n.libraryVisible,
 	})
 	if err != nil {
 		return err
@@ -451,7 +453,10 @@ func Run(ctx context.Context, cfg Config) error {
 }
 
 // Connect dials a peer (after Start).
+// The peer becomes a friend: it may see the household's list under
+// --library-visible=friends.
 func (n *Node) Connect(ctx context.Context, ai peer.AddrInfo) error {
+	n.friends.add(ai.ID)
 	return n.p2p.Host().Connect(ctx, ai)
 }
 

@@ -25,6 +25,9 @@
 //     SearchRequest (Write/ReadSearchRequest), SearchHit, SearchAnswer,
 //     SealSearchAnswer and OpenSearchAnswer, SealSearchAs and OpenSearchAs
 //     (SealSearch and OpenSearch for 1.0.0).
+//   - library.go: the library protocol, /metamesh/library/1.0.0:
+//     LibraryRequest (Write/Read/ParseLibraryRequest), LibraryEntry,
+//     LibraryAnswer, SealLibrary and OpenLibrary.
 //   - tokens.go: Tokens, the normalization of search text into tokens
 //     (what a search matches, and what the DHT's token keys name);
 //     searchkey.go: SearchTokenKey and Keyed, the keyword index's DHT keys.
@@ -36,7 +39,8 @@
 //     byte, signed with a fixed key, for other implementations to test
 //     against; testdata/search-vector.txt the same for search, in 1.0.0
 //     and 1.1.0; testdata/record-vector-1.1.0.txt and
-//     search-vector-1.2.0.txt the versions that carry a household's name.
+//     search-vector-1.2.0.txt the versions that carry a household's name;
+//     testdata/library-vector.txt one exchange of the library protocol.
 //
 // Nothing here starts goroutines or keeps state (the record type is not
 // registered with go-libp2p's record.RegisterType); every function is safe
@@ -296,4 +300,73 @@
 // stream, when the same household asked less than 30 s before). A provider record is the provider's own claim,
 // as an ADD_PROVIDER is, and carries no signature; a receiver keeps only
 // records of keys it is among the closest to.
+//
+// # The library protocol, /metamesh/library/1.0.0
+//
+// A household asks a friend's household for one page of its list of
+// films and shows, as the friend's own page lists them. One request, one
+// response on a new stream with protocol ID "/metamesh/library/1.0.0",
+// framed like the record protocol's messages (unsigned-varint length,
+// then the body); the asker closes its write side after the request.
+// Request body: UTF-8 JSON, at most MaxLibraryRequest (4 KiB), one object
+// with these fields, each at most once, names case-sensitive, no others,
+// nothing after the object:
+//
+//	{"view":   "films", "shows", "seasons" (of one show) or "episodes"
+//	           (of one season of one show); required,
+//	 "show":   a show's key, as a "shows" answer names it, 1 to 1024
+//	           bytes; given exactly with "seasons" and "episodes",
+//	 "season": 0 to 99999; given exactly with "episodes",
+//	 "q":      words, at most 256 bytes, with "films" and "shows" only:
+//	           the entries whose title holds, for every token of q
+//	           (Tokens), a token that begins with it,
+//	 "page":   1 to 1048576 (MaxLibraryPage); required,
+//	 "limit":  1 to 100 (MaxLibraryEntries); required}
+//
+// Numbers are JSON integers. A request that breaks any of this gets the
+// stream reset. The answerer answers a peer it does not show its list to
+// with a response of zero length (the single byte 0x00): a refusal, told
+// apart from a failure (a reset stream) and from an empty list. Otherwise
+// the response body is a signed envelope as for records, at most
+// MaxLibraryMessage (1 MiB), with domain "metamesh-library"
+// (LibraryDomain) and payload type the 23 bytes
+// "/metamesh/library/1.0.0"; its payload is one JSON object:
+//
+//	{"name":      the household's name (see above), left out when none,
+//	 "view":      the request's view,
+//	 "show":      the request's show, left out when it gave none,
+//	 "showTitle": the show's title, ≤ 1024 bytes, left out when none,
+//	 "season":    the request's season, left out when it gave none,
+//	 "page":      the request's page,
+//	 "pages":     ceil(total / the request's limit),
+//	 "total":     the entries of the whole list (after q), 0 to 2^30,
+//	 "films":     the household's films, "shows": its shows, 0 to 2^30,
+//	 "entries":   [at most the request's limit of entries]}
+//
+// with no other field, nothing after it, every field but name, show,
+// showTitle and season required. An entry is an object of these fields,
+// in this order, each left out when empty or zero, no others:
+//
+//	"kind" ("film" in films, "show" in shows, "season" in seasons,
+//	"episode" in episodes; required), "cid" (the file's canonical CID,
+//	canonical form; films and episodes, required), "title" (≤ 1024 bytes;
+//	an episode's is its show's), "year" (1 to 9999), "show" (the show's
+//	key; on all but films, required), "season" (0 to 99999; seasons and
+//	episodes, required), "episode" (0 to 99999; episodes, required),
+//	"episodeTitle" (≤ 1024 bytes; episodes), "size" (bytes; films and
+//	episodes), "poster" (the poster's canonical CID), "seasons" (a
+//	show's), "episodes" (a show's or a season's)
+//
+// The answerer lists its own local files only (never what peers told it,
+// never paths), in its page's order: films by title, year and CID; shows
+// by key (the show's title folded by Tokens); seasons by number; episodes
+// by number. A receiver accepts an answer only if (OpenLibrary) the
+// signature verifies for the domain, the payload type matches, the
+// signer is the peer at the other end of the stream, the payload is as
+// above, its view, show, season and page are the request's, its pages
+// agree with its total and the request's limit, it holds no more entries
+// than the limit nor than its total, and every entry is valid for the view; the name is
+// cleaned (CleanName), never refused for. Otherwise the whole answer is
+// dropped. testdata/library-vector.txt holds a request and its answer,
+// byte for byte.
 package protocol

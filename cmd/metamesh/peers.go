@@ -23,8 +23,12 @@ household, by the name it claims and the end of its peer ID ("Alice's NAS
 the start and end of its peer ID; its address, /…/p2p/<relay>/p2p-circuit,
 is among the peer's); the transport (tcp, quic-v1, …; for a relayed
 connection that of the hop to the relay); the latency; the addresses of
-the connections. --json prints the node's JSON as it is, with the whole
-peer IDs.`,
+the connections. Below it, the households among them, one line each: the
+household, whether it shows this one its list of films and shows
+(shared, refused, or failed: it did not answer), and how many films and
+shows the list holds (GET /api/households, which asks each household).
+--json prints the node's JSON of the peers as it is, with the whole peer
+IDs.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			res, raw, err := apiGetJSON[api.PeersAnswer](cmd, "/api/peers", 10*time.Second)
@@ -34,7 +38,14 @@ peer IDs.`,
 			if j, _ := cmd.Flags().GetBool("json"); j {
 				return printJSON(cmd, raw)
 			}
-			return printPeers(cmd.OutOrStdout(), res.Peers)
+			if err := printPeers(cmd.OutOrStdout(), res.Peers); err != nil || len(res.Peers) == 0 {
+				return err
+			}
+			hs, _, err := apiGetJSON[api.HouseholdsAnswer](cmd, "/api/households", 10*time.Second)
+			if err != nil {
+				return nil // a node that lists no households: the peers are all there is
+			}
+			return printHouseholds(cmd.OutOrStdout(), hs.Households)
 		},
 	}
 	apiFlag(c)
@@ -61,6 +72,26 @@ func printPeers(out io.Writer, peers []api.Peer) error {
 			lat = strconv.FormatFloat(p.LatencyMs, 'f', -1, 64) + " ms"
 		}
 		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", orDash(peerLabel(p.ID, p.Name)), conn, orDash(p.Transport), lat, orDash(strings.Join(p.Addrs, " ")))
+	}
+	return w.Flush()
+}
+
+// printHouseholds writes, after a blank line, a table of the households
+// among the peers: the household (its name, or its abbreviated ID),
+// whether its list is shared with this one, and its films and shows ("-"
+// when it is not). Nothing when there is none.
+func printHouseholds(out io.Writer, hs []api.Household) error {
+	if len(hs) == 0 {
+		return nil
+	}
+	w := tabwriter.NewWriter(out, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "\nHOUSEHOLD\tLIBRARY\tFILMS\tSHOWS")
+	for _, h := range hs {
+		films, shows := "-", "-"
+		if h.Library == api.LibraryShared {
+			films, shows = strconv.Itoa(h.Films), strconv.Itoa(h.Shows)
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", orDash(peerLabel(h.Peer, h.Name)), orDash(h.Library), films, shows)
 	}
 	return w.Flush()
 }

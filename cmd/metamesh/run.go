@@ -43,6 +43,7 @@ comma-separated.`,
 			cfg.P2P.NoHolePunching = !punch
 			index, _ := f.GetBool("search-index")
 			cfg.NoSearchIndex = !index
+			cfg.LibraryVisible, _ = f.GetString("library-visible")
 			learn, _ := f.GetBool("learn-from-peers")
 			cfg.NoLearning = !learn
 			cfg.P2P.ConnLow, _ = f.GetInt("conn-low")
@@ -92,6 +93,7 @@ comma-separated.`,
 	f.Bool("relay-service", false, "relay for other households (circuit relay v2, libp2p's default limits); for a publicly reachable node (env METAMESH_RELAY_SERVICE)")
 	f.Bool("search-index", true, "provide on the DHT a key for every word of the local files' titles, IDs and genres, so that federated searches anywhere in the federation find this household; --search-index=false stops it (searching others and answering their searches go on) (env METAMESH_SEARCH_INDEX)")
 	f.Bool("learn-from-peers", true, "ask the households that have the same files for what they know of them (titles, plots, IDs, posters), a few files a minute in the background, and show it where this household has nothing of its own; --learn-from-peers=false stops it (env METAMESH_LEARN_FROM_PEERS)")
+	f.String("library-visible", node.LibraryVisibleFriends, "who may see this household's list of films and shows (titles, years, posters, sizes; never paths or home videos): friends (the peers named with --bootstrap or --allow-peer), everyone, or none (env METAMESH_LIBRARY_VISIBLE)")
 	f.Bool("hole-punching", true, "upgrade relayed connections to direct ones where the NATs allow (DCUtR); --hole-punching=false turns it off (env METAMESH_HOLE_PUNCHING)")
 	f.Int("conn-low", 100, "connection manager low watermark (env METAMESH_CONN_LOW)")
 	f.Int("conn-high", 400, "connection manager high watermark (env METAMESH_CONN_HIGH)")

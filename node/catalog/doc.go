@@ -14,6 +14,9 @@
 //     sweep's last batch drops what no batch of the sweep named.
 //   - catalog_test.go: the lists kept change by change against those a
 //     sweep builds; Take's changes and sweeps.
+//   - shared.go: Shared, a page of the library protocol
+//     (/metamesh/library/1.0.0) a friend's household asks for: the local
+//     films, shows, seasons and episodes a filter keeps, with words.
 //   - duplicates.go: the copies of the local videos, and of other local
 //     files held under several paths (path, size,
 //     resolution, codecs, runtime, other paths, the work each is) kept
@@ -30,6 +33,6 @@
 //
 // Take runs on store.Changes' one delivering goroutine: only it writes
 // the catalog. The Catalog's lock guards its entries and lists: API
-// handlers read (Page, Counts, Duplicates) while Take writes; Duplicates
+// handlers read (Page, Counts, Shared, Duplicates) while Take writes; Duplicates
 // takes the write lock to keep the groups it made until the next change.
 package catalog

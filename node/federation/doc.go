@@ -16,8 +16,16 @@
 //     (peerService, what the record and search services share: the host,
 //     the store, the signing key, the versions, the household's name, the
 //     peers' names and one peer's open-stream bound).
+//   - library.go: /metamesh/library/1.0.0, both sides: the household's
+//     own films and shows (node/catalog's Shared, each file passing
+//     listedToPeers: none of a private folder) answered, signed, to the peers
+//     HouseholdConfig.LibraryVisible allows and refused (an empty
+//     response) to the others; a friend's page asked and verified (GET
+//     /api/households/<peer>/library), and every connected household
+//     asked for its name and counts (GET /api/households: 8 at once,
+//     within 3 s).
 //   - names.go: peerNames, the household names peers claimed in their
-//     verified answers (record 1.1.0, search 1.2.0), in memory, which
+//     verified answers (record 1.1.0, search 1.2.0, library 1.0.0), in memory, which
 //     GET /api/meta's and /api/search's answers carry as "peerNames".
 //   - resolve.go: the resolver: GET /api/meta from the store, else a
 //     federated lookup (one per CID at a time, shared by the requests
@@ -78,6 +86,9 @@
 //     (APIError, RedisDown).
 //   - hostile_limits_test.go: a flood of record streams from many peers
 //     against the resource manager's limits.
+//   - library_test.go: the library protocol on loopback: a friend's
+//     page, the refusal, the reset of a bad request, and the asking
+//     side's errors (refused, failed, timed out, unknown).
 //   - search_late_test.go: a household the index names that never hung
 //     is heard however late within the budget; a marked one is not
 //     waited for.
@@ -102,7 +113,8 @@
 // a watcher that reprovides when the routing table goes
 // from empty to not empty, or the node gets a relay reservation afresh
 // (not a renewal);
-// per inbound record or search stream, libp2p's handler goroutine. A
+// per inbound record, search or library stream, libp2p's handler
+// goroutine; GET /api/households asks on up to 8 goroutines. A
 // federated lookup runs on a goroutine of its own (shared by concurrent
 // requests for the same CID), which alone chooses and merges the answer;
 // it walks the DHT on one goroutine, asks each provider the walk names
@@ -119,13 +131,16 @@
 //   - Record and search requests are answered for local files only (a
 //     record is signed by its producer); peers' answers are verified
 //     before anything of them is kept or shown.
+//   - A library request is answered with local files only, to the peers
+//     the household shows its list to; the answer is verified before it
+//     is shown.
 //   - A private file (HouseholdConfig.Private, node/privacy's rule) is
 //     never announced (the announcer takes it as a root that went: no
 //     provider record, no search token key), no record is answered for
 //     it and its hits are left out of search answers to peers (a page
 //     may then hold fewer hits than asked). Household.Recheck has the
 //     announcer take every root again when what is private changed.
-//   - Every record and search stream has a deadline, is reset on error
+//   - Every record, search and library stream has a deadline, is reset on error
 //     and closed on success; a peer may have at most p2p.MaxInboundPerPeer
 //     open at once.
 //   - Work that asks peers for a request is cleared first with the

@@ -69,6 +69,11 @@ type HouseholdConfig struct {
 	// Catalog, when set, is kept in step with the store's changes (a
 	// node's GET /api/library); nil keeps none.
 	Catalog *catalog.Catalog
+	// LibraryVisible says which peers may see the household's list of
+	// films and shows (the library protocol, answered from Catalog): a
+	// peer it refuses is answered the protocol's refusal. nil: none.
+	// Without a Catalog the protocol is not answered at all.
+	LibraryVisible func(peer.ID) bool
 	// LearnFromPeers runs the learner: the households that provide a
 	// local file's canonical CID are asked for their records of it in
 	// the background, so that what they know shows where the household
@@ -100,6 +105,7 @@ type Household struct {
 	st     *store.Store
 	rs     *recordService
 	ss     *searchService
+	ls     *libraryService // nil without a catalog
 	res    *resolver
 	ann    *announce.Announcer
 	ho     *handoff.Service
@@ -178,6 +184,10 @@ func StartHousehold(ctx context.Context, cfg HouseholdConfig) (*Household, error
 	hh.rs.private, hh.ss.private = cfg.Private, cfg.Private
 	hh.ss.scores = hh.scores
 	hh.ss.names = hh.rs.names // one set of peers' names, whichever answer told it
+	if cfg.Catalog != nil {
+		hh.ls = newLibraryService(p.Host(), cfg.Catalog, cfg.Key, cfg.Name, cfg.LibraryVisible, log)
+		hh.ls.names, hh.ls.private = hh.rs.names, cfg.Private
+	}
 	hh.res = newResolver(cfg.Store, p, hh.rs, cfg.LookupTimeout, log)
 	hh.res.scores = hh.scores
 	hh.res.refreshAfter = cfg.PeerRecordTTL
@@ -320,6 +330,33 @@ func (hh *Household) SearchPage(ctx context.Context, q string, limit int, cursor
 	return hh.ss.search(ctx, q, limit, cursor, federated, allow)
 }
 
+// Households are the connected peers that speak the library protocol,
+// each with what its answer to a one-entry page said: its name, whether
+// it shows its list to this household, and its counts (GET
+// /api/households). None without a catalog.
+func (hh *Household) Households(ctx context.Context) []model.Household {
+	if hh.ls == nil {
+		return []model.Household{}
+	}
+	return hh.ls.households(ctx)
+}
+
+// HouseholdLibrary asks household p for one page of its list (GET
+// /api/households/<p>/library) and returns its verified answer. Errors
+// wrap model.ErrBadRequest, model.ErrNotFound (no such household known),
+// model.ErrRefused, model.ErrPeerTimeout or model.ErrPeerFailed.
+func (hh *Household) HouseholdLibrary(ctx context.Context, p peer.ID, q model.HouseholdQuery) (model.HouseholdLibrary, error) {
+	if hh.ls == nil {
+		return model.HouseholdLibrary{}, fmt.Errorf("%w: this node lists no libraries", model.ErrNotFound)
+	}
+	req := libraryRequest(q)
+	a, err := hh.ls.ask(ctx, p, req)
+	if err != nil {
+		return model.HouseholdLibrary{}, err
+	}
+	return householdLibrary(p, req, a), nil
+}
+
 // permit asks allow whether a request may make the node ask its peers
 // now: nil always allows, allow's error refuses as it is.
 func permit(allow func() error) error {
@@ -345,6 +382,9 @@ func (hh *Household) Close() error {
 	hh.wg.Wait()
 	hh.rs.close()
 	hh.ss.close()
+	if hh.ls != nil {
+		hh.ls.close()
+	}
 	hh.ho.Close()
 	errs := []error{hh.ann.Close(), hh.text.Close()}
 	if hh.ownDHT {

@@ -46,7 +46,7 @@ const (
 // of each.
 var appProtocols = func() []libp2pproto.ID {
 	var out []libp2pproto.ID
-	for _, v := range append(append(slices.Clone(protocol.RecordProtocols), protocol.SearchProtocols...), protocol.HandoffProtocolID, protocol.HandoffAskProtocolID) {
+	for _, v := range append(append(slices.Clone(protocol.RecordProtocols), protocol.SearchProtocols...), protocol.HandoffProtocolID, protocol.HandoffAskProtocolID, protocol.LibraryProtocolID) {
 		out = append(out, libp2pproto.ID(v))
 	}
 	return out

@@ -36,7 +36,7 @@ export function forgetList() { shown = null; }
 
 // reloadList loads the list on screen again (files came or went).
 export function reloadList() {
-  if (state.q || state.view === "node" || state.view === "duplicates") return; // no list on screen
+  if (state.q || state.view === "node" || state.view === "duplicates" || state.view === "household") return; // no list of this household's on screen
   shown = listKey(state);
   loadList(state);
 }
@@ -86,7 +86,7 @@ function listFailed(e) {
 
 // renderViews marks the view s shows in the views' tabs.
 export function renderViews(s) {
-  const current = s.show ? "shows" : (VIEWS[s.view] ? s.view : "recent");
+  const current = s.view === "household" ? "peers" : s.show ? "shows" : (VIEWS[s.view] ? s.view : "recent");
   for (const a of $("views").querySelectorAll("a[data-view]")) {
     a.setAttribute("href", urlOf({ view: a.dataset.view }));
     if (a.dataset.view === current) a.setAttribute("aria-current", "page"); else a.removeAttribute("aria-current");

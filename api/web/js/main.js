@@ -16,6 +16,7 @@ import { unavailableWords } from "./sources.js";
 import { refreshNode, renderStatus } from "./status.js";
 import { renderPeers } from "./peers.js";
 import { startUpdates } from "./events.js";
+import { showHouseholds, hideHouseholds, showHouseholdLibrary, leaveHouseholdLibrary, bindHouseholdSearch } from "./households.js";
 
 // render shows state s: the search, a list of the library, the
 // Duplicates view or the Node view, and over them the open record; each
@@ -44,8 +45,18 @@ function render(s) {
   }
   if (dupesView) showDuplicates(s);
   else forgetDuplicates(); // files may come and go meanwhile: back, they load again
+  const householdView = !searching && s.view === "household";
+  if (!searching && s.view === "peers") showHouseholds();
+  else hideHouseholds();
+  if (householdView) {
+    forgetList(); // back on a list of this household's, it loads again
+    renderViews(s);
+    showHouseholdLibrary(s);
+  } else {
+    leaveHouseholdLibrary();
+  }
   if (nodeView || dupesView) renderViews(s);
-  else if (!searching) showList(s);
+  else if (!searching && !householdView) showList(s);
   if (s.cid) showRecord(s.cid);
   else closeRecord();
 }
@@ -81,6 +92,7 @@ bindTokenForm();
 bindSearch();
 bindEdit();
 bindViews();
+bindHouseholdSearch();
 // The page's browser tests (node/web*_test.go) call these by name, as
 // they could when the page was one classic script: the renderers, fed
 // what loopback nodes cannot be; the words of /api/sources answers; go.

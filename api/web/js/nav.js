@@ -3,7 +3,9 @@
 // The page's state is its URL: ?q= (a search, with federated=1), or a
 // list of the library (view=recent|movies|shows, show=<key> and season=N
 // for a show's seasons or a season's episodes, view=duplicates with
-// by=title for the works held twice, page=N, limit=N), and
+// by=title for the works held twice, page=N, limit=N), or another
+// household's list (view=household, peer=<ID>, list=movies|shows, show=
+// and season= as above, hq=<words> to search it, page=N), and
 // cid=<cid> for the open record. Links carry it, reload keeps it, back
 // and forward walk it (pushState, popstate).
 
@@ -20,7 +22,7 @@ function stateFromURL() {
     q: (p.get("q") || "").trim(), federated: p.get("federated") === "1",
     view: p.get("view") || "", show: p.get("show") || "", season: p.get("season") || "",
     page: page > 1 ? page : 1, limit: p.get("limit") || "", cid: p.get("cid") || "",
-    by: p.get("by") || "",
+    by: p.get("by") || "", peer: p.get("peer") || "", list: p.get("list") || "", hq: (p.get("hq") || "").trim(),
   };
   const m = location.hash.match(/^#cid=(.+)$/); // links of older pages
   if (m && !s.cid) s.cid = decodeURIComponent(m[1]);
@@ -34,10 +36,16 @@ export function urlOf(s) {
     p.set("q", s.q);
     if (s.federated) p.set("federated", "1");
   } else {
+    if (s.view === "household") {
+      p.set("view", "household");
+      p.set("peer", s.peer || "");
+      if (!s.show && s.list && s.list !== "movies") p.set("list", s.list);
+      if (!s.show && s.hq) p.set("hq", s.hq);
+    }
     if (s.show) {
       p.set("show", s.show);
       if (s.season !== "" && s.season !== undefined) p.set("season", s.season);
-    } else if (s.view && s.view !== "recent") {
+    } else if (s.view && s.view !== "recent" && s.view !== "household") {
       p.set("view", s.view);
       if (s.view === "duplicates" && s.by && s.by !== "content") p.set("by", s.by);
     }
