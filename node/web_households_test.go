@@ -2,7 +2,10 @@ package node_test
 
 import (
 	"fmt"
+	"github.com/chromedp/chromedp"
+	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/metamesh/node/internal/waiting"
 	"github.com/metamesh/node/node"
@@ -19,6 +22,7 @@ func TestWeb_HouseholdsLibrary(t *testing.T) {
 	libA := t.TempDir()
 	writeLibrary(t, libA, "Movies/Alien.1979.mkv", "Movies/Heat.1995.mkv",
 		"TV/The Office/The.Office.S01E01.mkv", "TV/The Office/The.Office.S01E02.mkv", "TV/The Office/The.Office.S02E01.mkv")
+	writeOld(t, filepath.Join(libA, "Movies", "Heat.1995-poster.jpg"), jpegPoster(t, 200, 300, 5))
 	libC := t.TempDir()
 	writeLibrary(t, libC, "Movies/Zulu.1964.mkv")
 	a := startNodeWith(t, libA, func(c *node.Config) { c.Name = "Alice's NAS" })
@@ -66,6 +70,8 @@ func TestWeb_HouseholdsLibrary(t *testing.T) {
 	if l := p.waitList("A's second page", `l.url.includes("page=2") && l.entries.length === 1`); !eq(l.Entries, []string{"Heat"}) || l.Pager != "Page 2 of 2" {
 		t.Errorf("page 2: %+v", l)
 	}
+	must(t, p.ctx, "Heat's poster, fetched from A", p.ce, chromedp.Poll[bool](
+		`(() => { const i = document.querySelector("#entries img.thumb"); return !!i && i.complete && i.naturalWidth > 0; })()`, chromedp.WithPollingTimeout(30*time.Second)))
 	p.eval("search A's films", `(() => { document.getElementById("hq").value = "alie"; document.getElementById("household-search").requestSubmit(); return ""; })()`)
 	if l := p.waitList("the search within A's films", `l.url.includes("hq=alie") && l.entries.length === 1`); !eq(l.Entries, []string{"Alien"}) || l.Status != "1 film" {
 		t.Errorf("search: %+v", l)
