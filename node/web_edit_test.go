@@ -167,7 +167,7 @@ func TestWeb_FolderAsHomeVideos(t *testing.T) {
 	}
 	base := "http://" + n.APIAddr() + "/"
 	must(t, ctx, "open the record", ce, chromedp.Navigate(base+"?cid="+cids[1]))
-	must(t, ctx, "wait for the folder form", ce, chromedp.Poll[bool](`!document.getElementById("edit").hidden && document.getElementById("folder-name").textContent.endsWith("/Camera")`, chromedp.WithPollingTimeout(20*time.Second)))
+	must(t, ctx, "wait for the folder form", ce, chromedp.Poll[bool](`!document.getElementById("edit").hidden && document.getElementById("folder-name").textContent.endsWith("/Camera")`, chromedp.WithPollingTimeout(time.Minute)))
 	must(t, ctx, "open Edit", ce, chromedp.Click(chromedp.CSS("#edit summary")))
 	must(t, ctx, "choose home videos", ce, chromedp.SetValue(chromedp.ID("folder-kind"), "other"))
 	must(t, ctx, "apply to the folder", ce, chromedp.Click(chromedp.CSS("#folder-form button[type=submit]")))
@@ -181,10 +181,10 @@ func TestWeb_FolderAsHomeVideos(t *testing.T) {
 		}
 		return ""
 	})
-	must(t, ctx, "the record shows no year", ce, chromedp.Poll[bool](`document.getElementById("record-facts").textContent !== "" && !document.getElementById("record-facts").textContent.includes("1964")`, chromedp.WithPollingTimeout(20*time.Second)))
+	must(t, ctx, "the record shows no year", ce, chromedp.Poll[bool](`document.getElementById("record-facts").textContent !== "" && !document.getElementById("record-facts").textContent.includes("1964")`, chromedp.WithPollingTimeout(time.Minute)))
 
 	must(t, ctx, "open an episode", ce, chromedp.Navigate(base+"?cid="+cids[3]))
-	must(t, ctx, "wait for its folder form", ce, chromedp.Poll[bool](`!document.getElementById("edit").hidden && document.getElementById("folder-name").textContent.endsWith("/Class") && document.getElementById("edit-title-label").textContent === "Show"`, chromedp.WithPollingTimeout(20*time.Second)))
+	must(t, ctx, "wait for its folder form", ce, chromedp.Poll[bool](`!document.getElementById("edit").hidden && document.getElementById("folder-name").textContent.endsWith("/Class") && document.getElementById("edit-title-label").textContent === "Show"`, chromedp.WithPollingTimeout(time.Minute)))
 	must(t, ctx, "open Edit", ce, chromedp.Click(chromedp.CSS("#edit summary")))
 	must(t, ctx, "name the show", ce, chromedp.SetValue(chromedp.ID("folder-title"), "Pottery Class"))
 	must(t, ctx, "apply to the folder", ce, chromedp.Click(chromedp.CSS("#folder-form button[type=submit]")))
