@@ -60,6 +60,14 @@ func (f *friends) has(p peer.ID) bool {
 	return f.named[p]
 }
 
+// isFriend reports whether the peer of ID s is a friend: the store
+// shows a friend's value of a field first when as many households give
+// another (store.Options.Friends).
+func (n *Node) isFriend(s string) bool {
+	id, err := peer.Decode(s)
+	return err == nil && n.friends.has(id)
+}
+
 // libraryVisible is Config.LibraryVisible as the federation asks it: may
 // p see the household's list?
 func (n *Node) libraryVisible(p peer.ID) bool {

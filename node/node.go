@@ -120,6 +120,7 @@ func (n *Node) Start(ctx context.Context) (err error) {
 			err = errors.Join(err, n.Close())
 		}
 	}()
+	n.friends = newFriends(n.cfg)
 	if err := n.openStore(ctx); err != nil {
 		return err
 	}
@@ -129,7 +130,6 @@ func (n *Node) Start(ctx context.Context) (err error) {
 	bg, cancel := context.WithCancel(context.Background())
 	n.stop = cancel
 	n.cat = catalog.New()
-	n.friends = newFriends(n.cfg)
 	if n.thumbs, err = thumbs.Open(filepath.Join(n.cfg.DataDir, "thumbs")); err != nil {
 		return err
 	}
@@ -194,7 +194,7 @@ func (n *Node) listenAPI(ctx context.Context) error {
 // URL is set.
 func (n *Node) openStore(ctx context.Context) error {
 	st, err := store.Open(ctx, store.Options{URL: n.cfg.RedisURL, DataDir: n.cfg.DataDir, Logger: n.log, PeerRootsMax: int64(n.cfg.PeerRootsMax),
-		DocCache: max(n.cfg.MetaCache, 0)})
+		DocCache: max(n.cfg.MetaCache, 0), Friends: n.isFriend})
 	if err != nil {
 		return err
 	}

@@ -76,6 +76,9 @@ func (s *Store) readSummaries(ctx context.Context, roots []RootID, fields []stri
 		if err != nil {
 			return err
 		}
+		for k := range docs {
+			docs[k].friends = s.friends
+		}
 		for _, d := range docs {
 			each(d)
 		}

@@ -47,6 +47,8 @@ type Document struct {
 	// memo is shared by the copies of one cached document (nil when the
 	// document was read from Redis and not kept).
 	memo *Memo
+	// friends is the store's Options.Friends (Shown's tie-break).
+	friends func(peer string) bool
 }
 
 // Memo holds the encoded answer a reader made of a cached document (GET
@@ -193,7 +195,7 @@ func (s *Store) Document(ctx context.Context, root RootID) (Document, error) {
 	if err != nil {
 		return Document{}, err
 	}
-	d.Root = root
+	d.Root, d.friends = root, s.friends
 	return d, nil
 }
 
@@ -208,6 +210,7 @@ func (s *Store) DocumentByCID(ctx context.Context, cid string) (Document, error)
 	}
 	t := s.cache.ticket()
 	d, err := luaDocumentByCID.run(ctx, s, documentByCIDArgs{cid: cid, maxDuplicates: MaxDuplicates})
+	d.friends = s.friends
 	if err == nil {
 		d.memo = s.cache.put(t, cid, d)
 	}

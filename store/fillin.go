@@ -58,8 +58,9 @@ func Fillable(f string) bool { return fillUnit(f) != "" }
 // has none of a fillable field (Fillable), or only its file name's guess
 // (FromNameField), the peers' claims under origin/<peer>/ fill it in: the
 // value the most distinct households gave, a value a peer's own name
-// guessed counting after any that is not, ties to the smallest peer ID,
-// so it does not depend on the order records arrived in. A list field
+// guessed counting after any that is not, ties to a friend's
+// (Options.Friends), then to the smallest peer ID, so it does not
+// depend on the order records arrived in. A list field
 // (genre) is one value: every item of one peer's. from maps each
 // fillable unit shown (titles/eng, genre, art/poster) to FromEdit,
 // FromOwn, FromName or the peer's ID. A root known only from peers is
@@ -141,6 +142,7 @@ func (d Document) Shown() (fields, from map[string]string) {
 			fields  map[string]string
 			peers   []string
 			guessed bool
+			friend  bool // a friend of the household's gave it
 		}
 		votes := map[string]*vote{}
 		for p, c := range byPeer {
@@ -157,11 +159,12 @@ func (d Document) Shown() (fields, from map[string]string) {
 			}
 			v.peers = append(v.peers, p)
 			v.guessed = v.guessed && c.guessed
+			v.friend = v.friend || (d.friends != nil && d.friends(p))
 		}
 		var best *vote
 		for _, v := range votes {
 			slices.Sort(v.peers)
-			if best == nil || better(v.guessed, len(v.peers), v.peers[0], best.guessed, len(best.peers), best.peers[0]) {
+			if best == nil || better(v.guessed, len(v.peers), v.friend, v.peers[0], best.guessed, len(best.peers), best.friend, best.peers[0]) {
 				best = v
 			}
 		}
@@ -191,14 +194,18 @@ func (d Document) Shown() (fields, from map[string]string) {
 }
 
 // better orders two candidate values of a field: one no peer merely
-// guessed from a name first, then the most households, then the
-// smallest peer ID.
-func better(guessed bool, n int, first string, bGuessed bool, bn int, bFirst string) bool {
+// guessed from a name first, then the most households, then one a
+// friend of the household's gave (Options.Friends), then the smallest
+// peer ID.
+func better(guessed bool, n int, friend bool, first string, bGuessed bool, bn int, bFriend bool, bFirst string) bool {
 	if guessed != bGuessed {
 		return !guessed
 	}
 	if n != bn {
 		return n > bn
+	}
+	if friend != bFriend {
+		return friend
 	}
 	return first < bFirst
 }
@@ -218,4 +225,11 @@ func claimKey(fields map[string]string) string {
 		b.WriteByte(0)
 	}
 	return b.String()
+}
+
+// WithFriends is d with friends as its household's friends (Shown's
+// tie-break), as a store opened with Options.Friends reads it.
+func (d Document) WithFriends(friends func(peer string) bool) Document {
+	d.friends = friends
+	return d
 }

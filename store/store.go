@@ -34,6 +34,11 @@ type Options struct {
 	// DocCache is how many documents DocumentByCID keeps in memory
 	// (cache.go); 0 keeps none.
 	DocCache int
+	// Friends reports the peers (by peer ID) that are the household's
+	// friends: of two values peers give a field of a local file with as
+	// many households behind each, a friend's is shown (Document.Shown).
+	// nil: none is.
+	Friends func(peer string) bool
 
 	// upgrade tunes the layout upgrade; only tests set it
 	// (export_test.go: WithUpgradeStop).
@@ -48,6 +53,8 @@ type Store struct {
 	evMax  int64
 	// peerMax is Options.PeerRootsMax.
 	peerMax int64
+	// friends is Options.Friends, handed to every document read.
+	friends func(peer string) bool
 	// cache is nil without Options.DocCache; stopCache ends its watch.
 	cache     *docCache
 	stopCache context.CancelFunc
@@ -84,7 +91,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		opts.upgrade.batch = defaultUpgradeBatch
 	}
 	s := &Store{log: opts.Logger.With("component", "store"), evMax: opts.EventsMaxLen, peerMax: opts.PeerRootsMax, up: opts.upgrade,
-		following: make(chan struct{})}
+		following: make(chan struct{}), friends: opts.Friends}
 	url := opts.URL
 	if url == "" {
 		if opts.DataDir == "" {
