@@ -72,7 +72,7 @@ bench: deps deps-bench
 	$(GO) test -run '^$$' -bench 'HitRate' -benchtime 1x -timeout 10m ./node/artcache
 	$(GO) test -run '^$$' -bench 'Subtitle_Flood' -benchtime 1x -timeout 10m ./api
 	$(GO) test -run '^$$' -bench 'Index' -benchtime 1x -timeout 10m ./dag
-	$(GO) test -run '^$$' -bench 'Federation' -benchtime 1x -timeout 30m ./testnet
+	$(GO) test -run '^$$' -bench 'Federation|Learner' -benchtime 1x -timeout 30m ./testnet
 	$(GO) test -run '^$$' -bench 'SimNetwork' -benchtime 1x -timeout 90m ./testnet/sim
 	$(GO) test -run '^$$' -bench 'SimGrowth' -benchtime 1x -timeout 90m ./testnet/sim
 
