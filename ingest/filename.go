@@ -12,7 +12,7 @@ import (
 // (ParseReleaseName). Fields extracted from names with an older version
 // are extracted again on a rescan, without hashing the file again. Raise
 // it whenever the parser reads a name differently.
-const NameParserVersion = 4
+const NameParserVersion = 5
 
 // Release holds what a media file's path says about its content.
 type Release struct {
@@ -23,7 +23,8 @@ type Release struct {
 	Episodes     []int  // every episode of a multi-episode file (S01E01E02), nil for one
 	EpisodeTitle string
 	AirDate      string // YYYY-MM-DD of a date-based episode ("Show.2013.10.21")
-	VideoType    string // movie, episode or unknown
+	VideoType    string // movie, episode, other (a home video: homeVideo) or unknown
+	Recorded     string // YYYY-MM-DD a home video's name holds ("VID_20190314_181510")
 
 	Source     string   // Blu-ray, WEB-DL, HDTV, DVD…
 	Resolution string   // 2160p, 1080p, 720p…
@@ -90,6 +91,11 @@ func ParseReleaseName(rel string) Release {
 		dirs, file = rel[:i], rel[i+1:]
 	}
 	stem := stripExtension(file)
+	if recorded, ok := homeVideo(stem, dirs); ok {
+		// A camera's counter or date is no year, season or episode.
+		sc := nameScan{s: stem}
+		return Release{Title: sc.clean(0, len(stem)), Season: -1, Episode: -1, VideoType: "other", Recorded: recorded}
+	}
 	ctx, title := readFolders(dirs)
 	r := Release{Season: -1, Episode: -1}
 	if info := parseName(stem, ctx, &r); info.technical == 0 && r.Year == 0 && r.Episode < 0 && r.AirDate == "" {
@@ -258,6 +264,7 @@ func (r Release) Fields() map[string]string {
 	}
 	set("episodeTitle", r.EpisodeTitle)
 	set("releasedate", r.AirDate)
+	set("recorded", r.Recorded)
 	set("release/source", r.Source)
 	set("release/resolution", r.Resolution)
 	set("release/videoCodec", r.VideoCodec)

@@ -26,6 +26,7 @@ var fieldKeys = map[string]string{
 	"etitle": "episodeTitle", "date": "releasedate", "source": "release/source", "res": "release/resolution",
 	"vcodec": "release/videoCodec", "acodec": "release/audioCodec", "edition": "release/edition",
 	"group": "release/group", "part": "release/part", "cd": "release/cd", "country": "release/country",
+	"recorded": "recorded",
 }
 
 // mustReadNames reads a table of tab-separated lines: rule, path, key=value…
@@ -155,7 +156,7 @@ func FuzzParseReleaseName(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		r := ingest.ParseReleaseName(s)
 		switch r.VideoType {
-		case "movie", "episode", "unknown":
+		case "movie", "episode", "other", "unknown":
 		default:
 			t.Fatalf("videoType %q", r.VideoType)
 		}

@@ -77,7 +77,7 @@ func TestEdit_WinsAndLasts(t *testing.T) {
 	lib := t.TempDir()
 	clip := make([]byte, 40<<10)
 	rand.Read(clip)
-	path := filepath.Join(lib, "clip_1964.mp4")
+	path := filepath.Join(lib, "party_1964.mp4")
 	writeOld(t, path, clip)
 	redis := ""
 	data := ""
@@ -146,7 +146,7 @@ func TestEdit_WinsAndLasts(t *testing.T) {
 	// An NFO written beside the file is read (its plot shows), and the
 	// edited title stands.
 	nfo := `<?xml version="1.0"?><movie><title>Summer 1964</title><plot>The garden.</plot></movie>`
-	if err := os.WriteFile(filepath.Join(lib, "clip_1964.nfo"), []byte(nfo), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(lib, "party_1964.nfo"), []byte(nfo), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	waiting.Until(t, "the NFO's plot", func() string {

@@ -24,7 +24,7 @@ func TestWeb_Edit(t *testing.T) {
 	lib := t.TempDir()
 	data := make([]byte, 24<<10)
 	rand.Read(data)
-	path := filepath.Join(lib, "clip_1964.mp4")
+	path := filepath.Join(lib, "party_1964.mp4")
 	writeOld(t, path, data)
 	n := startNodeWith(t, lib, nil)
 	cid := canonicalOf(t, path)
@@ -36,8 +36,8 @@ func TestWeb_Edit(t *testing.T) {
 
 	must(t, ctx, "open the record", ce, chromedp.Navigate(base+"?cid="+cid))
 	poll("wait for the Edit form", `!document.getElementById("edit").hidden && document.getElementById("edit-title").value !== ""`)
-	if v := must(t, ctx, "read the title field", ce, chromedp.Evaluate[string](`document.getElementById("edit-title").value`)); v != "clip" {
-		t.Errorf("the form's title %q, want the name's, clip", v)
+	if v := must(t, ctx, "read the title field", ce, chromedp.Evaluate[string](`document.getElementById("edit-title").value`)); v != "party" {
+		t.Errorf("the form's title %q, want the name's, party", v)
 	}
 	must(t, ctx, "open Edit", ce, chromedp.Click(chromedp.CSS("#edit summary")))
 	must(t, ctx, "set the title", ce, chromedp.SetValue(chromedp.ID("edit-title"), "Grandma's birthday"))
@@ -71,7 +71,7 @@ func TestWeb_Edit(t *testing.T) {
 
 	must(t, ctx, "clear the title", ce, chromedp.Evaluate[bool](`(document.getElementById("edit-title").value = "") === ""`))
 	must(t, ctx, "save again", ce, chromedp.Click(chromedp.CSS("#edit-form button[type=submit]")))
-	poll("wait for the name's title", `document.getElementById("edit-title").value === "clip" &&
+	poll("wait for the name's title", `document.getElementById("edit-title").value === "party" &&
 		!document.getElementById("edit-title").closest("label").classList.contains("edited")`)
 	if errs := ce(); len(errs) > 0 {
 		t.Errorf("console errors: %q", errs)
@@ -79,34 +79,34 @@ func TestWeb_Edit(t *testing.T) {
 }
 
 // TestWeb_ShowAsHomeVideos: clips whose names read as a show's episodes
-// (clip_0102.mp4: S01E02 of "clip") are marked home videos from the
+// (party_0102.mp4: S01E02 of "party": a name no camera writes) are marked home videos from the
 // show's page in one action, and leave Shows for Home videos.
 func TestWeb_ShowAsHomeVideos(t *testing.T) {
 	t.Parallel()
 	ctx, ce := browser(t)
 	lib := t.TempDir()
 	var cids []string
-	for _, name := range []string{"clip_0102.mp4", "clip_0103.mp4", "clip_0201.mp4"} {
+	for _, name := range []string{"party_0102.mp4", "party_0103.mp4", "party_0201.mp4"} {
 		data := make([]byte, 16<<10)
 		rand.Read(data)
 		writeOld(t, filepath.Join(lib, name), data)
 	}
 	n := startNodeWith(t, lib, nil)
-	for _, name := range []string{"clip_0102.mp4", "clip_0103.mp4", "clip_0201.mp4"} {
+	for _, name := range []string{"party_0102.mp4", "party_0103.mp4", "party_0201.mp4"} {
 		cids = append(cids, canonicalOf(t, filepath.Join(lib, name)))
 	}
 	list := func(q string) string {
 		_, body := do(t, n, "GET", "/api/library?"+q, nil)
 		return string(body)
 	}
-	waiting.Until(t, "the clips read as the show clip", func() string {
-		if l := list("show=clip&season=1"); !strings.Contains(l, cids[0]) || !strings.Contains(l, cids[1]) {
+	waiting.Until(t, "the clips read as the show party", func() string {
+		if l := list("show=party&season=1"); !strings.Contains(l, cids[0]) || !strings.Contains(l, cids[1]) {
 			return l
 		}
 		return ""
 	})
 	base := "http://" + n.APIAddr() + "/"
-	must(t, ctx, "open the show", ce, chromedp.Navigate(base+"?show=clip"))
+	must(t, ctx, "open the show", ce, chromedp.Navigate(base+"?show=party"))
 	must(t, ctx, "wait for the show's form", ce, chromedp.WaitVisible(chromedp.ID("show-kind")))
 	must(t, ctx, "choose home videos", ce, chromedp.SetValue(chromedp.ID("show-kind"), "other"))
 	must(t, ctx, "apply", ce, chromedp.Click(chromedp.CSS("#show-form button[type=submit]")))
@@ -117,7 +117,7 @@ func TestWeb_ShowAsHomeVideos(t *testing.T) {
 				return "not in other: " + c
 			}
 		}
-		if strings.Contains(shows, `"show": "clip"`) {
+		if strings.Contains(shows, `"show": "party"`) {
 			return "still a show"
 		}
 		return ""
@@ -137,7 +137,7 @@ func TestWeb_FolderAsHomeVideos(t *testing.T) {
 	t.Parallel()
 	ctx, ce := browser(t)
 	lib := t.TempDir()
-	names := []string{"Camera/VID_20190314_181510.mp4", "Camera/clip_1964.mp4", "Films/Quiet.Harbour.2015.mkv",
+	names := []string{"Camera/VID_20190314_181510.mp4", "Camera/beach.day.1964.mp4", "Films/Quiet.Harbour.2015.mkv",
 		"Class/pottery.s01e01.mkv", "Class/pottery.s01e02.mkv"}
 	var cids []string
 	for _, name := range names {
@@ -163,7 +163,7 @@ func TestWeb_FolderAsHomeVideos(t *testing.T) {
 		return ""
 	})
 	if films := list("view=movies"); !strings.Contains(films, cids[1]) || !strings.Contains(films, `"year": 1964`) {
-		t.Fatalf("clip_1964 is not yet a film of 1964 as its name says: %s", films)
+		t.Fatalf("beach.day.1964 is not yet a film of 1964 as its name says: %s", films)
 	}
 	base := "http://" + n.APIAddr() + "/"
 	must(t, ctx, "open the record", ce, chromedp.Navigate(base+"?cid="+cids[1]))

@@ -119,11 +119,14 @@ func searchTokens(fields map[string]string) map[string]int {
 // titles (title, original, show and episode titles), its IMDb, TMDB and
 // TVDB IDs and its genres, never from its file name or path, that
 // protocol.Keyed keeps; sorted, distinct. A root known only from peers
-// gives none: a household provides keys for its own files only, and of
+// gives none, nor a home video (videoType other): a household provides
+// keys for its own films and episodes only, and of
 // its own fields only (what peers fill in is searched here, never
 // announced as the household's words).
 func KeyTokens(d store.Document) []string {
-	if !d.Local() {
+	if !d.Local() || d.Fields["videoType"] == "other" {
+		// A home video's words (a camera's counter, the household's
+		// own title of it) are not the federation's to find.
 		return nil
 	}
 	fields := d.Fields

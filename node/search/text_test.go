@@ -22,6 +22,10 @@ func TestKeyTokens(t *testing.T) {
 	if got := KeyTokens(store.Document{}); got != nil {
 		t.Errorf("a gone root gives key tokens %q", got)
 	}
+	home := map[string]string{"filePath": "/lib/DCIM/VID_20190314_181510.mp4", "titles/eng": "Grandma's Birthday", "videoType": "other"}
+	if got := KeyTokens(store.Document{Root: "r3", Fields: home}); got != nil {
+		t.Errorf("a home video gives key tokens %q", got)
+	}
 	peers := map[string]string{"origin/12D3KooWPeer/titles/eng": "Remote Only Film"}
 	if got := KeyTokens(store.Document{Root: "r2", Fields: peers, Peers: []string{"12D3KooWPeer"}}); got != nil {
 		t.Errorf("a root known only from a peer gives key tokens %q", got)
