@@ -91,12 +91,14 @@ func ParseReleaseName(rel string) Release {
 		dirs, file = rel[:i], rel[i+1:]
 	}
 	stem := stripExtension(file)
-	if recorded, ok := homeVideo(stem, dirs); ok {
+	ctx, title := readFolders(dirs)
+	// A film's folder (Movies, "Clip (2020)") says the household filed
+	// it as one, whatever its name looks like.
+	if recorded, ok := homeVideo(stem, dirs); ok && !ctx.movies && !yearFolder(dirs) {
 		// A camera's counter or date is no year, season or episode.
 		sc := nameScan{s: stem}
 		return Release{Title: sc.clean(0, len(stem)), Season: -1, Episode: -1, VideoType: "other", Recorded: recorded}
 	}
-	ctx, title := readFolders(dirs)
 	r := Release{Season: -1, Episode: -1}
 	if info := parseName(stem, ctx, &r); info.technical == 0 && r.Year == 0 && r.Episode < 0 && r.AirDate == "" {
 		reversedName(stem, ctx, &r) // "ELBAIMA-462x.yaRulB.p0801.5991.taeH"

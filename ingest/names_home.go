@@ -128,3 +128,24 @@ func isCameraWord(w string) bool {
 	}
 	return cameraWords[string(b[:len(w)])]
 }
+
+// yearFolder reports a file's nearest folder naming a year in
+// parentheses ("Clip (2020)"): a film's folder.
+func yearFolder(dirs string) bool {
+	seg := dirs[strings.LastIndexByte(dirs, '/')+1:]
+	for i := 0; i+6 <= len(seg); i++ {
+		if seg[i] == '(' && seg[i+5] == ')' && isDigits(seg[i+1:i+5]) {
+			return true
+		}
+	}
+	return false
+}
+
+func isDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
