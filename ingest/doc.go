@@ -48,7 +48,9 @@
 //     and marker count), names_title.go (titles as shown),
 //     names_folders.go (season and title from parent folders),
 //     names_home.go (home videos: a camera's word and a counter or a
-//     date, read before any other rule, without allocating).
+//     date, read before any other rule, without allocating),
+//     names_anime.go (anime's marks, the titles' script, "第01話",
+//     "2nd Season").
 //   - changes.go: the changes applied, by the watcher or a scan (but
 //     for a first ingest's), told at Info whenever the loop goes idle
 //     ("added Films/a.mkv", "renamed a → b", "added 240 files: a, b, c,

@@ -127,7 +127,7 @@ const extractVersion = NameParserVersion + 4 // +1: a video file's name decides 
 // extractedFields are the field names and prefixes the default
 // extractors write: a re-extraction drops what they no longer find, and
 // leaves every other field alone.
-var extractedFields = []string{"mimeType", "fileType", "titles/eng", "originalTitle", "movieYear", "season", "episode",
+var extractedFields = []string{"mimeType", "fileType", "titles/eng", "titles/rom", "titles/jpn", "anime", "originalTitle", "movieYear", "season", "episode",
 	"episodeTitle", "videoType", "release", "episodes", "releasedate", "recorded", "fileinfo",
 	"plot/" + NFOLanguage, "genre", "rating", "mpaa", "imdbid", "tmdbid", "tvdbid", "show", "subtitles", "subtitleflags", "art",
 	store.SidecarField, store.FromNameField}

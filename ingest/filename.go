@@ -12,7 +12,7 @@ import (
 // (ParseReleaseName). Fields extracted from names with an older version
 // are extracted again on a rescan, without hashing the file again. Raise
 // it whenever the parser reads a name differently.
-const NameParserVersion = 5
+const NameParserVersion = 6
 
 // Release holds what a media file's path says about its content.
 type Release struct {
@@ -38,6 +38,13 @@ type Release struct {
 	// Country qualifies a title that several countries made ("The Office
 	// (US)"): the code in parentheses after it, kept out of Title.
 	Country string
+	// Anime says the name carries an anime's marks (readAnime); CRC is
+	// the CRC-32 tag a fansub group puts in it ("[ABCD1234]").
+	Anime bool
+	CRC   string
+	// AltTitle is a title in brackets after the title, another name of
+	// the same work ("Shingeki no Kyojin (Attack on Titan)").
+	AltTitle string
 }
 
 // Filename reads video files' paths (relative to their library) into the
@@ -100,20 +107,30 @@ func ParseReleaseName(rel string) Release {
 		return Release{Title: sc.clean(0, len(stem)), Season: -1, Episode: -1, VideoType: "other", Recorded: recorded}
 	}
 	r := Release{Season: -1, Episode: -1}
-	if info := parseName(stem, ctx, &r); info.technical == 0 && r.Year == 0 && r.Episode < 0 && r.AirDate == "" {
+	before, ep, epTitle, jp := japaneseEpisode(stem)
+	if jp {
+		parseName(before, ctx, &r) // "呪術廻戦 第24話 「素材」"
+		r.Episode, r.EpisodeTitle = ep, epTitle
+	} else if info := parseName(stem, ctx, &r); info.technical == 0 && r.Year == 0 && r.Episode < 0 && r.AirDate == "" {
 		reversedName(stem, ctx, &r) // "ELBAIMA-462x.yaRulB.p0801.5991.taeH"
 	}
 	mergeFolder(&r, stem, ctx, title)
+	if r.Episode >= 0 {
+		ordinalSeason(&r)
+	}
 	r.Title = elide(r.Title)
 	if r.Title == "" && hasLetter(stem) {
 		sc := nameScan{s: stem}
 		r.Title = sc.clean(0, len(stem)) // nothing better: the name itself
 	}
+	readAnime(stem, ctx, jp, &r)
 	switch {
 	case r.Episode >= 0 || r.AirDate != "":
 		r.VideoType = "episode"
 	case r.Year > 0 || ctx.movies:
 		r.VideoType = "movie" // a year, or a movie folder: "Movies/Title/Title.mkv"
+	case r.Anime && r.Title != "":
+		r.VideoType = "movie" // "[Group] Tenki no Ko [BDRip 1080p]": an anime with no episode is a film
 	default:
 		r.VideoType = "unknown"
 	}
@@ -256,7 +273,20 @@ func (r Release) Fields() map[string]string {
 			out[k] = strconv.Itoa(v)
 		}
 	}
-	set("titles/eng", r.Title)
+	switch {
+	case japanese(r.Title) && (r.Anime || kana(r.Title)):
+		set("titles/jpn", r.Title) // "進撃の巨人"
+	case r.Anime && romaji(r.Title):
+		set("titles/rom", r.Title) // "Shingeki no Kyojin"
+	default:
+		set("titles/eng", r.Title)
+	}
+	if r.Anime {
+		out["anime"] = "true"
+		if !japanese(r.AltTitle) {
+			set("titles/eng", r.AltTitle) // "Shingeki no Kyojin (Attack on Titan)"
+		}
+	}
 	set("originalTitle", r.Title)
 	num("movieYear", r.Year, 1)
 	num("season", r.Season, 0)
@@ -277,6 +307,7 @@ func (r Release) Fields() map[string]string {
 	set("release/edition", r.Edition)
 	set("release/group", r.Group)
 	set("release/country", r.Country)
+	set("release/crc32", r.CRC)
 	num("release/part", r.Part, 1)
 	num("release/cd", r.CD, 1)
 	return out

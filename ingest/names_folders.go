@@ -32,6 +32,11 @@ var genericFolders = map[string]bool{"movies": true, "movie": true, "films": tru
 // movieFolders are the generic folders that hold movies.
 var movieFolders = map[string]bool{"movies": true, "movie": true, "films": true, "film": true, "filme": true}
 
+// showFolders are the generic folders that hold shows: a "Part 2" below
+// one is an episode, not half of a film.
+var showFolders = map[string]bool{"tv": true, "tv shows": true, "tvshows": true, "tv series": true, "shows": true,
+	"series": true, "anime": true}
+
 // readFolders reads the folders of dirs from the nearest up, until the
 // first one that names a title.
 func readFolders(dirs string) (nameCtx, titleFolder) {
@@ -54,6 +59,8 @@ func readFolders(dirs string) (nameCtx, titleFolder) {
 			}
 			if genericFolders[string(low)] {
 				ctx.movies = ctx.movies || movieFolders[string(low)]
+				ctx.shows = ctx.shows || showFolders[string(low)]
+				ctx.anime = ctx.anime || string(low) == "anime"
 				continue
 			}
 			if s := seasonFolder(low); s >= 0 {
@@ -74,15 +81,21 @@ func readFolders(dirs string) (nameCtx, titleFolder) {
 			}
 			continue // "CD1", "1080p"
 		}
-		ctx.movies = ctx.movies || underMovies(dirs, maxFolderDepth-k-1)
+		n := maxFolderDepth - k - 1
+		ctx.movies = ctx.movies || under(dirs, n, movieFolders)
+		ctx.shows = ctx.shows || under(dirs, n, showFolders)
+		ctx.anime = ctx.anime || under(dirs, n, animeFolders)
 		return ctx, titleFolder{r: r, info: info, ok: true}
 	}
 	return ctx, titleFolder{}
 }
 
-// underMovies reports whether one of the last n folders of dirs is a
-// movie folder: "Movies/Title/Title.mkv".
-func underMovies(dirs string, n int) bool {
+// animeFolders say the household filed what is below them as anime.
+var animeFolders = map[string]bool{"anime": true}
+
+// under reports whether one of the last n folders of dirs is one of
+// the generic folders of set: "Movies/Title/Title.mkv".
+func under(dirs string, n int, set map[string]bool) bool {
 	for ; dirs != "" && n > 0; n-- {
 		name := dirs
 		if i := strings.LastIndexByte(dirs, '/'); i >= 0 {
@@ -90,8 +103,8 @@ func underMovies(dirs string, n int) bool {
 		} else {
 			dirs = ""
 		}
-		if len(name) <= len("movies") {
-			for f := range movieFolders {
+		if len(name) <= len("tv series") {
+			for f := range set {
 				if strings.EqualFold(name, f) {
 					return true
 				}
@@ -169,6 +182,9 @@ func mergeFolder(r *Release, stem string, ctx nameCtx, tf titleFolder) {
 	fromFolder := false
 	if r.Title == "" || (release && (placeholder(stem) || groupPrefixed(stem, d.Group) || !hasLetter(stem) || obfuscated(stem) && !sameTitle(r.Title, d.Title))) {
 		r.Title, fromFolder = d.Title, true
+	}
+	if !fromFolder && d.Country != "" && r.Country == "" && strings.EqualFold(alnumOf(r.Title), alnumOf(d.Title+d.Country)) {
+		r.Title, r.Country = d.Title, d.Country // "Euphoria (US)/euphoria.us.s02e01.mkv"
 	}
 	if !fromFolder && !sameTitle(r.Title, d.Title) {
 		return
@@ -306,6 +322,33 @@ func sameTitle(a, b string) bool {
 // groupPrefixed reports a scene file name that starts with its folder's
 // release group: "ALLiANCE-tdkr" in "….x264-ALLiANCE".
 func groupPrefixed(stem, group string) bool {
-	return group != "" && len(stem) > len(group) && strings.EqualFold(stem[:len(group)], group) &&
-		(stem[len(group)] == '-' || stem[len(group)] == '_')
+	if group == "" {
+		return false
+	}
+	if low := strings.ToLower(stem); strings.HasPrefix(low, "www.") {
+		if i := strings.IndexAny(stem, "_ "); i > 0 {
+			stem = strings.TrimLeft(stem[i:], "_ -") // "www.site.net_grp-ttl"
+		}
+	}
+	i := strings.IndexAny(stem, "-_")
+	if i <= 0 || i+1 >= len(stem) {
+		return false
+	}
+	p := stem[:i]
+	return strings.EqualFold(p, group) || len(p) <= 5 && abbreviates(strings.ToLower(p), strings.ToLower(group))
+}
+
+// abbreviates reports letters that abbreviate a group's name: its first,
+// then others of it in order ("sph" of "saphire", "f" of "felony").
+func abbreviates(p, group string) bool {
+	if p == "" || group == "" || p[0] != group[0] {
+		return false
+	}
+	k := 0
+	for i := 0; i < len(group) && k < len(p); i++ {
+		if group[i] == p[k] {
+			k++
+		}
+	}
+	return k == len(p)
 }

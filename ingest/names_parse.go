@@ -1,6 +1,9 @@
 package ingest
 
-import "sync"
+import (
+	"strings"
+	"sync"
+)
 
 // The structure of one scanned name: where the title starts and ends,
 // which year and episode marker count, the episode title, the release
@@ -11,6 +14,8 @@ type nameCtx struct {
 	season int  // of a season folder ("Season 2", "S02"), -1 when none
 	cd     int  // of a CD folder ("CD1"), 0 when none
 	movies bool // a folder says it holds movies ("Movies", "Films")
+	shows  bool // a folder says it holds shows ("TV", "Series", "Anime")
+	anime  bool // a folder says it holds anime ("Anime")
 }
 
 // nameInfo is what parseName learns beyond the Release fields.
@@ -67,7 +72,7 @@ func (sc *nameScan) parse(ctx nameCtx, r *Release) nameInfo {
 	sc.readEpisode(&np, ctx, r)
 	sc.trimTitle(&np, r)
 	sc.readTitle(&np, ctx, r)
-	sc.readEpisodeTitle(&np, sc.group(np.ts, np.anchor, r), r)
+	sc.readEpisodeTitle(&np, sc.group(np.ts, np.anchor, np.ep, r), r)
 	return sc.readFields(&np, r)
 }
 
@@ -147,13 +152,40 @@ func (sc *nameScan) readEpisode(np *nameParts, ctx nameCtx, r *Release) {
 		return
 	}
 	np.epEnd = -1
+	if k := sc.partEpisode(np, ctx); k >= 0 {
+		np.ep, np.epEnd, np.te = k, k+1, k
+		for np.epEnd < len(sc.toks) && sc.toks[np.epEnd].kind == tCont {
+			np.epEnd++ // "Part 5"
+		}
+		r.Season, r.Episode = max(ctx.season, 1), sc.toks[k].val
+		return
+	}
 	if i, season, episode := sc.episodeNumber(np.ts, np.te, np.anchor, np.yi, ctx, np.lead); i >= 0 {
 		np.ep, np.epEnd = i, i+1
+		if sc.finale(i + 1) {
+			np.epEnd++ // "Show - 12 END": no episode title
+		}
 		r.Season, r.Episode = season, episode
 		if i < np.te {
 			np.te = i
 		}
 	}
+}
+
+// partEpisode finds the part of a miniseries that is its episode, in a
+// shows folder or a season folder ("TV/Band of Brothers/Band.of.Brothers.Part.5.Crossroads"),
+// when the name holds no year: -1 when there is none. Elsewhere "Part 2"
+// is half of a film.
+func (sc *nameScan) partEpisode(np *nameParts, ctx nameCtx) int {
+	if !ctx.shows && ctx.season < 0 || np.yi >= 0 {
+		return -1
+	}
+	for k := np.ts + 1; k < np.te && k < len(sc.toks); k++ {
+		if t := &sc.toks[k]; t.kind == tPart && t.val > 0 && t.br < 0 {
+			return k
+		}
+	}
+	return -1
 }
 
 // readMarker sets r's season and episodes, or air date, from the marker
@@ -197,10 +229,16 @@ func (sc *nameScan) trimTitle(np *nameParts, r *Release) {
 		}
 		if br := toks[h].br; br >= 0 && sc.brs[br].first > ts && sc.brs[br].last > sc.brs[br].first {
 			np.te = sc.brs[br].first // "Le.Prestige.(The.Prestige)": an alternative title
+			r.AltTitle = sc.clean(toks[np.te].start, toks[h].end)
 			continue
 		}
 		if br := toks[h].br; br >= 0 && sc.brs[br].first == h && sc.brs[br].last == h && h > ts && countries[sc.s[toks[h].start:toks[h].end]] {
 			r.Country = sc.s[toks[h].start:toks[h].end] // "The Office (US)"
+			np.te = h
+			continue
+		}
+		if c := sc.bareCountry(h); c != "" && h > ts && np.ep >= 0 && np.te == np.ep {
+			r.Country = c // "The.Office.UK.S01E01"
 			np.te = h
 			continue
 		}
@@ -303,6 +341,14 @@ func (sc *nameScan) readField(i int, r *Release) {
 		r.Part = t.val
 	case tCD:
 		r.CD = t.val
+	case tWebsite:
+		if low := sc.lowTok(i); r.Group == "" && (string(low) == "yts" || string(low) == "yify") {
+			end := i + 1
+			for end < len(sc.toks) && sc.toks[end].kind == tCont {
+				end++
+			}
+			r.Group = sc.s[t.start:sc.toks[end-1].end] // "[YTS.MX]": a group that names itself by its site
+		}
 	}
 }
 
@@ -312,6 +358,25 @@ func (sc *nameScan) readField(i int, r *Release) {
 var countries = map[string]bool{"US": true, "UK": true, "GB": true, "AU": true, "NZ": true, "CA": true, "IE": true,
 	"FR": true, "DE": true, "ES": true, "IT": true, "NL": true, "BE": true, "SE": true, "NO": true, "DK": true, "FI": true,
 	"PL": true, "JP": true, "KR": true, "IN": true, "BR": true, "MX": true, "AR": true, "ZA": true, "IL": true, "RU": true}
+
+// bareCountry is the country at token i of a show's name, written
+// without brackets before the episode ("The.Office.US.S02E01",
+// "shameless.uk.s03e02"): a code of bareCountries in capitals, or in
+// lower case one that is no English word ("us" is: "This.Is.Us").
+func (sc *nameScan) bareCountry(i int) string {
+	t := &sc.toks[i]
+	if t.br >= 0 || t.end-t.start != 2 {
+		return ""
+	}
+	w := sc.s[t.start:t.end]
+	switch w {
+	case "US", "UK", "AU", "NZ", "CA":
+		return w
+	case "uk", "au", "nz":
+		return strings.ToUpper(w)
+	}
+	return ""
+}
 
 // enumeration reports a number at i that only counts the file in a list
 // before its title: alone in brackets ("(1)Alien"), with a leading zero
@@ -350,6 +415,8 @@ func (sc *nameScan) titleStart(r *Release) (ts int, lead bool) {
 		case t.kind == tWebsite || (t.kind == tDate && ts+3 < n && sc.toks[ts+3].kind == tWord):
 			for ts++; ts < n && sc.toks[ts].kind == tCont; ts++ {
 			}
+		case sc.languagePrefix(ts):
+			ts++ // "Fr - Title (2005)", "VOSTFR Title 2019"
 		case sc.isYear(ts) && t.br >= 0 && sc.brs[t.br].first == sc.brs[t.br].last:
 			r.Year = t.val
 			ts++
@@ -358,6 +425,22 @@ func (sc *nameScan) titleStart(r *Release) (ts int, lead bool) {
 		}
 	}
 	return ts, lead
+}
+
+// languagePrefix reports a language before the title at i: a language
+// or its code before " - " ("Fr - ", "GER - ", "VF - "), or a release's
+// language or subtitle word before a title word ("VOSTFR Parasite").
+// "French Kiss" keeps its French.
+func (sc *nameScan) languagePrefix(i int) bool {
+	t := &sc.toks[i]
+	if t.br >= 0 || i+1 >= len(sc.toks) || sc.toks[i+1].kind != tWord {
+		return false
+	}
+	low := sc.lowTok(i)
+	if sc.spacedDash(i+1) && (t.kind == tLanguage || bracketLangs[string(low)] != "") {
+		return true
+	}
+	return !t.weak && (t.kind == tLanguage || string(low) == "vostfr" || string(low) == "vost")
 }
 
 // episodeNumber finds an episode given by a bare number: "05 - Title" in
@@ -394,10 +477,10 @@ func (sc *nameScan) episodeNumber(ts, te, anchor, yi int, ctx nameCtx, lead bool
 		if last && yi < 0 && t.br < 0 && len(b) == 4 && b[0] == '0' && t.val%100 > 0 && t.val/100 > 0 && ctx.season < 0 {
 			return i, t.val / 100, t.val % 100 // "Show.0307"
 		}
-		if s, e := t.val/100, t.val%100; ctx.season >= 0 && yi < 0 && len(b) >= 3 && s == ctx.season && e > 0 && (last || dashAfter) {
-			return i, s, e // "Season 1/Show - 101 - Pilot"
+		if s, e := t.val/100, t.val%100; ctx.season >= 0 && yi < 0 && len(b) >= 3 && s == ctx.season && e > 0 && (last || dashAfter || toks[i+1].kind == tWord) {
+			return i, s, e // "Season 1/Show - 101 - Pilot", "Season 10/Show.1002.Title"
 		}
-		if sc.spacedDash(i) && yi < i && (last || dashAfter || toks[i+1].br >= 0) {
+		if sc.spacedDash(i) && yi < i && (last || dashAfter || toks[i+1].br >= 0 || sc.finale(i+1)) {
 			return i, ctx.season, t.val
 		}
 		if lead && last && yi < 0 {
@@ -416,29 +499,46 @@ func (sc *nameScan) episodeNumber(ts, te, anchor, yi int, ctx nameCtx, lead bool
 }
 
 // group reads the release group: "x264-GRP", "-GRP[rarbg]", or a
-// trailing "[GRP]" after technical tokens. It returns the group's token,
+// trailing "[GRP]" after technical tokens or the episode number at ep
+// ("One Piece - 1071 [SubsPlease]"). It returns the group's token,
 // -1 when there is none.
-func (sc *nameScan) group(ts, anchor int, r *Release) int {
-	j, cand := len(sc.toks)-1, -1
+func (sc *nameScan) group(ts, anchor, ep int, r *Release) int {
+	j, cand, candLast := len(sc.toks)-1, -1, -1
 	for j >= 0 && sc.toks[j].br >= 0 {
 		g := sc.brs[sc.toks[j].br]
-		if g.first == g.last && sc.toks[j].kind == tWord && cand < 0 {
-			cand = j
+		if cand < 0 && sc.groupBracket(g) {
+			cand, candLast = g.first, g.last
 		}
 		j = g.first - 1
+	}
+	if j > ts && j >= anchor && sc.toks[j].kind == tWord && sc.sep(j) == "-" && sc.technicalAt(j-1) {
+		// "[rartv] Show.S02E01.1080p.WEB-DL.H.264-FLUX": the group at the
+		// end made the release, the bracket at the start only passed it on.
+		r.Group = sc.s[sc.toks[j].start:sc.toks[j].end]
+		return j
 	}
 	if r.Group != "" {
 		return -1
 	}
-	if j > ts && j >= anchor && sc.toks[j].kind == tWord && sc.sep(j) == "-" && sc.technicalAt(j-1) {
-		r.Group = sc.s[sc.toks[j].start:sc.toks[j].end]
-		return j
-	}
-	if cand > ts && cand > anchor && sc.technicalAt(cand-1) {
-		r.Group = sc.s[sc.toks[cand].start:sc.toks[cand].end]
+	if cand > ts && (cand > anchor && sc.technicalAt(cand-1) || cand-1 == ep) {
+		r.Group = sc.s[sc.toks[cand].start:sc.toks[candLast].end]
 		return cand
 	}
 	return -1
+}
+
+// groupBracket reports a bracket that may hold a release group: one word,
+// or words joined by dashes ("[Erai-raws]").
+func (sc *nameScan) groupBracket(g bracket) bool {
+	if g.last < g.first || g.last-g.first > 2 {
+		return false
+	}
+	for k := g.first; k <= g.last; k++ {
+		if sc.toks[k].kind != tWord && sc.toks[k].kind != tCont || k > g.first && sc.sep(k) != "-" {
+			return false
+		}
+	}
+	return true
 }
 
 // technicalAt reports a technical token, or a year, at k: what a
@@ -513,6 +613,16 @@ func (sc *nameScan) partEnds(i int) bool {
 	}
 	t := &sc.toks[j]
 	return (isTech(t.kind) && (!t.weak || sc.weakEnds(j))) || t.kind == tCD
+}
+
+// finale reports an "END" at token i that follows a show's last
+// episode number and ends the name or comes before its brackets ("Show
+// - 12 END [1080p]").
+func (sc *nameScan) finale(i int) bool {
+	if i >= len(sc.toks) || sc.toks[i].br >= 0 || !strings.EqualFold(sc.s[sc.toks[i].start:sc.toks[i].end], "end") {
+		return false
+	}
+	return i+1 == len(sc.toks) || sc.toks[i+1].br >= 0
 }
 
 // endsEpisodeTitle reports a token the episode title stops before.

@@ -89,7 +89,8 @@ func (sc *nameScan) sep(i int) string {
 	return sc.s[sc.toks[i-1].end:sc.toks[i].start]
 }
 
-// spacedDash reports a " - " (or " -", "- ") before token i.
+// spacedDash reports a " - " (or " -", "- ", or "_-_" in a name whose
+// spaces are underscores) before token i.
 func (sc *nameScan) spacedDash(i int) bool {
 	if i <= 0 || i >= len(sc.toks) {
 		return false
@@ -98,7 +99,7 @@ func (sc *nameScan) spacedDash(i int) bool {
 	dash, space := false, false
 	for j := 0; j < len(sp); j++ {
 		dash = dash || sp[j] == '-'
-		space = space || sp[j] == ' '
+		space = space || sp[j] == ' ' || sp[j] == '_'
 	}
 	return dash && space
 }

@@ -22,7 +22,7 @@ type nameCase struct {
 // fieldKeys maps the short keys of the tables to field names; lists
 // (lang, eps) are expanded by wantFields.
 var fieldKeys = map[string]string{
-	"title": "titles/eng", "year": "movieYear", "type": "videoType", "s": "season", "e": "episode",
+	"title": "titles/eng", "rom": "titles/rom", "jpn": "titles/jpn", "anime": "anime", "crc": "release/crc32", "year": "movieYear", "type": "videoType", "s": "season", "e": "episode",
 	"etitle": "episodeTitle", "date": "releasedate", "source": "release/source", "res": "release/resolution",
 	"vcodec": "release/videoCodec", "acodec": "release/audioCodec", "edition": "release/edition",
 	"group": "release/group", "part": "release/part", "cd": "release/cd", "country": "release/country",
