@@ -367,6 +367,12 @@ func TestSummaryOfFields(t *testing.T) {
 			store.Summary{Title: "clip", VideoType: "other"}},
 		{"film: no episode", map[string]string{"title": "Heat", "movieYear": "1995", "season": "1", "episode": "2", "videoType": "movie"},
 			store.Summary{Title: "Heat", Year: 1995, VideoType: "movie"}},
+		{"absolute episode: season 1", map[string]string{"titles/rom": "Shingeki no Kyojin", "originalTitle": "Shingeki no Kyojin", "episode": "25", "videoType": "episode", "anime": "true"},
+			store.Summary{Title: "Shingeki no Kyojin", Season: n(1), Episode: n(25), VideoType: "episode"}},
+		{"a show's country", map[string]string{"titles/eng": "The Office", "season": "2", "episode": "1", "videoType": "episode", "release/country": "US"},
+			store.Summary{Title: "The Office (US)", Season: n(2), Episode: n(1), VideoType: "episode"}},
+		{"a film's country is no part of it", map[string]string{"titles/eng": "Heat", "movieYear": "1995", "videoType": "movie", "release/country": "US"},
+			store.Summary{Title: "Heat", Year: 1995, VideoType: "movie"}},
 		{"no numbers", map[string]string{"title": "x", "movieYear": "0", "year": "soon", "season": "-1", "episode": "x", "sizeByte": "big"},
 			store.Summary{Title: "x"}},
 	}

@@ -160,7 +160,9 @@ func summaryOf(d Document) Summary {
 // the file name), year (movieYear, else year), season, episode, episode
 // title, size, type and IMDb ID. A file of videoType other (a home video)
 // has no year, season, episode or episode title in a list, and a film
-// (movie) no season or episode, whatever its fields say. Root, CID, CIDs and Source are left
+// (movie) no season or episode, whatever its fields say. An episode
+// without a season is listed in season 1, and a show's country
+// (release/country) is part of its title: "The Office (US)". Root, CID, CIDs and Source are left
 // empty: the fields do not hold them. It is pure, so that what shows a
 // file elsewhere (metamesh lookup, from the API's document flattened
 // again) titles it as a search does.
@@ -211,6 +213,16 @@ func SummaryOfFields(f map[string]string) Summary {
 		h.Year, h.Season, h.Episode, h.EpisodeTitle = 0, nil, nil, ""
 	case "movie":
 		h.Season, h.Episode = nil, nil
+	case "episode":
+		if h.Episode != nil && h.Season == nil {
+			// An episode numbered from the show's first ("[Group] Show -
+			// 1071", anime) is listed in season 1, as media centres file it.
+			h.Season = number(1)
+		}
+		if c := f["release/country"]; c != "" && h.Title != "" && !strings.HasSuffix(h.Title, ")") {
+			// The Office (US) and The Office (UK) are two shows.
+			h.Title += " (" + c + ")"
+		}
 	}
 	h.Size, _ = strconv.ParseInt(f["sizeByte"], 10, 64)
 	h.IMDbID = f["imdbid"]
