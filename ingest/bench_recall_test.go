@@ -24,9 +24,10 @@ type recallCase struct {
 	title string
 }
 
-// recallCases reads heldout.tsv and independent.tsv (written apart from
-// the rules and not used to tune the parser): every movie with its year
-// and every episode with its season and episode number.
+// recallCases reads heldout.tsv, independent.tsv and heldout2.tsv
+// (written apart from the rules and not used to tune the parser): every
+// movie with its year and every episode with its season and episode
+// number.
 func recallCases(tb testing.TB) []recallCase {
 	var out []recallCase
 	add := func(path, title, year, season, episode string) {
@@ -40,7 +41,7 @@ func recallCases(tb testing.TB) []recallCase {
 			out = append(out, recallCase{path: path, title: title, query: title + " " + year})
 		}
 	}
-	for _, name := range []string{"heldout.tsv", "independent.tsv"} {
+	for _, name := range []string{"heldout.tsv", "independent.tsv", "heldout2.tsv"} {
 		f, err := os.Open(filepath.Join("testdata", "names", name))
 		if err != nil {
 			tb.Fatal(err)
@@ -52,6 +53,10 @@ func recallCases(tb testing.TB) []recallCase {
 				continue
 			}
 			cols := strings.Split(line, "\t")
+			if name == "heldout2.tsv" {
+				add(cols[1], cols[3], cols[4], cols[5], cols[6])
+				continue
+			}
 			if name == "independent.tsv" {
 				for len(cols) < 6 {
 					cols = append(cols, "")

@@ -63,10 +63,13 @@ func TestNames_AnimeAndCountries(t *testing.T) {
 		}
 	}
 	for _, q := range []string{"frieren", "進撃の巨人"} {
-		var res api.SearchResult
-		getJSON(t, n, "/api/search?q="+url.QueryEscape(q), &res)
-		if len(res.Hits) < 2 {
-			t.Errorf("search %q: %+v, want both episodes", q, res.Hits)
-		}
+		waiting.Until(t, "search "+q+" to find both episodes", func() string {
+			var res api.SearchResult
+			getJSON(t, n, "/api/search?q="+url.QueryEscape(q), &res)
+			if len(res.Hits) < 2 {
+				return fmt.Sprintf("hits %+v", res.Hits)
+			}
+			return ""
+		})
 	}
 }

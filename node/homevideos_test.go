@@ -4,8 +4,10 @@ import (
 	"crypto/rand"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 
+	"github.com/metamesh/node/api"
 	"github.com/metamesh/node/internal/waiting"
 )
 
@@ -41,5 +43,16 @@ func TestHomeVideos_ByName(t *testing.T) {
 	getJSON(t, n, "/api/meta/"+canonicalOf(t, filepath.Join(lib, "Phone/VID_20190314_181510.mp4")), &doc)
 	if doc["recorded"] != "2019-03-14" || doc["videoType"] != "other" {
 		t.Errorf("VID_20190314_181510: recorded %v, videoType %v", doc["recorded"], doc["videoType"])
+	}
+	// Search finds a home video by the day it was recorded.
+	for _, q := range []string{"2019", "2019-03-14"} {
+		waiting.Until(t, "search "+q+" to find the video of 2019-03-14", func() string {
+			var res api.SearchResult
+			getJSON(t, n, "/api/search?q="+q, &res)
+			if len(res.Hits) != 1 || !strings.Contains(res.Hits[0].Title, "20190314") {
+				return fmt.Sprintf("hits %+v", res.Hits)
+			}
+			return ""
+		})
 	}
 }

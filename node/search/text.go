@@ -34,7 +34,7 @@ func genreField(f string) bool { return strings.HasPrefix(f, "genre/") }
 // origin/<peer>/<field>, by its own name).
 func Field(f string) bool {
 	switch f {
-	case "filePath", "fileName", "movieYear", "year", "season", "episode", store.SidecarField:
+	case "filePath", "fileName", "movieYear", "year", "recorded", "season", "episode", store.SidecarField:
 		return true
 	}
 	return titleField(f) || idField(f) || genreField(f)
@@ -88,6 +88,10 @@ func searchTokens(fields map[string]string) map[string]int {
 		if y, err := strconv.Atoi(fields[f]); err == nil && y > 0 {
 			add(strconv.Itoa(y), 1)
 		}
+	}
+	// A home video is found by the day it was recorded: "2019", "2019-03-14".
+	if d := fields["recorded"]; d != "" {
+		add(d, 1)
 	}
 	// An ID names the file as exactly as a title: "q=tt1375666" finds it.
 	// tmdb and tvdb IDs are bare numbers, found as such.

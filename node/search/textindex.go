@@ -85,7 +85,7 @@ const maxBatch = 1000
 
 // textIndexVersion names what the index holds and how; an index of
 // another version is built anew.
-const textIndexVersion = "1"
+const textIndexVersion = "2" // 2: a home video's recorded day
 
 // maxCandidates bounds the roots a search ranks: the best of them by
 // bleve's own score are ranked by the node's rules (match.go). A query
