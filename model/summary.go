@@ -16,8 +16,12 @@ type FileSummary struct {
 	Season       *int   `json:"season,omitempty"`
 	Episode      *int   `json:"episode,omitempty"`
 	EpisodeTitle string `json:"episodeTitle,omitempty"`
-	Size         int64  `json:"size,omitempty"`
-	FileType     string `json:"fileType,omitempty"`
+	// Recorded is the day a home video was recorded, YYYY-MM-DD (or a
+	// month or a year a household wrote: YYYY-MM, YYYY); left out when
+	// its record holds none.
+	Recorded string `json:"recorded,omitempty"`
+	Size     int64  `json:"size,omitempty"`
+	FileType string `json:"fileType,omitempty"`
 	// Poster is the CID of the file's poster, when it has one: the image
 	// is GET /api/file/<poster>, a thumbnail of it GET /api/thumb/<poster>.
 	// A show's and a season's entry carry the poster of their first

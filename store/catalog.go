@@ -18,7 +18,7 @@ const catalogBatch = 256
 // not show; CatalogField reports them, so a write to any of them reaches
 // the node's catalog, which reads the entry again.
 var catalogFields = []string{"title", "titles/", "originalTitle", "filePath", "fileName", "movieYear", "year",
-	"season", "episode", "episodeTitle", "sizeByte", "fileType", "videoType", PosterField, StillField, FromNameField}
+	"season", "episode", "episodeTitle", "sizeByte", "fileType", "videoType", "recorded", PosterField, StillField, FromNameField}
 
 // PosterField links a file to its poster: the poster's CID (ingest's
 // sidecars, an NFO's art).

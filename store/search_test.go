@@ -341,6 +341,7 @@ func TestSearch_IDsAndGenres(t *testing.T) {
 // titles/eng, originalTitle, the first other titles/<lang> by name, the
 // file's name), the year (movieYear before year, neither when not a
 // positive number), season and episode (0 is one, a negative or a word is
+// none), the day recorded (a date, a month or a year; anything else is
 // none), the size.
 func TestSummaryOfFields(t *testing.T) {
 	n := func(i int) *int { return &i }
@@ -365,6 +366,12 @@ func TestSummaryOfFields(t *testing.T) {
 			store.Summary{Title: "Lighthouse Keepers", Season: n(1), Episode: n(0), EpisodeTitle: "The Lamp", FileType: "video", IMDbID: "tt0000001"}},
 		{"home video: no year or episode from its name", map[string]string{"title": "clip", "movieYear": "1964", "season": "1", "episode": "2", "episodeTitle": "x", "videoType": "other"},
 			store.Summary{Title: "clip", VideoType: "other"}},
+		{"home video: the day it was recorded", map[string]string{"title": "VID_20190314_181510", "videoType": "other", "recorded": "2019-03-14"},
+			store.Summary{Title: "VID_20190314_181510", VideoType: "other", Recorded: "2019-03-14"}},
+		{"recorded: a household's month or year", map[string]string{"title": "a", "recorded": "1964-07"}, store.Summary{Title: "a", Recorded: "1964-07"}},
+		{"recorded: a year", map[string]string{"title": "a", "recorded": "1964"}, store.Summary{Title: "a", Recorded: "1964"}},
+		{"recorded: no date", map[string]string{"title": "a", "recorded": "last summer"}, store.Summary{Title: "a"}},
+		{"recorded: no such day", map[string]string{"title": "a", "recorded": "2019-02-30"}, store.Summary{Title: "a"}},
 		{"film: no episode", map[string]string{"title": "Heat", "movieYear": "1995", "season": "1", "episode": "2", "videoType": "movie"},
 			store.Summary{Title: "Heat", Year: 1995, VideoType: "movie"}},
 		{"absolute episode: season 1", map[string]string{"titles/rom": "Shingeki no Kyojin", "originalTitle": "Shingeki no Kyojin", "episode": "25", "videoType": "episode", "anime": "true"},

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/metamesh/node/model"
 )
@@ -47,6 +48,11 @@ type Summary struct {
 	// unknown): "other", a home video, is listed as neither film nor
 	// episode.
 	VideoType string `json:"-"`
+	// Recorded is the day a home video was recorded (its recorded
+	// field: YYYY-MM-DD from its name, or a household's YYYY-MM or
+	// YYYY), "" when the field holds none: the Home videos list is in
+	// its order, newest first.
+	Recorded string `json:"recorded,omitempty"`
 	// Poster is the CID of the file's poster (its art/poster link), else
 	// of its still (a video's frame, StillField): set by the catalog's
 	// entries and search hits (posterOf), which read them.
@@ -67,7 +73,7 @@ func (s Summary) Local() bool { return s.Source == "local" }
 // library's lists and the search's local hits.
 func (s Summary) File() model.FileSummary {
 	return model.FileSummary{CID: s.CID, Title: s.Title, Year: s.Year, Season: s.Season, Episode: s.Episode,
-		EpisodeTitle: s.EpisodeTitle, Size: s.Size, FileType: s.FileType, Poster: s.Poster, Source: s.Source}
+		EpisodeTitle: s.EpisodeTitle, Recorded: s.Recorded, Size: s.Size, FileType: s.FileType, Poster: s.Poster, Source: s.Source}
 }
 
 // SidecarField names the kind of sidecar a file is ("subtitle", "nfo",
@@ -158,12 +164,13 @@ func summaryOf(d Document) Summary {
 // as the store keeps them) say of it in a list: the node's rules for its
 // title (title, titles/eng, originalTitle, the first other titles/<lang>,
 // the file name), year (movieYear, else year), season, episode, episode
-// title, size, type and IMDb ID. A file of videoType other (a home video)
-// has no year, season, episode or episode title in a list, and a film
-// (movie) no season or episode, whatever its fields say. An episode
-// without a season is listed in season 1, and a show's country
-// (release/country) is part of its title: "The Office (US)". Root, CID, CIDs and Source are left
-// empty: the fields do not hold them. It is pure, so that what shows a
+// title, the day it was recorded (recorded), size, type and IMDb ID. A
+// file of videoType other (a home video) has no year, season, episode or
+// episode title in a list, and a film (movie) no season or episode,
+// whatever its fields say. An episode without a season is listed in
+// season 1, and a show's country (release/country) is part of its
+// title: "The Office (US)". Root, CID, CIDs and Source are left empty:
+// the fields do not hold them. It is pure, so that what shows a
 // file elsewhere (metamesh lookup, from the API's document flattened
 // again) titles it as a search does.
 func SummaryOfFields(f map[string]string) Summary {
@@ -224,9 +231,24 @@ func SummaryOfFields(f map[string]string) Summary {
 			h.Title += " (" + c + ")"
 		}
 	}
+	h.Recorded = recordedOf(f["recorded"])
 	h.Size, _ = strconv.ParseInt(f["sizeByte"], 10, 64)
 	h.IMDbID = f["imdbid"]
 	return h
+}
+
+// recordedOf is v when it is a day, a month or a year (YYYY-MM-DD,
+// YYYY-MM, YYYY), else "": the Home videos list sorts by it as text,
+// which orders such dates by time and would scatter any other value.
+func recordedOf(v string) string {
+	for _, layout := range []string{time.DateOnly, "2006-01", "2006"} {
+		if len(v) == len(layout) {
+			if _, err := time.Parse(layout, v); err == nil {
+				return v
+			}
+		}
+	}
+	return ""
 }
 
 // sidecarsOf are the languages of d's subtitle links

@@ -183,7 +183,7 @@ type catalogViews struct {
 	shows  []*catalogShow
 	show   map[string]*catalogShow
 	peers  []*listed // files known only from peers, by root (as recent)
-	other  []*listed // local home videos and other videos (videoType other), by title
+	other  []*listed // local home videos and other videos (videoType other), newest recorded first
 }
 
 // listed is an entry with its title folded for sorting.
@@ -209,6 +209,14 @@ func byRoot(a, b *listed) int { return cmp.Compare(a.Root, b.Root) }
 
 func byTitle(a, b *listed) int {
 	return cmp.Or(cmp.Compare(a.fold, b.fold), cmp.Compare(a.Year, b.Year), cmp.Compare(a.CID, b.CID), byRoot(a, b))
+}
+
+// byRecorded is the Home videos' order: the day recorded, newest first,
+// then by title. It compares the dates as text: YYYY-MM-DD sorts by
+// time, a month or a year (YYYY-MM, YYYY) after the days it holds, and
+// "" (no date) after them all.
+func byRecorded(a, b *listed) int {
+	return cmp.Or(cmp.Compare(b.Recorded, a.Recorded), byTitle(a, b))
 }
 
 func byEpisode(a, b *listed) int {
@@ -284,7 +292,7 @@ func buildViews(entries map[store.RootID]*listed) catalogViews {
 	slices.SortFunc(v.recent, byRoot)
 	slices.SortFunc(v.peers, byRoot)
 	slices.SortFunc(v.movies, byTitle)
-	slices.SortFunc(v.other, byTitle)
+	slices.SortFunc(v.other, byRecorded)
 	for _, s := range v.show {
 		v.shows = append(v.shows, s)
 		slices.SortFunc(s.seasons, bySeason)
@@ -309,7 +317,7 @@ func (v *catalogViews) add(l *listed) {
 	v.recent = insert(v.recent, l, byRoot)
 	switch {
 	case other(l.Summary):
-		v.other = insert(v.other, l, byTitle)
+		v.other = insert(v.other, l, byRecorded)
 	case episode(l.Summary):
 		s, se := v.seasonOf(l, true)
 		se.episodes = insert(se.episodes, l, byEpisode)
@@ -333,7 +341,7 @@ func (v *catalogViews) remove(l *listed) {
 	v.recent = remove(v.recent, l, byRoot)
 	switch {
 	case other(l.Summary):
-		v.other = remove(v.other, l, byTitle)
+		v.other = remove(v.other, l, byRecorded)
 	case episode(l.Summary):
 		s := v.show[l.fold]
 		if s == nil {

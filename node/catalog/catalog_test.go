@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/metamesh/node/model"
 	"github.com/metamesh/node/store"
 )
 
@@ -23,6 +24,7 @@ func render(v *catalogViews) string {
 	}
 	roots(v.recent)
 	roots(v.movies)
+	roots(v.other)
 	roots(v.peers)
 	for _, s := range v.shows {
 		if v.show[s.key] != s {
@@ -40,7 +42,7 @@ func render(v *catalogViews) string {
 
 // Lists kept sorted change by change are the lists a sweep builds from
 // the same entries, whatever the changes: new files, changed titles,
-// seasons and episodes, types, posters and holders (a peer's file
+// seasons and episodes, types, home videos' days, posters and holders (a peer's file
 // becoming local and back), deletes.
 func TestCatalog_ChangesKeepTheListsOfASweep(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -56,6 +58,9 @@ func TestCatalog_ChangesKeepTheListsOfASweep(t *testing.T) {
 			e.Title, e.Season, e.Episode, e.EpisodeTitle = []string{"The Show", "Other Show", "Third"}[rng.IntN(3)], &s, &ep, fmt.Sprint("ep", rng.IntN(2))
 		} else {
 			e.Title, e.Year = []string{"Heat", "Alien", "Heat", "Brazil"}[rng.IntN(4)], 1979+rng.IntN(3)
+		}
+		if rng.IntN(4) == 0 { // a home video, of a day, a month or none
+			e.VideoType, e.Recorded = "other", []string{"", "2019-03-14", "2019-03", "2021-07-04", "2019-03-14"}[rng.IntN(5)]
 		}
 		if rng.IntN(10) == 0 {
 			e.CID = "" // a root without a CID yet
@@ -144,5 +149,68 @@ func TestCatalog_Take(t *testing.T) {
 	}
 	if got := c.Counts().Local; got != 2 {
 		t.Errorf("%d local files counted, want 2", got)
+	}
+}
+
+// TestCatalog_HomeVideosNewestFirst: the Home videos list is by the day
+// recorded, newest first (a household's year after the days it holds),
+// then the videos with no date, by title (folded: clip before IMG); a
+// video whose day changes moves, one that leaves Home videos leaves the
+// list.
+func TestCatalog_HomeVideosNewestFirst(t *testing.T) {
+	video := func(r store.RootID, title, recorded string) store.Changed {
+		f := map[string]string{"filePath": "/lib/DCIM/" + title + ".mp4", "title": title, "fileType": "video", "videoType": "other"}
+		if recorded != "" {
+			f["recorded"] = recorded
+		}
+		return store.Changed{Root: r, Exists: true, Document: store.Document{Root: r, CIDs: []string{"bafk" + string(r)}, Fields: f}}
+	}
+	c := New()
+	take := func(roots ...store.Changed) {
+		t.Helper()
+		if err := c.Take(context.Background(), store.ChangeBatch{Roots: roots}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	titles := func() string {
+		t.Helper()
+		var out []string
+		for page := 1; ; page++ {
+			p, err := c.Page(model.LibraryQuery{View: model.ViewOther, Season: -1, Page: page, Limit: 2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range p.Entries {
+				out = append(out, e.Title+" "+e.Recorded)
+			}
+			if page >= p.Pages {
+				return strings.Join(out, ", ")
+			}
+		}
+	}
+	take(video("r1", "clip_0102", ""), video("r2", "VID_20190314_181510", "2019-03-14"), video("r3", "IMG_0042", ""),
+		video("r4", "VID_20210704_193012", "2021-07-04"), video("r5", "summer", "2019"), video("r6", "VID_20190314_090000", "2019-03-14"))
+	tests := []struct {
+		name   string
+		change []store.Changed
+		want   string
+	}{
+		{"newest first, then no date by title", nil,
+			"VID_20210704_193012 2021-07-04, VID_20190314_090000 2019-03-14, VID_20190314_181510 2019-03-14, summer 2019, clip_0102 , IMG_0042 "},
+		{"a day given moves it", []store.Changed{video("r3", "IMG_0042", "2020-01-02")},
+			"VID_20210704_193012 2021-07-04, IMG_0042 2020-01-02, VID_20190314_090000 2019-03-14, VID_20190314_181510 2019-03-14, summer 2019, clip_0102 "},
+		{"a day taken away moves it back", []store.Changed{video("r4", "VID_20210704_193012", "")},
+			"IMG_0042 2020-01-02, VID_20190314_090000 2019-03-14, VID_20190314_181510 2019-03-14, summer 2019, clip_0102 , VID_20210704_193012 "},
+		{"gone and no longer a home video leave it", []store.Changed{{Root: "r6"},
+			{Root: "r5", Exists: true, Document: store.Document{Root: "r5", CIDs: []string{"bafkr5"}, Fields: map[string]string{"filePath": "/lib/summer.mp4", "title": "summer", "fileType": "video", "recorded": "2019"}}}},
+			"IMG_0042 2020-01-02, VID_20190314_181510 2019-03-14, clip_0102 , VID_20210704_193012 "},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			take(tt.change...)
+			if got := titles(); got != tt.want {
+				t.Errorf("got  %s\nwant %s", got, tt.want)
+			}
+		})
 	}
 }

@@ -8,12 +8,13 @@
 //
 //   - catalog.go: the Catalog: entries by root (store.CatalogEntryOf of
 //     each changed root's document), and the sorted lists kept sorted
-//     change by change (recent, movies, shows → seasons → episodes),
+//     change by change (recent, movies, shows → seasons → episodes, home
+//     videos newest recorded first),
 //     paged by Page; Counts are its local and peers' files. Take (its
 //     Consumer: Fields is store.CatalogField) puts a batch's entries; a
 //     sweep's last batch drops what no batch of the sweep named.
 //   - catalog_test.go: the lists kept change by change against those a
-//     sweep builds; Take's changes and sweeps.
+//     sweep builds; Take's changes and sweeps; the Home videos' order.
 //   - shared.go: Shared, a page of the library protocol
 //     (/metamesh/library/1.0.0) a friend's household asks for: the local
 //     films, shows, seasons and episodes a filter keeps, with words.

@@ -6,14 +6,12 @@
 
 import { $, el, plural, learnName } from "./dom.js";
 import { api } from "./client.js";
-import { state, urlOf, follow, link, recordLink, go } from "./nav.js";
-import { posterImg, hitLine } from "./cards.js";
+import { state, link, go } from "./nav.js";
+import { renderCards, seasonName } from "./cards.js";
 
 let householdsSeq = 0;
 let librarySeq = 0;
 let shownLibrary = null; // the household's list on screen: its key
-
-function seasonName(n) { return n === 0 ? "Specials" : "Season " + n; }
 
 // householdName is how the page names a household: the name it claims,
 // or the end of its ID.
@@ -109,8 +107,7 @@ async function loadHouseholdLibrary(s) {
   renderCrumbs(s, page);
   const entries = page.entries || [];
   $("library-status").textContent = listLine(page, entries);
-  $("entries").replaceChildren(...entries.map((e) => entryItem(s, page, e)));
-  renderPager(s, page);
+  renderCards(s, page, { list: { view: "household", peer: s.peer, list: "shows" }, peer: page.peer });
 }
 
 const NOUNS = { movies: ["film", "films"], shows: ["show", "shows"], seasons: ["season", "seasons"], episodes: ["episode", "episodes"] };
@@ -140,45 +137,6 @@ function renderCrumbs(s, page) {
   }
   nav.replaceChildren(...parts);
   nav.hidden = false;
-}
-
-function renderPager(s, page) {
-  $("pager").hidden = page.pages <= 1;
-  const turn = (id, n) => {
-    const a = $(id);
-    a.hidden = !(n >= 1 && n <= page.pages);
-    a.setAttribute("href", urlOf({ ...s, page: n, cid: "" }));
-    a.onclick = (ev) => follow(ev, { ...s, page: n, cid: "" });
-  };
-  turn("prev", page.page - 1);
-  turn("next", page.page + 1);
-  $("page-of").textContent = "Page " + page.page + " of " + Math.max(page.pages, 1);
-}
-
-// entryItem is one card of the household's list, as the household's own
-// page shows it.
-function entryItem(s, page, e) {
-  const home = { view: "household", peer: s.peer, list: "shows" };
-  if (e.kind === "show") {
-    const to = { ...home, show: e.show };
-    return el("li", { class: "entry show card", "data-show": e.show },
-      link(to, { class: "art", tabindex: "-1", "aria-hidden": "true" }, posterImg(e.poster, page.peer, e.title)),
-      link(to, { class: "title", "data-show": e.show }, e.title || e.show),
-      el("div", { class: "muted" }, plural(e.seasons, "season") + " · " + plural(e.episodes, "episode")));
-  }
-  if (e.kind === "season") {
-    const to = { ...home, show: e.show, season: String(e.season) };
-    return el("li", { class: "entry season card", "data-season": String(e.season) },
-      link(to, { class: "art", tabindex: "-1", "aria-hidden": "true" }, posterImg(e.poster, page.peer, seasonName(e.season))),
-      link(to, { class: "title", "data-season": String(e.season) }, seasonName(e.season)),
-      el("div", { class: "muted" }, plural(e.episodes, "episode")));
-  }
-  const episodes = page.view === "episodes";
-  const title = episodes ? "Episode " + e.episode + (e.episodeTitle ? ": " + e.episodeTitle : "") : e.title;
-  return el("li", { class: "entry file card", "data-cid": e.cid, "data-source": "peer" },
-    link(() => ({ ...state, cid: e.cid }), { class: "art", tabindex: "-1", "aria-hidden": "true" }, posterImg(e.poster, page.peer, e.title)),
-    recordLink(e.cid, { class: "title" }, title || "(untitled)"),
-    el("div", { class: "muted" }, hitLine(episodes ? { ...e, episodeTitle: "" } : e)));
 }
 
 // bindHouseholdSearch makes the search within a household's list work:

@@ -3,8 +3,8 @@
 
 import { $, el, plural, codeList, learnNames } from "./dom.js";
 import { api } from "./client.js";
-import { state, urlOf, follow, link, recordLink } from "./nav.js";
-import { posterImg, hitLine, sourceLine } from "./cards.js";
+import { state, urlOf, link } from "./nav.js";
+import { renderCards, seasonName } from "./cards.js";
 import { showHeader } from "./show.js";
 
 const VIEWS = { recent: "Recently added", movies: "Movies", shows: "Shows", other: "Home videos", peers: "From other households", duplicates: "Duplicates", node: "Node" };
@@ -21,8 +21,6 @@ let lastPage = null;  // the list shown: its answer
 let nodeStatus = null; // the node's last status, which says whether the library is empty
 
 function listKey(s) { return [s.view || "recent", s.show, s.season, s.page, s.limit].join("\n"); }
-
-function seasonName(n) { return n === 0 ? "Specials" : "Season " + n; }
 
 // showList shows the list s names, unless it is on screen already.
 export function showList(s) {
@@ -99,8 +97,7 @@ function renderList(s, page) {
   showHeader(s, page, () => seq === listSeq);
   const entries = page.entries || [];
   $("library-status").textContent = listLine(page, entries);
-  $("entries").replaceChildren(...entries.map((e) => entryItem(page, e)));
-  renderPager(s, page);
+  renderCards(s, page, { list: {} });
 }
 
 // listLine counts a list's entries (nothing when the library is empty:
@@ -112,19 +109,6 @@ function listLine(page, entries) {
     return "Page " + page.page + " is past the last (" + plural(page.pages, "page") + ", " + plural(page.total, noun[0], noun[1]) + ").";
   }
   return plural(page.total, noun[0], noun[1]) + (page.pages > 1 ? " · page " + page.page + " of " + page.pages : "");
-}
-
-function renderPager(s, page) {
-  $("pager").hidden = page.pages <= 1;
-  const turn = (id, n) => {
-    const a = $(id);
-    a.hidden = !(n >= 1 && n <= page.pages);
-    a.setAttribute("href", urlOf({ ...s, page: n, cid: "" }));
-    a.onclick = (ev) => follow(ev, { ...s, page: n, cid: "" });
-  };
-  turn("prev", page.page - 1);
-  turn("next", page.page + 1);
-  $("page-of").textContent = "Page " + page.page + " of " + Math.max(page.pages, 1);
 }
 
 // renderCrumbs shows where a show's list is: Shows › the show › a season.
@@ -140,45 +124,6 @@ function renderCrumbs(s, page) {
   }
   nav.replaceChildren(...parts);
   nav.hidden = false;
-}
-
-// entryItem is one card of a list: a poster (or a placeholder), the
-// title, and under it the year or the counts.
-function entryItem(page, e) {
-  if (e.kind === "show") return showItem(e);
-  if (e.kind === "season") return seasonItem(e);
-  return fileItem(page, e);
-}
-
-function showItem(e) {
-  const counts = [plural(e.seasons, "season"), plural(e.episodes, "episode")];
-  return el("li", { class: "entry show card", "data-show": e.show },
-    link({ show: e.show }, { class: "art", tabindex: "-1", "aria-hidden": "true" }, posterImg(e.poster, "local", e.title)),
-    link({ show: e.show }, { class: "title", "data-show": e.show }, e.title || e.show),
-    el("div", { class: "muted" }, counts.join(" · ")));
-}
-
-function seasonItem(e) {
-  const counts = [plural(e.episodes, "episode")];
-  const to = { show: e.show, season: String(e.season) };
-  return el("li", { class: "entry season card", "data-season": String(e.season) },
-    link(to, { class: "art", tabindex: "-1", "aria-hidden": "true" }, posterImg(e.poster, "local", seasonName(e.season))),
-    link(to, { class: "title", "data-season": String(e.season) }, seasonName(e.season)),
-    el("div", { class: "muted" }, counts.join(" · ")));
-}
-
-function fileItem(page, e) {
-  const episodes = page.view === "episodes";
-  const title = episodes
-    ? (e.episode !== undefined ? "Episode " + e.episode : "") + (e.episodeTitle ? (e.episode !== undefined ? ": " : "") + e.episodeTitle : "")
-    : e.title;
-  // The record opens with the list's state under it (from an episode
-  // list: the show and season, where its neighbours are).
-  return el("li", { class: "entry file card", "data-cid": e.cid, "data-source": e.source === "local" ? "local" : "peer" },
-    link(() => ({ ...state, cid: e.cid }), { class: "art", tabindex: "-1", "aria-hidden": "true" }, posterImg(e.poster, e.source, e.title)),
-    recordLink(e.cid, { class: "title" }, title || e.title || "(untitled)"),
-    el("div", { class: "muted" }, hitLine(episodes ? { ...e, episodeTitle: "" } : e)),
-    e.source === "local" ? null : sourceLine(e.source));
 }
 
 // libraryEmpty reports whether the node's status says the library holds
