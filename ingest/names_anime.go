@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"bytes"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -31,8 +32,14 @@ var animeGroups = map[string]bool{"subsplease": true, "erai-raws": true, "horrib
 // jp says the name numbers its episode the Japanese way ("第01話").
 func readAnime(stem string, ctx nameCtx, jp bool, r *Release) {
 	r.CRC = crcTag(stem)
-	group := strings.ToLower(r.Group)
-	r.Anime = ctx.anime || animeGroups[group] || strings.HasSuffix(group, "raws") ||
+	var buf [24]byte
+	group := buf[:0]
+	if len(r.Group) <= len(buf) {
+		for i := 0; i < len(r.Group); i++ {
+			group = append(group, lowerASCII(r.Group[i]))
+		}
+	}
+	r.Anime = ctx.anime || animeGroups[string(group)] || bytes.HasSuffix(group, []byte("raws")) ||
 		r.CRC != "" && strings.HasPrefix(stem, "[") || jp || kana(stem)
 }
 

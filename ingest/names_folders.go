@@ -81,21 +81,16 @@ func readFolders(dirs string) (nameCtx, titleFolder) {
 			}
 			continue // "CD1", "1080p"
 		}
-		n := maxFolderDepth - k - 1
-		ctx.movies = ctx.movies || under(dirs, n, movieFolders)
-		ctx.shows = ctx.shows || under(dirs, n, showFolders)
-		ctx.anime = ctx.anime || under(dirs, n, animeFolders)
+		underFolders(dirs, maxFolderDepth-k-1, &ctx)
 		return ctx, titleFolder{r: r, info: info, ok: true}
 	}
 	return ctx, titleFolder{}
 }
 
-// animeFolders say the household filed what is below them as anime.
-var animeFolders = map[string]bool{"anime": true}
-
-// under reports whether one of the last n folders of dirs is one of
-// the generic folders of set: "Movies/Title/Title.mkv".
-func under(dirs string, n int, set map[string]bool) bool {
+// underFolders marks ctx with what the last n folders of dirs say of
+// the files below them: movies ("Movies/Title/Title.mkv"), shows, anime.
+func underFolders(dirs string, n int, ctx *nameCtx) {
+	var buf [len("tv series")]byte
 	for ; dirs != "" && n > 0; n-- {
 		name := dirs
 		if i := strings.LastIndexByte(dirs, '/'); i >= 0 {
@@ -103,15 +98,17 @@ func under(dirs string, n int, set map[string]bool) bool {
 		} else {
 			dirs = ""
 		}
-		if len(name) <= len("tv series") {
-			for f := range set {
-				if strings.EqualFold(name, f) {
-					return true
-				}
-			}
+		if len(name) > len(buf) {
+			continue
 		}
+		low := buf[:len(name)]
+		for i := range len(name) {
+			low[i] = lowerASCII(name[i])
+		}
+		ctx.movies = ctx.movies || movieFolders[string(low)]
+		ctx.shows = ctx.shows || showFolders[string(low)]
+		ctx.anime = ctx.anime || string(low) == "anime"
 	}
-	return false
 }
 
 // seasonFolder reads the folder names "Specials" (season 0) and
@@ -325,7 +322,7 @@ func groupPrefixed(stem, group string) bool {
 	if group == "" {
 		return false
 	}
-	if low := strings.ToLower(stem); strings.HasPrefix(low, "www.") {
+	if len(stem) > 4 && strings.EqualFold(stem[:4], "www.") {
 		if i := strings.IndexAny(stem, "_ "); i > 0 {
 			stem = strings.TrimLeft(stem[i:], "_ -") // "www.site.net_grp-ttl"
 		}
