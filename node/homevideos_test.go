@@ -22,11 +22,7 @@ func TestHomeVideos_ByName(t *testing.T) {
 	lib := t.TempDir()
 	names := []string{"DCIM/100APPLE/IMG_0042.MOV", "Phone/VID_20190314_181510.mp4", "clips/clip_0102.mp4",
 		"clips/clip_0103.mp4", "clips/clip_1964.mp4", "GoPro/GOPR0123.MP4", "Films/Quiet.Harbour.2015.mkv"}
-	for _, name := range names {
-		data := make([]byte, 8<<10)
-		rand.Read(data)
-		writeOld(t, filepath.Join(lib, name), data)
-	}
+	writeLibrary(t, lib, names...)
 	n := startNodeWith(t, lib, nil)
 	waiting.Until(t, "every video listed", func() string {
 		if o, m := library(t, n, "view=other"), library(t, n, "view=movies"); o.Total != len(names)-1 || m.Total != 1 {
