@@ -20,7 +20,8 @@
 //   - framing.go: WriteRequest, ReadRequest, WriteResponse, ReadResponse,
 //     the length-prefixed messages of the record protocol on an io.Reader
 //     or io.Writer (the node owns the streams, their deadlines, Reset and
-//     Close).
+//     Close), and the length-prefixed JSON request the search and library
+//     protocols share (writeJSONRequest, readJSONRequest).
 //   - search.go: the search protocol, 1.0.0, 1.1.0 and 1.2.0:
 //     SearchRequest (Write/ReadSearchRequest), SearchHit, SearchAnswer,
 //     SealSearchAnswer and OpenSearchAnswer, SealSearchAs and OpenSearchAs

@@ -1,6 +1,7 @@
 package protocol
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -155,4 +156,36 @@ func (p *prefixReader) ReadByte() (byte, error) {
 	p.left--
 	p.read++
 	return p.b[0], nil
+}
+
+// writeJSONRequest validates r and writes it as JSON, length-prefixed, in
+// one Write: the request of the search and library protocols. what names
+// the request in errors ("search request").
+func writeJSONRequest[R interface{ Validate() error }](w io.Writer, what string, r R) error {
+	if err := r.Validate(); err != nil {
+		return fmt.Errorf("write %s: %w", what, err)
+	}
+	b, err := json.Marshal(r)
+	if err != nil {
+		return fmt.Errorf("write %s: %w", what, err)
+	}
+	return writeMessage(w, b)
+}
+
+// readJSONRequest reads one request of at most limit bytes (a longer
+// prefix is ErrTooLarge before anything else is read) and hands its body
+// to parse, which decodes it strictly and validates it. It reads nothing
+// past the message; what names the request in errors.
+func readJSONRequest[R any](r io.Reader, what string, limit int, parse func([]byte) (R, error)) (R, error) {
+	body, err := readMessage(r, limit)
+	if err != nil {
+		var zero R
+		return zero, fmt.Errorf("read %s: %w", what, err)
+	}
+	req, err := parse(body)
+	if err != nil {
+		var zero R
+		return zero, fmt.Errorf("read %s: %w", what, err)
+	}
+	return req, nil
 }

@@ -120,29 +120,14 @@ func (r LibraryRequest) Validate() error {
 
 // WriteLibraryRequest validates r and writes it, length-prefixed.
 func WriteLibraryRequest(w io.Writer, r LibraryRequest) error {
-	if err := r.Validate(); err != nil {
-		return fmt.Errorf("write library request: %w", err)
-	}
-	b, err := json.Marshal(r)
-	if err != nil {
-		return fmt.Errorf("write library request: %w", err)
-	}
-	return writeMessage(w, b)
+	return writeJSONRequest(w, "library request", r)
 }
 
 // ReadLibraryRequest reads one request of at most MaxLibraryRequest bytes
 // (a longer prefix is ErrTooLarge before anything else is read), decodes
 // it strictly (ParseLibraryRequest) and validates it.
 func ReadLibraryRequest(r io.Reader) (LibraryRequest, error) {
-	body, err := readMessage(r, MaxLibraryRequest)
-	if err != nil {
-		return LibraryRequest{}, fmt.Errorf("read library request: %w", err)
-	}
-	req, err := ParseLibraryRequest(body)
-	if err != nil {
-		return LibraryRequest{}, fmt.Errorf("read library request: %w", err)
-	}
-	return req, nil
+	return readJSONRequest(r, "library request", MaxLibraryRequest, ParseLibraryRequest)
 }
 
 // ParseLibraryRequest decodes a request body: valid UTF-8 holding one

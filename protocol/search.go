@@ -97,14 +97,7 @@ func (r SearchRequest) Validate() error {
 
 // WriteSearchRequest validates r and writes it, length-prefixed.
 func WriteSearchRequest(w io.Writer, r SearchRequest) error {
-	if err := r.Validate(); err != nil {
-		return fmt.Errorf("write search request: %w", err)
-	}
-	b, err := json.Marshal(r)
-	if err != nil {
-		return fmt.Errorf("write search request: %w", err)
-	}
-	return writeMessage(w, b)
+	return writeJSONRequest(w, "search request", r)
 }
 
 // ReadSearchRequest reads one request of at most MaxSearchRequest bytes
@@ -116,16 +109,17 @@ func WriteSearchRequest(w io.Writer, r SearchRequest) error {
 // case-insensitively, let a repeated field win silently and turn invalid
 // UTF-8 into U+FFFD. Anything else is ErrBadSearchRequest.
 func ReadSearchRequest(r io.Reader) (SearchRequest, error) {
-	body, err := readMessage(r, MaxSearchRequest)
-	if err != nil {
-		return SearchRequest{}, fmt.Errorf("read search request: %w", err)
-	}
+	return readJSONRequest(r, "search request", MaxSearchRequest, parseSearchRequest)
+}
+
+// parseSearchRequest decodes a request body strictly and validates it.
+func parseSearchRequest(body []byte) (SearchRequest, error) {
 	req, err := decodeSearchRequest(body)
 	if err != nil {
-		return SearchRequest{}, fmt.Errorf("read search request: %w", err)
+		return SearchRequest{}, err
 	}
 	if err := req.Validate(); err != nil {
-		return SearchRequest{}, fmt.Errorf("read search request: %w", err)
+		return SearchRequest{}, err
 	}
 	return req, nil
 }

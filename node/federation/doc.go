@@ -16,6 +16,10 @@
 //     (peerService, what the record and search services share: the host,
 //     the store, the signing key, the versions, the household's name, the
 //     peers' names and one peer's open-stream bound).
+//   - exchange.go: the asking side of one request/answer exchange, the
+//     record, search and library protocols' own: a new stream (a relayed
+//     one too), the request, the answer by the deadline, a reset on any
+//     error, an answer a relay cut off told as errRelayCut.
 //   - library.go: /metamesh/library/1.0.0, both sides: the household's
 //     own films and shows (node/catalog's Shared, each file passing
 //     listedToPeers: none of a private folder) answered, signed, to the peers

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"slices"
@@ -18,7 +19,6 @@ import (
 
 	"github.com/metamesh/node/model"
 	"github.com/metamesh/node/node/catalog"
-	"github.com/metamesh/node/node/p2p"
 	"github.com/metamesh/node/protocol"
 )
 
@@ -141,31 +141,10 @@ func timedOut(err error) bool {
 }
 
 func (ls *libraryService) askOnce(ctx context.Context, p peer.ID, req protocol.LibraryRequest) (protocol.LibraryAnswer, error) {
-	s, err := ls.h.NewStream(network.WithAllowLimitedConn(ctx, "metamesh"), p, ls.protos...)
+	_, env, err := exchange{protos: ls.protos, write: func(w io.Writer) error { return protocol.WriteLibraryRequest(w, req) }}.run(ctx, ls.h, p)
 	if err != nil {
 		return protocol.LibraryAnswer{}, err
 	}
-	dl, _ := ctx.Deadline()
-	_ = s.SetDeadline(dl)
-	stop := context.AfterFunc(ctx, func() { s.Reset() })
-	defer stop()
-	if err := protocol.WriteLibraryRequest(s, req); err != nil {
-		s.Reset()
-		return protocol.LibraryAnswer{}, err
-	}
-	if err := s.CloseWrite(); err != nil {
-		s.Reset()
-		return protocol.LibraryAnswer{}, err
-	}
-	env, err := protocol.ReadResponse(bufio.NewReader(s))
-	if err != nil {
-		s.Reset()
-		if p2p.Relayed(s.Conn()) && ctx.Err() == nil {
-			return protocol.LibraryAnswer{}, fmt.Errorf("%w: %w", errRelayCut, err)
-		}
-		return protocol.LibraryAnswer{}, err
-	}
-	s.Close()
 	if len(env) == 0 {
 		return protocol.LibraryAnswer{}, errLibraryRefused
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"sync"
 	"time"
@@ -239,38 +240,18 @@ func onFreshCircuit[T any](ctx context.Context, h host.Host, p peer.ID, ask func
 func (rs *recordService) fetchOnce(ctx context.Context, p peer.ID, c string) (protocol.Record, error) {
 	ctx, cancel := context.WithTimeout(ctx, recordStreamTimeout)
 	defer cancel()
-	// A relayed (limited) connection carries the protocol too; a direct
-	// one, when there is one, is taken first.
-	s, err := rs.h.NewStream(network.WithAllowLimitedConn(ctx, "metamesh"), p, rs.protos...)
+	from := fmt.Sprintf("record from %s", p)
+	version, env, err := exchange{protos: rs.protos, write: func(w io.Writer) error { return protocol.WriteRequest(w, c) },
+		from: from, toDeadline: true}.run(ctx, rs.h, p)
 	if err != nil {
 		return protocol.Record{}, err
 	}
-	version := string(s.Protocol()) // what p speaks of RecordProtocols, newest first
-	dl, _ := ctx.Deadline()
-	_ = s.SetDeadline(dl)
-	if err := protocol.WriteRequest(s, c); err != nil {
-		s.Reset()
-		return protocol.Record{}, err
-	}
-	if err := s.CloseWrite(); err != nil {
-		s.Reset()
-		return protocol.Record{}, err
-	}
-	env, err := protocol.ReadResponse(bufio.NewReader(s))
-	if err != nil {
-		s.Reset()
-		if p2p.Relayed(s.Conn()) {
-			return protocol.Record{}, fmt.Errorf("record from %s over a relayed connection: %w: %w", p, errRelayCut, err)
-		}
-		return protocol.Record{}, fmt.Errorf("record from %s: %w", p, err)
-	}
-	s.Close()
 	if len(env) == 0 {
 		return protocol.Record{}, errNoRecord
 	}
 	rec, err := protocol.OpenRecordAs(version, env, p, c)
 	if err != nil {
-		return protocol.Record{}, fmt.Errorf("record from %s: %w", p, err)
+		return protocol.Record{}, fmt.Errorf("%s: %w", from, err)
 	}
 	if version == protocol.RecordProtocolV11 {
 		rs.names.learn(p, rec.Name)

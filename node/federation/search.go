@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"slices"
 	"sort"
@@ -181,38 +182,15 @@ func (ss *searchService) ask(ctx context.Context, p peer.ID, req protocol.Search
 }
 
 func (ss *searchService) askOnce(ctx context.Context, p peer.ID, req protocol.SearchRequest) ([]protocol.SearchHit, error) {
-	// A relayed (limited) connection carries the protocol too; a direct
-	// one, when there is one, is taken first.
-	s, err := ss.h.NewStream(network.WithAllowLimitedConn(ctx, "metamesh"), p, searchProtocolIDs...)
+	from := fmt.Sprintf("search answer from %s", p)
+	version, env, err := exchange{protos: searchProtocolIDs, write: func(w io.Writer) error { return protocol.WriteSearchRequest(w, req) },
+		from: from}.run(ctx, ss.h, p)
 	if err != nil {
 		return nil, err
 	}
-	version := string(s.Protocol()) // what the peer speaks of SearchProtocols, newest first
-	if dl, ok := ctx.Deadline(); ok {
-		_ = s.SetDeadline(dl)
-	}
-	stop := context.AfterFunc(ctx, func() { s.Reset() })
-	defer stop()
-	if err := protocol.WriteSearchRequest(s, req); err != nil {
-		s.Reset()
-		return nil, err
-	}
-	if err := s.CloseWrite(); err != nil {
-		s.Reset()
-		return nil, err
-	}
-	env, err := protocol.ReadResponse(bufio.NewReader(s))
-	if err != nil {
-		s.Reset()
-		if p2p.Relayed(s.Conn()) && ctx.Err() == nil {
-			return nil, fmt.Errorf("search answer from %s over a relayed connection: %w: %w", p, errRelayCut, err)
-		}
-		return nil, fmt.Errorf("search answer from %s: %w", p, err)
-	}
-	s.Close()
 	a, err := protocol.OpenSearchAnswer(version, env, p, req.Limit)
 	if err != nil {
-		return nil, fmt.Errorf("search answer from %s: %w", p, err)
+		return nil, fmt.Errorf("%s: %w", from, err)
 	}
 	if version == protocol.SearchProtocolV12 {
 		ss.names.learn(p, a.Name)
