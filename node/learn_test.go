@@ -32,27 +32,33 @@ func TestLearn_PeersFillIn(t *testing.T) {
 	t.Parallel()
 	video := make([]byte, 48<<10)
 	rand.Read(video)
-	img := image.NewRGBA(image.Rect(0, 0, 60, 90))
-	rand.Read(img.Pix)
-	var poster bytes.Buffer
-	if err := png.Encode(&poster, img); err != nil {
-		t.Fatal(err)
+	posterOf := func() []byte {
+		img := image.NewRGBA(image.Rect(0, 0, 60, 90))
+		rand.Read(img.Pix)
+		var b bytes.Buffer
+		if err := png.Encode(&b, img); err != nil {
+			t.Fatal(err)
+		}
+		return b.Bytes()
 	}
-	household := func(title, plot, imdb string) (*node.Node, string) {
+	poster, forged := posterOf(), posterOf()
+	household := func(title, plot, imdb string, poster []byte) (*node.Node, string) {
 		lib := t.TempDir()
 		dir := filepath.Join(lib, "Film")
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			t.Fatal(err)
 		}
 		writeOld(t, filepath.Join(dir, "film.mkv"), video)
-		writeOld(t, filepath.Join(dir, "poster.png"), poster.Bytes())
+		writeOld(t, filepath.Join(dir, "poster.png"), poster)
 		writeOld(t, filepath.Join(dir, "film.nfo"), fmt.Appendf(nil, `<movie><title>%s</title><year>2015</year><plot>%s</plot><uniqueid type="imdb">%s</uniqueid></movie>`, title, plot, imdb))
 		n := startNodeWith(t, lib, nil)
 		return n, canonicalOf(t, filepath.Join(dir, "poster.png"))
 	}
-	a, art := household("Lighthouse Harbour", "Keepers of a light.", "tt0123456")
-	c, _ := household("Lighthouse Harbour", "Keepers of a light.", "tt0123456")
-	h, _ := household("Forged Title", "Not what it is.", "tt0999999")
+	// H's poster is another image: with the same bytes as A's and C's it
+	// would be as much H's word as theirs.
+	a, art := household("Lighthouse Harbour", "Keepers of a light.", "tt0123456", poster)
+	c, _ := household("Lighthouse Harbour", "Keepers of a light.", "tt0123456", poster)
+	h, _ := household("Forged Title", "Not what it is.", "tt0999999", forged)
 
 	libB := t.TempDir()
 	b, logs := startNodeLogged(t, libB, func(cfg *node.Config) { cfg.LearnIdleInterval = 100 * time.Millisecond })

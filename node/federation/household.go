@@ -212,7 +212,7 @@ func StartHousehold(ctx context.Context, cfg HouseholdConfig) (*Household, error
 		hh.learn = &learner{st: cfg.Store, net: hh.res.net, scores: hh.scores, log: log.With("component", "learn"),
 			interval: cmp.Or(cfg.LearnInterval, DefaultLearnInterval), idle: cmp.Or(cfg.LearnIdleInterval, DefaultLearnIdleInterval),
 			busy: cfg.Busy, private: cfg.Private, timeout: cfg.LookupTimeout,
-			next: map[store.RootID]time.Time{}, missed: map[store.RootID]int{}, seen: map[peer.ID]bool{}}
+			next: map[store.RootID]time.Time{}, missed: map[store.RootID]int{}, retried: map[store.RootID]bool{}, seen: map[peer.ID]bool{}}
 		runs = append(runs, hh.learn.run)
 	}
 	for _, run := range runs {

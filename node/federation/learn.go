@@ -2,6 +2,7 @@ package federation
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"math/rand/v2"
 	"strings"
@@ -29,6 +30,11 @@ const (
 	// learnMissAgainAfter is how long a file no household answered for
 	// is left, unless a household the node never saw connects first.
 	learnMissAgainAfter = time.Hour
+	// learnRetryAfter is how soon a file is asked again when a household
+	// asked about it did not answer (a timeout on a busy machine, a
+	// stream cut): once, so that one household's silence does not leave
+	// the others' vote without it for a week.
+	learnRetryAfter = time.Minute
 	// learnProviders is how many of a file's providers are asked; with
 	// none found, as many of the connected peers.
 	learnProviders = 8
@@ -59,6 +65,7 @@ type learner struct {
 	queue           []store.RootID
 	next            map[store.RootID]time.Time // when each root asked may be asked again
 	missed          map[store.RootID]int       // roots no household answered for: the peers seen when asked
+	retried         map[store.RootID]bool      // roots asked again after a household's silence
 	seen            map[peer.ID]bool           // every peer seen connected
 	asked, answered atomic.Int64
 	requests        atomic.Int64 // record requests sent
@@ -161,9 +168,9 @@ func (l *learner) ask(ctx context.Context, d store.Document) {
 	l.asked.Add(1)
 	self := l.net.self()
 	var (
-		wg     sync.WaitGroup
-		merged atomic.Int64
-		asked  = map[peer.ID]bool{}
+		wg             sync.WaitGroup
+		merged, silent atomic.Int64
+		asked          = map[peer.ID]bool{}
 	)
 	fetch := func(p peer.ID) {
 		if p == self || asked[p] || len(asked) >= learnProviders || l.scores.distrusted(p) {
@@ -178,6 +185,9 @@ func (l *learner) ask(ctx context.Context, d store.Document) {
 			defer cancel()
 			rec, err := l.net.fetch(fctx, p, c)
 			if err != nil {
+				if !errors.Is(err, errNoRecord) {
+					silent.Add(1) // no answer at all, where a "none" is an answer
+				}
 				return
 			}
 			res, err := l.st.MergeRecord(fctx, p.String(), rec.CIDs, rec.Meta)
@@ -203,6 +213,10 @@ func (l *learner) ask(ctx context.Context, d store.Document) {
 		l.answered.Add(1)
 		delete(l.missed, d.Root)
 		l.next[d.Root] = time.Now().Add(learnAgainAfter)
+		if silent.Load() > 0 && !l.retried[d.Root] {
+			l.retried[d.Root] = true
+			l.next[d.Root] = time.Now().Add(learnRetryAfter)
+		}
 		l.log.Debug("asked peers about a local file", "cid", c, "answers", n)
 		return
 	}
