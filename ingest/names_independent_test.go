@@ -1,10 +1,7 @@
 package ingest_test
 
 import (
-	"bufio"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -21,27 +18,10 @@ type independentCase struct {
 }
 
 func readIndependent(t *testing.T) []independentCase {
-	t.Helper()
-	f, err := os.Open(filepath.Join("testdata", "names", "independent.tsv"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var out []independentCase
-	sc := bufio.NewScanner(f)
-	for n := 1; sc.Scan(); n++ {
-		line := sc.Text()
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		cols := strings.Split(line, "\t")
-		if len(cols) != 6 {
-			t.Fatalf("independent.tsv:%d: want 6 columns, got %d", n, len(cols))
-		}
-		out = append(out, independentCase{cols[0], cols[1], cols[2], cols[3], cols[4], cols[5], n})
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
+	rows, lines := readTable(t, "independent.tsv", 6)
+	out := make([]independentCase, len(rows))
+	for i, r := range rows {
+		out[i] = independentCase{r[0], r[1], r[2], r[3], r[4], r[5], lines[i]}
 	}
 	return out
 }
