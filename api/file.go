@@ -63,6 +63,15 @@ func (s *Server) file(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer f.Content.Close()
+	s.serveFile(w, r, f, true)
+}
+
+// serveFile answers f's bytes (ranges, conditions, errors as JSON; see
+// file). immutable says its URL names these bytes forever (a CID's):
+// the answer may then be cached for good; else (a path of /dav/, which
+// may name other bytes tomorrow) it is revalidated by its ETag.
+func (s *Server) serveFile(w http.ResponseWriter, r *http.Request, f *File, immutable bool) {
+	c := f.CID
 	h := w.Header()
 	h.Set("ETag", `"`+f.CID+`"`)
 	ct := f.MimeType
@@ -74,7 +83,11 @@ func (s *Server) file(w http.ResponseWriter, r *http.Request) {
 	// The bytes are the household's, not the API's: a stored HTML file
 	// opened directly must not run script with the API's origin.
 	h.Set("Content-Security-Policy", "sandbox")
-	h.Set("Cache-Control", "public, max-age=31536000, immutable")
+	if immutable {
+		h.Set("Cache-Control", "public, max-age=31536000, immutable")
+	} else {
+		h.Set("Cache-Control", "no-cache")
+	}
 	h.Set("Content-Disposition", contentDisposition(f.Name))
 	if msg := rangeProblem(r); msg != "" {
 		h.Set("Content-Range", fmt.Sprintf("bytes */%d", f.Size))
