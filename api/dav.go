@@ -1,9 +1,11 @@
 package api
 
 import (
+	"bytes"
 	"context"
 	"crypto/subtle"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"time"
@@ -69,7 +71,9 @@ func (s *Server) serveDAV(w http.ResponseWriter, r *http.Request, start time.Tim
 		s.davFile(w, r, households)
 	case http.MethodOptions, "PROPFIND":
 		r.Body = http.MaxBytesReader(w, r.Body, maxPropfindBody)
-		s.opts.DAV.ServeDAV(w, r, households)
+		dw := &davWriter{ResponseWriter: w}
+		s.opts.DAV.ServeDAV(dw, r, households)
+		dw.answer(r)
 	default:
 		w.Header().Set("Allow", davMethods)
 		s.refuse(w, r, start, http.StatusMethodNotAllowed, r.Method+" is not allowed on "+r.URL.Path+": the WebDAV share is read-only ("+davMethods+")")
@@ -82,6 +86,15 @@ func (s *Server) serveDAV(w http.ResponseWriter, r *http.Request, start time.Tim
 
 // davFile answers GET and HEAD of a file of the share.
 func (s *Server) davFile(w http.ResponseWriter, r *http.Request, households bool) {
+	if c := s.caller(r); c.s != nil {
+		// A stranger (--public-read) holds as many streams as through
+		// /api/file.
+		if !s.streams.enter(c.key) {
+			writeErrorCode(w, http.StatusTooManyRequests, fmt.Sprintf("at most %d files at once from one address without the token: finish a download first", maxStrangerStreams))
+			return
+		}
+		defer s.streams.leave(c.key)
+	}
 	p := strings.TrimPrefix(r.URL.Path, davPrefix)
 	f, err := s.opts.DAV.Open(r.Context(), "/"+strings.TrimPrefix(p, "/"), households)
 	if errors.Is(err, ErrDAVFolder) {
@@ -135,4 +148,53 @@ func (a *Access) davCheck(r *http.Request, dav DAV) (households bool, code int, 
 		return false, 0, ""
 	}
 	return false, http.StatusUnauthorized, "the WebDAV share needs the node's API token as the password (HTTP Basic, any user name; the token is in the file --api-token-file names)"
+}
+
+// davWriter is the ResponseWriter ServeDAV writes to: an error status
+// the WebDAV handler answers (with its status text as the body) is held
+// back, for answer to write as the API's JSON error; anything else goes
+// through.
+type davWriter struct {
+	http.ResponseWriter
+	code    int
+	body    bytes.Buffer
+	started bool
+}
+
+func (w *davWriter) WriteHeader(code int) {
+	if !w.started && code >= 400 {
+		w.code = code
+		return
+	}
+	w.started = true
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *davWriter) Write(b []byte) (int, error) {
+	if w.code != 0 {
+		if w.body.Len() < 1024 {
+			w.body.Write(b)
+		}
+		return len(b), nil
+	}
+	w.started = true
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *davWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// answer writes the error held back, if any, as JSON.
+func (w *davWriter) answer(r *http.Request) {
+	if w.code == 0 {
+		return
+	}
+	msg := r.Method + " " + r.URL.Path + ": " + strings.TrimSpace(w.body.String())
+	switch w.code {
+	case http.StatusNotFound:
+		msg = "no " + r.URL.Path + " in the WebDAV share"
+	case http.StatusBadRequest:
+		msg = r.Method + " " + r.URL.Path + ": the request is malformed (Depth is 0, 1 or infinity; the body a DAV:propfind XML document of at most 64 KiB)"
+	}
+	w.ResponseWriter.Header().Del("Content-Type")
+	writeErrorCode(w.ResponseWriter, w.code, msg)
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"encoding/json"
 	"encoding/xml"
 	"fmt"
 	"image"
@@ -324,6 +325,24 @@ func TestDAV_Library(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(lib, "Films/Heat.1995/Heat.1995.mkv")); err != nil {
 		t.Errorf("the library's file after the refused writes: %v", err)
+	}
+	// Errors are the API's: a status and a JSON error.
+	for _, tc := range []struct {
+		method, path string
+		hdr          map[string]string
+		code         int
+	}{
+		{"GET", "/dav/Movies/", nil, http.StatusMethodNotAllowed},
+		{"GET", "/dav/Movies/Nope.mkv", nil, http.StatusNotFound},
+		{"PROPFIND", "/dav/Nope/", map[string]string{"Depth": "1"}, http.StatusNotFound},
+		{"PROPFIND", "/dav/Movies/", map[string]string{"Depth": "2"}, http.StatusBadRequest},
+		{"GET", "/dav/Movies/../../etc/passwd", nil, http.StatusNotFound},
+	} {
+		resp, body := do(t, n, tc.method, tc.path, tc.hdr)
+		var e struct{ Error string }
+		if resp.StatusCode != tc.code || json.Unmarshal(body, &e) != nil || e.Error == "" {
+			t.Errorf("%s %s: %s %s, want %d with a JSON error", tc.method, tc.path, resp.Status, body, tc.code)
+		}
 	}
 	resp, _ := do(t, n, "OPTIONS", "/dav/", nil)
 	if resp.StatusCode != 200 || resp.Header.Get("DAV") == "" || strings.Contains(resp.Header.Get("Allow"), "PUT") {

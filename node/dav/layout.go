@@ -176,7 +176,7 @@ func (l *layout) place(top *Entry, it *Item) {
 		d := &Entry{Name: base, Dir: true}
 		movies.add(d)
 		l.files(d, base, it, movieNFO(*it))
-		l.poster(d, it.Poster)
+		l.poster(d, it, it.Poster)
 	case "episode":
 		show := l.show(top, it)
 		season := show.dir(fmt.Sprintf("Season %02d", *it.Season))
@@ -243,7 +243,7 @@ func (l *layout) show(top *Entry, it *Item) *Entry {
 		s.add(&Entry{Name: "tvshow.nfo", Size: int64(len(nfo)), Data: nfo, ModTime: it.ModTime})
 	}
 	if s.index["poster.jpg"] == nil && s.index["poster.png"] == nil {
-		l.poster(s, it.Poster)
+		l.poster(s, it, it.Poster)
 	}
 	return s
 }
@@ -256,7 +256,7 @@ func (l *layout) files(d *Entry, base string, it *Item, nfo []byte) {
 	d.add(&Entry{Name: base + ".nfo", Size: int64(len(nfo)), Data: nfo, ModTime: it.ModTime})
 	n := map[string]int{}
 	for _, s := range it.Subtitles {
-		sub := l.byCID[s.CID]
+		sub := l.sidecar(it, s.CID)
 		if sub == nil {
 			continue
 		}
@@ -270,9 +270,21 @@ func (l *layout) files(d *Entry, base string, it *Item, nfo []byte) {
 	}
 }
 
-// poster puts the poster of CID c in folder d as poster.<ext>.
-func (l *layout) poster(d *Entry, c string) {
-	if p := l.byCID[c]; p != nil {
+// sidecar is the item of CID c a video links to: for a local video only
+// a local file (a file known only from peers is fetched from them, and
+// shown only with the peers' files, in the part of the share that is
+// the household's own clients'); nil when there is none.
+func (l *layout) sidecar(video *Item, c string) *Item {
+	s := l.byCID[c]
+	if s == nil || (video.Local() && !s.Local()) {
+		return nil
+	}
+	return s
+}
+
+// poster puts the poster of CID c, video's, in folder d as poster.<ext>.
+func (l *layout) poster(d *Entry, video *Item, c string) {
+	if p := l.sidecar(video, c); p != nil {
 		d.add(&Entry{Name: "poster" + cmp.Or(p.Ext, ".jpg"), Size: p.Size, CID: p.CID, Peer: !p.Local(), ModTime: p.ModTime})
 	}
 }

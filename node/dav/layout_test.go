@@ -74,6 +74,11 @@ func TestLayout(t *testing.T) {
 			video("02", "b", store.Summary{Title: "clip", VideoType: "unknown"}, "")}, []string{
 			"Other videos/", "Other videos/VID_1.mp4", "Other videos/VID_1.nfo", "Other videos/clip", "Other videos/clip.nfo"}},
 		{"sidecars and other files alone are not listed", sidecars, nil},
+		{"a peer's subtitle is not listed beside a local film", []Item{
+			{Root: "01", CID: "film", Summary: store.Summary{Title: "Heat", Year: 1995, VideoType: "movie", FileType: "video"}, Ext: ".mkv", Subtitles: []Subtitle{{"eng", "peer-sub"}}, Poster: "peer-poster"},
+			{Root: "02", CID: "peer-sub", Peer: "peerA", Summary: store.Summary{FileType: "text"}, Ext: ".srt"},
+			{Root: "03", CID: "peer-poster", Peer: "peerA", Summary: store.Summary{FileType: "image"}, Ext: ".jpg"}}, []string{
+			"Movies/", "Movies/Heat (1995)/", "Movies/Heat (1995)/Heat (1995).mkv", "Movies/Heat (1995)/Heat (1995).nfo"}},
 		{"peers' files under their households", []Item{
 			{Root: "01", CID: "p1", Peer: "peerB", Summary: store.Summary{Title: "Arrival", Year: 2016, VideoType: "movie"}, Ext: ".mkv"},
 			{Root: "02", CID: "p2", Peer: "peerA", Summary: store.Summary{Title: "Dune", Year: 2021}, Ext: ".mkv"},

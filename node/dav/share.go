@@ -86,6 +86,10 @@ func (s *Share) Open(ctx context.Context, p string, households bool) (*api.File,
 		return nil, fmt.Errorf("%w: no file %s in the share", api.ErrNotFound, p)
 	case e.Dir:
 		return nil, api.ErrDAVFolder
+	case e.Peer && !households:
+		// Never fetched from peers for a client the private part is
+		// hidden from (Layout lists no peer's file beside a local one).
+		return nil, fmt.Errorf("%w: no file %s in the share", api.ErrNotFound, p)
 	case e.Data != nil:
 		return &api.File{Content: readSeekNopCloser{bytes.NewReader(e.Data)}, Name: e.Name, Size: e.Size, ModTime: e.ModTime,
 			MimeType: "text/xml; charset=utf-8", CID: "nfo-" + etagOf(e.Data)}, nil
