@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/subtle"
 	"errors"
-	"fmt"
 	"net/http"
 	"strings"
 	"time"
@@ -86,14 +85,14 @@ func (s *Server) serveDAV(w http.ResponseWriter, r *http.Request, start time.Tim
 
 // davFile answers GET and HEAD of a file of the share.
 func (s *Server) davFile(w http.ResponseWriter, r *http.Request, households bool) {
-	if c := s.caller(r); c.s != nil {
-		// A stranger (--public-read) holds as many streams as through
-		// /api/file.
-		if !s.streams.enter(c.key) {
-			writeErrorCode(w, http.StatusTooManyRequests, fmt.Sprintf("at most %d files at once from one address without the token: finish a download first", maxStrangerStreams))
+	if !households {
+		// A client without credentials (--public-read) holds as many
+		// streams as through /api/file; one with them is not counted.
+		leave, ok := s.enterStream(w, r)
+		if !ok {
 			return
 		}
-		defer s.streams.leave(c.key)
+		defer leave()
 	}
 	p := strings.TrimPrefix(r.URL.Path, davPrefix)
 	f, err := s.opts.DAV.Open(r.Context(), "/"+strings.TrimPrefix(p, "/"), households)

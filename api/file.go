@@ -42,15 +42,11 @@ func (s *Server) file(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if c := s.caller(r); c.s != nil {
-		// A stranger (--public-read) holds at most maxStrangerStreams
-		// file streams at once: each holds a descriptor and a goroutine.
-		if !s.streams.enter(c.key) {
-			writeErrorCode(w, http.StatusTooManyRequests, fmt.Sprintf("at most %d files at once from one address without the token: finish a download first", maxStrangerStreams))
-			return
-		}
-		defer s.streams.leave(c.key)
+	leave, ok := s.enterStream(w, r)
+	if !ok {
+		return
 	}
+	defer leave()
 	f, err := s.b.File(r.Context(), c)
 	if err != nil {
 		// A file known only from peers streams from the households that
@@ -138,6 +134,22 @@ func (s *Server) serveFile(w http.ResponseWriter, r *http.Request, f *File, immu
 		}
 		writeErrorCode(w, fw.code, "serving the file: "+msg)
 	}
+}
+
+// enterStream counts a file stream of r's client when it is a stranger
+// (--public-read), who holds at most maxStrangerStreams at once: each
+// holds a descriptor and a goroutine. Past them it answers 429 and
+// reports false; else leave ends the stream's count.
+func (s *Server) enterStream(w http.ResponseWriter, r *http.Request) (leave func(), ok bool) {
+	c := s.caller(r)
+	if c.s == nil {
+		return func() {}, true
+	}
+	if !s.streams.enter(c.key) {
+		writeErrorCode(w, http.StatusTooManyRequests, fmt.Sprintf("at most %d files at once from one address without the token: finish a download first", maxStrangerStreams))
+		return nil, false
+	}
+	return func() { s.streams.leave(c.key) }, true
 }
 
 // maxStrangerStreams caps the /api/file answers one stranger's address
