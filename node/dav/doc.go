@@ -29,8 +29,9 @@
 //     golang.org/x/net/webdav on a read-only webdav.FileSystem of the
 //     layout, GET and HEAD of a file through Open (the API serves its
 //     bytes as /api/file serves a CID's).
-//   - names_test.go, layout_test.go: SafeName, the layout of a library
-//     and its collisions, the .nfo files (table tests), FuzzSafeName.
+//   - names_test.go, layout_test.go, library_test.go: SafeName, the
+//     layout of a library and its collisions, the .nfo files (table
+//     tests), FuzzSafeName; the library following the store's changes.
 //
 // # Goroutines and concurrency
 //

@@ -20,8 +20,11 @@ type Library struct {
 	// those that told one.
 	household func(peers ...string) map[string]string
 
-	mu      sync.Mutex
-	items   map[store.RootID]Item
+	mu    sync.Mutex
+	items map[store.RootID]Item
+	// peers counts the items of each peer (Item.Peer): whose names a
+	// layout asks for, without a pass over the items.
+	peers   map[string]int
 	changed bool
 	// sweeping are the roots of the sweep being taken (Take's goroutine
 	// only), nil between sweeps.
@@ -33,7 +36,7 @@ type Library struct {
 
 // NewLibrary is an empty library; household names peers' households.
 func NewLibrary(household func(peers ...string) map[string]string) *Library {
-	return &Library{household: household, items: map[store.RootID]Item{}, changed: true}
+	return &Library{household: household, items: map[store.RootID]Item{}, peers: map[string]int{}, changed: true}
 }
 
 // Consumer is the library as store.Changes takes it.
@@ -53,7 +56,7 @@ func (l *Library) Take(_ context.Context, b store.ChangeBatch) error {
 	now := time.Now().UTC()
 	for _, r := range b.Roots {
 		old, had := l.items[r.Root]
-		delete(l.items, r.Root)
+		l.drop(r.Root)
 		l.changed = true
 		if !r.Exists {
 			continue
@@ -67,6 +70,9 @@ func (l *Library) Take(_ context.Context, b store.ChangeBatch) error {
 			}
 		}
 		l.items[r.Root] = it
+		if !it.Local() {
+			l.peers[it.Peer]++
+		}
 		if b.Sweep && l.sweeping != nil {
 			l.sweeping[r.Root] = true
 		}
@@ -74,7 +80,7 @@ func (l *Library) Take(_ context.Context, b store.ChangeBatch) error {
 	if b.Last && l.sweeping != nil {
 		for r := range l.items {
 			if !l.sweeping[r] {
-				delete(l.items, r)
+				l.drop(r)
 			}
 		}
 		l.sweeping = nil
@@ -87,13 +93,7 @@ func (l *Library) Take(_ context.Context, b store.ChangeBatch) error {
 func (l *Library) Tree() *Tree {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	var peers []string
-	for _, it := range l.items {
-		if !it.Local() {
-			peers = append(peers, it.Peer)
-		}
-	}
-	names := l.household(peers...)
+	names := l.household(slices.Collect(maps.Keys(l.peers))...)
 	if l.tree != nil && !l.changed && maps.Equal(names, l.names) {
 		return l.tree
 	}
@@ -106,4 +106,18 @@ func (l *Library) Tree() *Tree {
 	})
 	l.names, l.changed = names, false
 	return l.tree
+}
+
+// drop takes root's item out; l.mu is held.
+func (l *Library) drop(root store.RootID) {
+	it, ok := l.items[root]
+	if !ok {
+		return
+	}
+	delete(l.items, root)
+	if !it.Local() {
+		if l.peers[it.Peer]--; l.peers[it.Peer] <= 0 {
+			delete(l.peers, it.Peer)
+		}
+	}
 }
