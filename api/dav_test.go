@@ -64,6 +64,7 @@ func TestDAV_Access(t *testing.T) {
 	}{
 		{"loopback: a file", loop, "GET", "/dav/Movies/A.mkv", nil, 200, "0123456789"},
 		{"loopback: a range", loop, "GET", "/dav/Movies/A.mkv", map[string]string{"Range": "bytes=2-4"}, 206, "234"},
+		{"loopback: HEAD", loop, "HEAD", "/dav/Movies/A.mkv", nil, 200, ""},
 		{"loopback: the private part", loop, "GET", "/dav/Private/B.mkv", nil, 200, "0123456789"},
 		{"loopback: PROPFIND sees all", loop, "PROPFIND", "/dav/", nil, 207, "households=true"},
 		{"loopback: rebinding", loop, "PROPFIND", "/dav/", map[string]string{"Host": "evil.example"}, 403, ""},
