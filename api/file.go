@@ -42,15 +42,11 @@ func (s *Server) file(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if c := s.caller(r); c.s != nil {
-		// A stranger (--public-read) holds at most maxStrangerStreams
-		// file streams at once: each holds a descriptor and a goroutine.
-		if !s.streams.enter(c.key) {
-			writeErrorCode(w, http.StatusTooManyRequests, fmt.Sprintf("at most %d files at once from one address without the token: finish a download first", maxStrangerStreams))
-			return
-		}
-		defer s.streams.leave(c.key)
+	leave, ok := s.enterStream(w, r)
+	if !ok {
+		return
 	}
+	defer leave()
 	f, err := s.b.File(r.Context(), c)
 	if err != nil {
 		// A file known only from peers streams from the households that
@@ -63,6 +59,15 @@ func (s *Server) file(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer f.Content.Close()
+	s.serveFile(w, r, f, true)
+}
+
+// serveFile answers f's bytes (ranges, conditions, errors as JSON; see
+// file). immutable says its URL names these bytes forever (a CID's):
+// the answer may then be cached for good; else (a path of /dav/, which
+// may name other bytes tomorrow) it is revalidated by its ETag.
+func (s *Server) serveFile(w http.ResponseWriter, r *http.Request, f *File, immutable bool) {
+	c := f.CID
 	h := w.Header()
 	h.Set("ETag", `"`+f.CID+`"`)
 	ct := f.MimeType
@@ -74,7 +79,11 @@ func (s *Server) file(w http.ResponseWriter, r *http.Request) {
 	// The bytes are the household's, not the API's: a stored HTML file
 	// opened directly must not run script with the API's origin.
 	h.Set("Content-Security-Policy", "sandbox")
-	h.Set("Cache-Control", "public, max-age=31536000, immutable")
+	if immutable {
+		h.Set("Cache-Control", "public, max-age=31536000, immutable")
+	} else {
+		h.Set("Cache-Control", "no-cache")
+	}
 	h.Set("Content-Disposition", contentDisposition(f.Name))
 	if msg := rangeProblem(r); msg != "" {
 		h.Set("Content-Range", fmt.Sprintf("bytes */%d", f.Size))
@@ -125,6 +134,22 @@ func (s *Server) file(w http.ResponseWriter, r *http.Request) {
 		}
 		writeErrorCode(w, fw.code, "serving the file: "+msg)
 	}
+}
+
+// enterStream counts a file stream of r's client when it is a stranger
+// (--public-read), who holds at most maxStrangerStreams at once: each
+// holds a descriptor and a goroutine. Past them it answers 429 and
+// reports false; else leave ends the stream's count.
+func (s *Server) enterStream(w http.ResponseWriter, r *http.Request) (leave func(), ok bool) {
+	c := s.caller(r)
+	if c.s == nil {
+		return func() {}, true
+	}
+	if !s.streams.enter(c.key) {
+		writeErrorCode(w, http.StatusTooManyRequests, fmt.Sprintf("at most %d files at once from one address without the token: finish a download first", maxStrangerStreams))
+		return nil, false
+	}
+	return func() { s.streams.leave(c.key) }, true
 }
 
 // maxStrangerStreams caps the /api/file answers one stranger's address

@@ -197,6 +197,9 @@ type Options struct {
 	// Stall cuts a client that reads nothing of a file (/api/file) for
 	// this long; a slow but steady download goes on. Default 30s.
 	Stall time.Duration
+	// DAV is the read-only WebDAV share served under /dav/ (dav.go);
+	// nil answers 404 there.
+	DAV DAV
 	// SubtitleWait is how long a subtitle request waits for one of the
 	// MaxSubtitleConversions slots before it is answered 503. Default
 	// DefaultSubtitleWait.
@@ -293,6 +296,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p := r.URL.EscapedPath()
 	if clean := cleanPath(p); clean != p {
 		s.refuse(w, r, start, http.StatusNotFound, fmt.Sprintf("no such endpoint: %s: the path is not in clean form (did you mean %s?)", p, clean))
+		return
+	}
+	if isDAV(r.URL.Path) {
+		s.serveDAV(w, r, start)
 		return
 	}
 	if code, msg := s.opts.Access.check(r); code != 0 {

@@ -37,6 +37,14 @@
 //     the word rules (which fields are searchable, a document's text, its
 //     DHT key tokens), the matching and ranking, and the merge of peers'
 //     answers.
+//   - node/dav (its own package): the read-only WebDAV share of the
+//     library (/dav/), laid out from the metadata, a consumer of the
+//     store's changes.
+//   - dav.go: node/dav wired in: its library among the Household's
+//     consumers, its files opened as GET /api/file opens them.
+//   - dav_test.go: the share as rclone, cadaver and a plain PROPFIND
+//     see it, a friend's film streamed through it, its access off
+//     loopback (the token as the Basic password, --public-read).
 //   - node/catalog (its own package): the catalog, the library's lists
 //     in memory (GET /api/library), a consumer of the store's changes.
 //   - node/thumbs (its own package): posters' thumbnails, made and kept

@@ -22,6 +22,7 @@ import (
 	"github.com/metamesh/node/ingest"
 	"github.com/metamesh/node/node/announce"
 	"github.com/metamesh/node/node/catalog"
+	"github.com/metamesh/node/node/dav"
 	"github.com/metamesh/node/node/federation"
 	"github.com/metamesh/node/node/p2p"
 	"github.com/metamesh/node/node/privacy"
@@ -59,6 +60,7 @@ type Node struct {
 	// newMetrics registers it.
 	hashDuration prometheus.Histogram
 	cat          *catalog.Catalog   // the library's lists (GET /api/library)
+	dav          *dav.Library       // the WebDAV share's items (/dav/, dav.go)
 	friends      *friends           // the peers that may see the list under --library-visible=friends
 	thumbs       *thumbs.Cache      // posters' thumbnails (GET /api/thumb), under DATA/thumbs
 	stills       *stills.Maker      // videos' stills, under DATA/stills; nil when off (stills.go)
@@ -130,6 +132,7 @@ func (n *Node) Start(ctx context.Context) (err error) {
 	bg, cancel := context.WithCancel(context.Background())
 	n.stop = cancel
 	n.cat = catalog.New()
+	n.newDAV()
 	if n.thumbs, err = thumbs.Open(filepath.Join(n.cfg.DataDir, "thumbs")); err != nil {
 		return err
 	}
@@ -241,7 +244,7 @@ func (n *Node) startHousehold(ctx context.Context) error {
 		Net: n.p2p, Key: n.key, Store: n.st, ProviderDir: filepath.Join(n.cfg.DataDir, "provider"), SearchDir: filepath.Join(n.cfg.DataDir, "search"),
 		ReprovideInterval: n.cfg.ReprovideInterval, ProviderRecordTTL: n.cfg.P2P.ProviderRecordTTL,
 		LookupTimeout: n.cfg.LookupTimeout, PeerRecordTTL: n.cfg.PeerRecordTTL, Name: n.cfg.Name,
-		NoSearchIndex: n.cfg.NoSearchIndex, Catalog: n.cat, Consumers: n.stillsConsumers(), Private: n.rules.Private, Logger: n.log,
+		NoSearchIndex: n.cfg.NoSearchIndex, Catalog: n.cat, Consumers: append(n.stillsConsumers(), n.dav.Consumer()), Private: n.rules.Private, Logger: n.log,
 		LearnFromPeers: !n.cfg.NoLearning, LearnInterval: n.cfg.LearnInterval, LearnIdleInterval: n.cfg.LearnIdleInterval,
 		Busy: n.busy, LibraryVisible: n.libraryVisible,
 	})
@@ -312,7 +315,7 @@ func (n *Node) serveAPI() error {
 	n.met = newMetrics(n)
 	n.http = &http.Server{
 		Handler: api.New(&backend{n: n}, n.log, api.Options{
-			Access: acc, Addr: n.apiAddr, Metrics: n.met.handler(), Registerer: n.met.reg,
+			Access: acc, Addr: n.apiAddr, Metrics: n.met.handler(), Registerer: n.met.reg, DAV: n.davShare(),
 			Strangers: api.StrangerLimits{Rate: n.cfg.StrangerRate, Burst: n.cfg.StrangerBurst},
 		}),
 		ReadHeaderTimeout: 10 * time.Second,

@@ -3,8 +3,9 @@
 # redis-server (the store), ffmpeg (ffprobe, for media metadata; ffmpeg,
 # for videos' stills and the tests that render small clips), with --test chromium (the web page's
 # browser test; make run does not need it), systemd-analyze (the service
-# unit's check) and qemu-user-static (the arm64 and arm release binaries
-# run under it), and with --bench wrk (the HTTP load generator of make
+# unit's check), qemu-user-static (the arm64 and arm release binaries
+# run under it), rclone and cadaver (the WebDAV share's tests read it as
+# those clients do), and with --bench wrk (the HTTP load generator of make
 # bench). Debian/Ubuntu, via apt-get.
 set -euo pipefail
 
@@ -16,6 +17,8 @@ case "${1:-}" in
   command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || need+=(chromium)
   command -v systemd-analyze >/dev/null 2>&1 || need+=(systemd)
   { command -v qemu-aarch64-static && command -v qemu-arm-static; } >/dev/null 2>&1 || need+=(qemu-user-static)
+  command -v rclone >/dev/null 2>&1 || need+=(rclone)
+  command -v cadaver >/dev/null 2>&1 || need+=(cadaver)
   ;;
 --bench)
   command -v wrk >/dev/null 2>&1 || need+=(wrk)
