@@ -58,7 +58,7 @@ func (a *Access) check(r *http.Request) (int, string) {
 		return http.StatusForbidden, "a page of another site may not use this node's API (Sec-Fetch-Site: cross-site)"
 	}
 	if a.Loopback {
-		if !a.hostAllowed(r.Host) {
+		if !a.HostAllowed(r.Host) {
 			return http.StatusForbidden, "Host " + quote(r.Host) + " is not this node: on loopback the API answers only localhost, 127.0.0.1, [::1] and the names given with --api-host"
 		}
 		return 0, ""
@@ -154,8 +154,8 @@ func bearer(r *http.Request) (string, bool) {
 	return tok, tok != ""
 }
 
-// hostAllowed reports whether a Host header names the node on loopback.
-func (a *Access) hostAllowed(host string) bool {
+// HostAllowed reports whether a Host header names the node on loopback.
+func (a *Access) HostAllowed(host string) bool {
 	h := host
 	if hh, _, err := net.SplitHostPort(host); err == nil {
 		h = hh

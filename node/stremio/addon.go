@@ -1,0 +1,252 @@
+package stremio
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/metamesh/node/model"
+	"github.com/metamesh/node/node/catalog"
+	"github.com/metamesh/node/store"
+)
+
+// Prefix is the path the add-on is served under.
+const Prefix = "/stremio"
+
+// Source is what the add-on reads besides the catalog. Implementations
+// are safe for concurrent use.
+type Source interface {
+	// Fields are the presented flat fields (store.Document.Presented) of
+	// each of roots, in their order, nil for a root that is gone: one
+	// round trip for all.
+	Fields(ctx context.Context, roots []store.RootID) ([]map[string]string, error)
+	// Search finds the household's own files by text (the local index,
+	// never its peers): at most limit hits, best first.
+	Search(ctx context.Context, q string, limit int) ([]model.SearchHit, error)
+}
+
+// Config is who the add-on is and who may use it.
+type Config struct {
+	// Name is the household's name, the add-on's; PeerID the node's
+	// (its add-on ID is org.metamesh.<the ID's last 8 characters>);
+	// Version the node's release.
+	Name, PeerID, Version string
+	// Loopback: the API listens on loopback only, every request is
+	// served (but for a Host HostAllowed refuses) and the paths take no
+	// token. Otherwise Token is the API's bearer token, which every path
+	// carries after Prefix (Stremio sends no headers).
+	Loopback    bool
+	Token       string
+	HostAllowed func(host string) bool
+}
+
+// Addon serves the Stremio add-on under Prefix and hands every other
+// request to the API.
+type Addon struct {
+	cfg Config
+	cat *catalog.Catalog
+	src Source
+	api http.Handler
+}
+
+// New builds the add-on over the household's catalog and src, in front
+// of the API's handler api (whose /api/file and /api/thumb serve its
+// files and posters).
+func New(cfg Config, cat *catalog.Catalog, src Source, api http.Handler) *Addon {
+	return &Addon{cfg: cfg, cat: cat, src: src, api: api}
+}
+
+// ServeHTTP implements http.Handler.
+func (a *Addon) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	p := r.URL.EscapedPath()
+	rest, ok := strings.CutPrefix(p, Prefix+"/")
+	if !ok {
+		if p == Prefix {
+			writeError(w, http.StatusNotFound, "the Stremio add-on is "+Prefix+"/manifest.json (off loopback "+Prefix+"/<token>/manifest.json)")
+			return
+		}
+		a.api.ServeHTTP(w, r)
+		return
+	}
+	h := w.Header()
+	h.Set("Access-Control-Allow-Origin", "*")
+	h.Set("Access-Control-Allow-Headers", "*")
+	h.Set("Access-Control-Allow-Methods", "GET, HEAD, OPTIONS")
+	switch r.Method {
+	case http.MethodOptions:
+		w.WriteHeader(http.StatusNoContent)
+		return
+	case http.MethodGet, http.MethodHead:
+	default:
+		h.Set("Allow", "GET, HEAD, OPTIONS")
+		writeError(w, http.StatusMethodNotAllowed, r.Method+" is not allowed on "+r.URL.Path)
+		return
+	}
+	segs, code, msg := a.admit(r, strings.Split(rest, "/"))
+	if code != 0 {
+		writeError(w, code, msg)
+		return
+	}
+	if !validHost(r.Host) {
+		writeError(w, http.StatusBadRequest, "Host "+quote(r.Host)+" is not a host name or address: the add-on's links are made of it")
+		return
+	}
+	a.route(w, r, segs)
+}
+
+// admit applies the access rules to a request's path segments after
+// Prefix, and returns those after the token; or the status and message
+// refusing it.
+func (a *Addon) admit(r *http.Request, segs []string) ([]string, int, string) {
+	if a.cfg.Loopback {
+		if a.cfg.HostAllowed != nil && !a.cfg.HostAllowed(r.Host) {
+			return nil, http.StatusForbidden, "Host " + quote(r.Host) + " is not this node: on loopback the add-on answers only localhost, 127.0.0.1, [::1] and the names given with --api-host"
+		}
+		if a.cfg.Token == "" {
+			return segs, 0, ""
+		}
+	}
+	if a.cfg.Token == "" {
+		return nil, http.StatusUnauthorized, "this node has no API token: off loopback the add-on is served only with the token in its path"
+	}
+	tok, err := url.PathUnescape(segs[0])
+	if len(segs) < 2 || err != nil || resource(segs[0]) {
+		return nil, http.StatusUnauthorized, "the add-on needs the API token in its path: " + Prefix + "/<token>/manifest.json (the token is in the file --api-token-file names)"
+	}
+	if subtle.ConstantTimeCompare([]byte(tok), []byte(a.cfg.Token)) != 1 {
+		return nil, http.StatusUnauthorized, "wrong token in the path"
+	}
+	return segs[1:], 0, ""
+}
+
+// resource reports a first path segment that names a resource, not a
+// token.
+func resource(seg string) bool {
+	switch seg {
+	case "manifest.json", "catalog", "meta", "stream", "file", "thumb":
+		return true
+	}
+	return false
+}
+
+// route answers a request by its path segments (after the token).
+func (a *Addon) route(w http.ResponseWriter, r *http.Request, segs []string) {
+	switch {
+	case len(segs) == 1 && segs[0] == "manifest.json":
+		writeJSON(w, http.StatusOK, a.manifest())
+		return
+	case len(segs) == 2 && (segs[0] == "file" || segs[0] == "thumb"):
+		a.bytes(w, r, segs[0], segs[1])
+		return
+	case len(segs) < 3 || len(segs) > 4 || !strings.HasSuffix(segs[len(segs)-1], ".json"):
+		writeError(w, http.StatusNotFound, "no such endpoint: "+r.URL.Path+": the add-on serves manifest.json, catalog/<type>/<id>[/<extra>].json, meta/<type>/<id>.json and stream/<type>/<id>.json")
+		return
+	}
+	last := len(segs) - 1
+	segs[last] = strings.TrimSuffix(segs[last], ".json")
+	typ := segs[1]
+	if typ != TypeMovie && typ != TypeSeries {
+		writeError(w, http.StatusNotFound, "type "+quote(typ)+": this add-on serves movie and series")
+		return
+	}
+	switch {
+	case segs[0] == "catalog":
+		a.catalogRequest(w, r, typ, segs[2:])
+		return
+	case len(segs) != 3:
+	case segs[0] == "meta":
+		a.metaRequest(w, r, typ, segs[2])
+		return
+	case segs[0] == "stream":
+		a.streamRequest(w, r, typ, segs[2])
+		return
+	}
+	writeError(w, http.StatusNotFound, "no such endpoint: "+r.URL.Path)
+}
+
+// bytes serves file/<cid> and thumb/<cid> as the API serves /api/file
+// and /api/thumb (ranges, checks, errors), with the token the path
+// carried: Stremio's players, and a browser's page of another site
+// (Stremio's web app), can send no header.
+func (a *Addon) bytes(w http.ResponseWriter, r *http.Request, what, c string) {
+	r2 := r.Clone(r.Context())
+	r2.URL = &url.URL{Path: "/api/" + what + "/" + c, RawPath: "/api/" + what + "/" + c}
+	if what == "thumb" && r.URL.Query().Has("w") {
+		r2.URL.RawQuery = url.Values{"w": {r.URL.Query().Get("w")}}.Encode()
+	}
+	r2.Header.Del("Sec-Fetch-Site")
+	r2.Header.Del("Cookie")
+	r2.Header.Del("Authorization")
+	if a.cfg.Token != "" {
+		r2.Header.Set("Authorization", "Bearer "+a.cfg.Token)
+	}
+	a.api.ServeHTTP(w, r2)
+}
+
+// base is the add-on's URL as the client reached it, its token in the
+// path where it takes one: the links of answers are made of it.
+func (a *Addon) base(r *http.Request) string {
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	b := scheme + "://" + r.Host + Prefix
+	if a.cfg.Token != "" {
+		b += "/" + url.PathEscape(a.cfg.Token)
+	}
+	return b
+}
+
+// validHost reports a Host header the links may be made of: a name or
+// an address, with a port or without, nothing else.
+func validHost(h string) bool {
+	if h == "" || len(h) > 255 {
+		return false
+	}
+	for _, c := range h {
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', strings.ContainsRune(".-:[]_%", c):
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// writeJSON answers v as JSON with code.
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	body, err := model.EncodeAnswer(v)
+	if err != nil {
+		code = http.StatusInternalServerError
+		body, _ = model.EncodeAnswer(map[string]string{"error": "cannot encode the answer: " + err.Error()})
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(code)
+	w.Write(body)
+}
+
+// writeError answers {"error": msg} with code.
+func writeError(w http.ResponseWriter, code int, msg string) {
+	writeJSON(w, code, map[string]string{"error": msg})
+}
+
+// failed answers an error of the store or the index: 404 for what is
+// not found, 503 for the rest.
+func failed(w http.ResponseWriter, what string, err error) {
+	if errors.Is(err, model.ErrNotFound) {
+		writeError(w, http.StatusNotFound, what+": "+err.Error())
+		return
+	}
+	writeError(w, http.StatusServiceUnavailable, what+": "+err.Error())
+}
+
+func quote(s string) string {
+	if len(s) > 80 {
+		s = s[:80]
+	}
+	return `"` + strings.ToValidUTF8(s, "?") + `"`
+}
