@@ -13,10 +13,11 @@ import (
 
 // addon puts the Stremio add-on (node/stremio) in front of the API's
 // handler h, with the API's access rules: on loopback its paths take no
-// token, off loopback they carry the API's.
+// token, off loopback they carry the add-on's (stremio.PathToken of the
+// API's), which GET /api/stremio gives a client with the API's.
 func (n *Node) addon(acc api.Access, h http.Handler) http.Handler {
 	cfg := stremio.Config{Name: n.cfg.Name, PeerID: n.p2p.Host().ID().String(), Version: Version,
-		Loopback: acc.Loopback, Token: acc.Token, HostAllowed: acc.HostAllowed}
+		Loopback: acc.Loopback, APIToken: acc.Token, HostAllowed: acc.HostAllowed}
 	return stremio.New(cfg, n.cat, addonSource{n}, h)
 }
 

@@ -163,6 +163,11 @@ func TestStremio_Addon(t *testing.T) {
 	base := "http://" + n.APIAddr() + "/stremio"
 	alien := canonicalOf(t, p["alien"])
 
+	var link map[string]any
+	getJSON(t, n, "/api/stremio", &link)
+	if link["manifest"] != base+"/manifest.json" || link["install"] != "stremio://"+n.APIAddr()+"/stremio/manifest.json" {
+		t.Errorf("the add-on's URL on loopback: %v", link)
+	}
 	var man map[string]any
 	addonGet(t, n, "/stremio/manifest.json", 200, &man)
 	kinds(t, "manifest", man, map[string]string{"id": "string", "version": "string", "name": "string", "description": "string",
@@ -383,20 +388,41 @@ func TestStremio_Addon(t *testing.T) {
 	}
 }
 
-// TestStremio_Token: off loopback every path of the add-on carries the
-// API's token: without it or with another 401, with it the add-on and
-// the links it gives (posters, streams) work.
+// TestStremio_Token: off loopback GET /api/stremio gives a client with
+// the API's token the add-on's URL, whose every path carries the
+// add-on's own token (not the API's, which Stremio's account would
+// keep): without it or with another 401, with it the add-on and the
+// links it gives (posters, streams) work, and it opens nothing else.
 func TestStremio_Token(t *testing.T) {
 	t.Parallel()
 	lib, p := stremioLibrary(t)
 	tokFile := filepath.Join(t.TempDir(), "tok")
 	n := startNodeWith(t, lib, func(cfg *node.Config) { cfg.APIAddr = "0.0.0.0:0"; cfg.APITokenFile = tokFile })
-	tok := strings.TrimSpace(string(mustRead(t, tokFile)))
+	apiTok := strings.TrimSpace(string(mustRead(t, tokFile)))
+	if resp, body := do(t, n, "GET", "/api/stremio", nil); resp.StatusCode != 401 || resp.Header.Get("WWW-Authenticate") == "" {
+		t.Errorf("the add-on's URL without the API's token: %s %s", resp.Status, body)
+	}
+	if resp, body := do(t, n, "GET", "/api/stremio", map[string]string{"Authorization": "Bearer " + apiTok, "Sec-Fetch-Site": "cross-site"}); resp.StatusCode != 403 {
+		t.Errorf("the add-on's URL to a page of another site: %s %s", resp.Status, body)
+	}
+	resp, body := do(t, n, "GET", "/api/stremio", map[string]string{"Authorization": "Bearer " + apiTok, "Host": "nas.lan:4680"})
+	var link struct{ Manifest, Install string }
+	if err := json.Unmarshal(body, &link); resp.StatusCode != 200 || err != nil {
+		t.Fatalf("the add-on's URL: %s %s", resp.Status, body)
+	}
+	m := regexp.MustCompile(`^http://nas\.lan:4680/stremio/([0-9a-f]{32})/manifest\.json$`).FindStringSubmatch(link.Manifest)
+	if m == nil || link.Install != "stremio://"+strings.TrimPrefix(link.Manifest, "http://") {
+		t.Fatalf("the add-on's URL %+v", link)
+	}
+	tok := m[1]
+	if strings.Contains(link.Manifest, apiTok) || strings.Contains(apiTok, tok) {
+		t.Errorf("the add-on's URL %s gives the API's token %s away", link.Manifest, apiTok)
+	}
 	waitLibrary(t, n, "/stremio/"+tok)
 	heat := canonicalOf(t, p["heat"])
 	for _, path := range []string{"/stremio/manifest.json", "/stremio/catalog/movie/metamesh-movies.json", "/stremio/stream/movie/tt0113277.json",
 		"/stremio/file/" + heat, "/stremio/" + strings.Repeat("0", len(tok)) + "/manifest.json", "/stremio/" + tok[:10] + "/manifest.json",
-		"/stremio/" + strings.Repeat("0", len(tok)) + "/file/" + heat} {
+		"/stremio/" + strings.Repeat("0", len(tok)) + "/file/" + heat, "/stremio/" + apiTok + "/manifest.json"} {
 		var e map[string]any
 		addonGet(t, n, path, 401, &e)
 	}
@@ -431,6 +457,9 @@ func TestStremio_Token(t *testing.T) {
 		t.Errorf("%s serves %d bytes, not the file's", u, len(body))
 	}
 	probe(t, u)
+	if resp, _ := do(t, n, "GET", "/api/file/"+heat, map[string]string{"Authorization": "Bearer " + tok}); resp.StatusCode != 401 {
+		t.Errorf("/api/file with the add-on's token: %s", resp.Status)
+	}
 	if resp, _ := do(t, n, "GET", "/api/file/"+heat, nil); resp.StatusCode != 401 {
 		t.Errorf("/api/file without the token: %s", resp.Status)
 	}

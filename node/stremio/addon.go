@@ -2,7 +2,10 @@ package stremio
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/hex"
 	"errors"
 	"net/http"
 	"net/url"
@@ -36,17 +39,45 @@ type Config struct {
 	Name, PeerID, Version string
 	// Loopback: the API listens on loopback only, every request is
 	// served (but for a Host HostAllowed refuses) and the paths take no
-	// token. Otherwise Token is the API's bearer token, which every path
-	// carries after Prefix (Stremio sends no headers).
+	// token. Otherwise APIToken is the API's bearer token, and every
+	// path carries the add-on's token (PathToken of it) after Prefix:
+	// Stremio sends no headers, and keeps the add-on's URL in the
+	// household's Stremio account, which must not hold the API's token.
 	Loopback    bool
-	Token       string
+	APIToken    string
 	HostAllowed func(host string) bool
+}
+
+// LinkPath answers the add-on's URL to a client of the API (GET, with
+// the API's bearer token off loopback).
+const LinkPath = "/api/stremio"
+
+// PathToken is the add-on's token made of the API's: it opens the
+// add-on's paths only, and does not give the API's token away.
+func PathToken(apiToken string) string {
+	if apiToken == "" {
+		return ""
+	}
+	m := hmac.New(sha256.New, []byte(apiToken))
+	m.Write([]byte("metamesh stremio add-on"))
+	return hex.EncodeToString(m.Sum(nil))[:32]
+}
+
+// Link is the answer of GET LinkPath.
+type Link struct {
+	// Manifest is the add-on's URL as the client reached the node (its
+	// token in the path off loopback): what Stremio's add-on search box
+	// takes. Install is the same as a stremio:// link, which opens the
+	// app on its install page.
+	Manifest string `json:"manifest"`
+	Install  string `json:"install"`
 }
 
 // Addon serves the Stremio add-on under Prefix and hands every other
 // request to the API.
 type Addon struct {
 	cfg Config
+	tok string // the paths' token, "" on loopback
 	cat *catalog.Catalog
 	src Source
 	api http.Handler
@@ -56,7 +87,11 @@ type Addon struct {
 // of the API's handler api (whose /api/file and /api/thumb serve its
 // files and posters).
 func New(cfg Config, cat *catalog.Catalog, src Source, api http.Handler) *Addon {
-	return &Addon{cfg: cfg, cat: cat, src: src, api: api}
+	a := &Addon{cfg: cfg, cat: cat, src: src, api: api}
+	if !cfg.Loopback {
+		a.tok = PathToken(cfg.APIToken)
+	}
+	return a
 }
 
 // ServeHTTP implements http.Handler.
@@ -64,6 +99,10 @@ func (a *Addon) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p := r.URL.EscapedPath()
 	rest, ok := strings.CutPrefix(p, Prefix+"/")
 	if !ok {
+		if p == LinkPath {
+			a.link(w, r)
+			return
+		}
 		if p == Prefix {
 			writeError(w, http.StatusNotFound, "the Stremio add-on is "+Prefix+"/manifest.json (off loopback "+Prefix+"/<token>/manifest.json)")
 			return
@@ -105,18 +144,16 @@ func (a *Addon) admit(r *http.Request, segs []string) ([]string, int, string) {
 		if a.cfg.HostAllowed != nil && !a.cfg.HostAllowed(r.Host) {
 			return nil, http.StatusForbidden, "Host " + quote(r.Host) + " is not this node: on loopback the add-on answers only localhost, 127.0.0.1, [::1] and the names given with --api-host"
 		}
-		if a.cfg.Token == "" {
-			return segs, 0, ""
-		}
+		return segs, 0, ""
 	}
-	if a.cfg.Token == "" {
+	if a.tok == "" {
 		return nil, http.StatusUnauthorized, "this node has no API token: off loopback the add-on is served only with the token in its path"
 	}
 	tok, err := url.PathUnescape(segs[0])
 	if len(segs) < 2 || err != nil || resource(segs[0]) {
-		return nil, http.StatusUnauthorized, "the add-on needs the API token in its path: " + Prefix + "/<token>/manifest.json (the token is in the file --api-token-file names)"
+		return nil, http.StatusUnauthorized, "the add-on needs its token in its path: " + Prefix + "/<token>/manifest.json (GET " + LinkPath + " with the API's token gives the whole URL)"
 	}
-	if subtle.ConstantTimeCompare([]byte(tok), []byte(a.cfg.Token)) != 1 {
+	if subtle.ConstantTimeCompare([]byte(tok), []byte(a.tok)) != 1 {
 		return nil, http.StatusUnauthorized, "wrong token in the path"
 	}
 	return segs[1:], 0, ""
@@ -180,8 +217,8 @@ func (a *Addon) bytes(w http.ResponseWriter, r *http.Request, what, c string) {
 	r2.Header.Del("Sec-Fetch-Site")
 	r2.Header.Del("Cookie")
 	r2.Header.Del("Authorization")
-	if a.cfg.Token != "" {
-		r2.Header.Set("Authorization", "Bearer "+a.cfg.Token)
+	if a.cfg.APIToken != "" {
+		r2.Header.Set("Authorization", "Bearer "+a.cfg.APIToken)
 	}
 	a.api.ServeHTTP(w, r2)
 }
@@ -194,8 +231,8 @@ func (a *Addon) base(r *http.Request) string {
 		scheme = "https"
 	}
 	b := scheme + "://" + r.Host + Prefix
-	if a.cfg.Token != "" {
-		b += "/" + url.PathEscape(a.cfg.Token)
+	if a.tok != "" {
+		b += "/" + url.PathEscape(a.tok)
 	}
 	return b
 }
@@ -214,6 +251,43 @@ func validHost(h string) bool {
 		}
 	}
 	return true
+}
+
+// link answers GET LinkPath: the add-on's URL, to a client of the API
+// (on loopback any, as the API; off loopback one with its token).
+func (a *Addon) link(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		writeError(w, http.StatusMethodNotAllowed, r.Method+" is not allowed on "+LinkPath)
+		return
+	}
+	if r.Header.Get("Sec-Fetch-Site") == "cross-site" {
+		writeError(w, http.StatusForbidden, "a page of another site may not use this node's API (Sec-Fetch-Site: cross-site)")
+		return
+	}
+	if r.URL.RawQuery != "" {
+		writeError(w, http.StatusBadRequest, LinkPath+" takes no parameters")
+		return
+	}
+	if _, code, msg := a.admit(r, []string{"manifest.json"}); a.cfg.Loopback && code != 0 {
+		writeError(w, code, msg)
+		return
+	}
+	if !a.cfg.Loopback {
+		scheme, got, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+		if a.cfg.APIToken == "" || !strings.EqualFold(scheme, "Bearer") || subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), []byte(a.cfg.APIToken)) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="metamesh"`)
+			writeError(w, http.StatusUnauthorized, LinkPath+" needs Authorization: Bearer <token> (the token is in the file --api-token-file names)")
+			return
+		}
+	}
+	if !validHost(r.Host) {
+		writeError(w, http.StatusBadRequest, "Host "+quote(r.Host)+" is not a host name or address: the add-on's URL is made of it")
+		return
+	}
+	m := a.base(r) + "/manifest.json"
+	_, rest, _ := strings.Cut(m, "://")
+	writeJSON(w, http.StatusOK, Link{Manifest: m, Install: "stremio://" + rest})
 }
 
 // writeJSON answers v as JSON with code.

@@ -9,9 +9,13 @@
 // with the token the path carries). Every answer carries
 // Access-Control-Allow-Origin: *, as the protocol wants. On loopback the
 // paths take no token (but a Host that is not the node's is refused, as
-// the API refuses it); off loopback every path carries the API's bearer
+// the API refuses it); off loopback every path carries the add-on's
 // token after the prefix (/stremio/<token>/manifest.json), since
-// Stremio sends no header: without it, or with another, 401.
+// Stremio sends no header: without it, or with another, 401. That
+// token is PathToken of the API's bearer token (an HMAC of it): it opens
+// the add-on only, so the URL Stremio keeps in the household's account
+// does not hold the API's token. GET /api/stremio (LinkPath) gives a
+// client of the API, with the API's token off loopback, the whole URL.
 //
 // IDs are IMDb's where the household's NFOs give them (tt…, tt…:S:E), so
 // Stremio also finds the household's copy of what other add-ons list,
@@ -22,8 +26,9 @@
 //
 //   - doc.go: this.
 //   - addon.go: Addon (an http.Handler), Config and Source (what it
-//     reads besides the catalog), the access rules, the routes, and
-//     file/ and thumb/ handed to the API.
+//     reads besides the catalog), the access rules and PathToken, the
+//     routes, file/ and thumb/ handed to the API, and GET /api/stremio
+//     (the add-on's URL).
 //   - resources.go: the manifest, the catalogs (the catalog's films and
 //     shows, paged by skip, and search), meta (a film's, a show's with
 //     its episodes as videos).
