@@ -17,7 +17,7 @@ import (
 // API's), which GET /api/stremio gives a client with the API's.
 func (n *Node) addon(acc api.Access, h http.Handler) http.Handler {
 	cfg := stremio.Config{Name: n.cfg.Name, PeerID: n.p2p.Host().ID().String(), Version: Version,
-		Loopback: acc.Loopback, APIToken: acc.Token, HostAllowed: acc.HostAllowed}
+		Loopback: acc.Loopback, APIToken: acc.Token, HostAllowed: acc.HostAllowed, Listen: n.apiAddr}
 	return stremio.New(cfg, n.cat, addonSource{n}, h)
 }
 

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/metamesh/node/api"
 	"github.com/metamesh/node/model"
 	"github.com/metamesh/node/node/catalog"
 	"github.com/metamesh/node/store"
@@ -46,6 +47,9 @@ type Config struct {
 	Loopback    bool
 	APIToken    string
 	HostAllowed func(host string) bool
+	// Listen is the API's listen address as configured: the add-on's
+	// URLs on the LAN are made of it (api.LANHosts).
+	Listen string
 }
 
 // LinkPath answers the add-on's URL to a client of the API (GET, with
@@ -71,6 +75,12 @@ type Link struct {
 	// app on its install page.
 	Manifest string `json:"manifest"`
 	Install  string `json:"install"`
+	// Path is the manifest's path, Listen the API's listen address, and
+	// URLs the manifest's URL at every address of this machine a device
+	// of the LAN may reach the node at (none on loopback).
+	Path   string   `json:"path"`
+	Listen string   `json:"listen"`
+	URLs   []string `json:"urls"`
 }
 
 // Addon serves the Stremio add-on under Prefix and hands every other
@@ -287,7 +297,11 @@ func (a *Addon) link(w http.ResponseWriter, r *http.Request) {
 	}
 	m := a.base(r) + "/manifest.json"
 	_, rest, _ := strings.Cut(m, "://")
-	writeJSON(w, http.StatusOK, Link{Manifest: m, Install: "stremio://" + rest})
+	l := Link{Manifest: m, Install: "stremio://" + rest, Path: strings.TrimPrefix(rest, r.Host), Listen: a.cfg.Listen, URLs: []string{}}
+	for _, h := range api.LANHosts(a.cfg.Listen) {
+		l.URLs = append(l.URLs, "http://"+h+l.Path)
+	}
+	writeJSON(w, http.StatusOK, l)
 }
 
 // writeJSON answers v as JSON with code.
