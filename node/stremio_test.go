@@ -383,6 +383,12 @@ func TestStremio_Addon(t *testing.T) {
 	if resp, body := do(t, n, "GET", "/stremio/manifest.json", map[string]string{"Host": "evil.example"}); resp.StatusCode != 403 {
 		t.Errorf("a rebinding Host: %s %s", resp.Status, body)
 	}
+	if resp, body := do(t, n, "GET", "/stremio/catalog/movie/metamesh-movies.json", map[string]string{"X-Forwarded-Proto": "https", "Host": "media.example"}); resp.StatusCode != 403 {
+		t.Errorf("a Host that is not the node's, on loopback: %s %s", resp.Status, body)
+	}
+	if resp, body := do(t, n, "GET", "/stremio/catalog/movie/metamesh-movies.json", map[string]string{"X-Forwarded-Proto": "https", "Host": "localhost:8443"}); !bytes.Contains(body, []byte(`"poster": "https://localhost:8443/stremio/thumb/`)) {
+		t.Errorf("behind an HTTPS proxy: %s %s", resp.Status, body)
+	}
 	if resp, _ := do(t, n, "OPTIONS", "/stremio/manifest.json", nil); resp.StatusCode != 204 || resp.Header.Get("Access-Control-Allow-Origin") != "*" {
 		t.Errorf("preflight: %s %v", resp.Status, resp.Header)
 	}

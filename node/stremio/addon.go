@@ -234,10 +234,13 @@ func (a *Addon) bytes(w http.ResponseWriter, r *http.Request, what, c string) {
 }
 
 // base is the add-on's URL as the client reached it, its token in the
-// path where it takes one: the links of answers are made of it.
+// path where it takes one: the links of answers are made of it. Behind
+// an HTTPS reverse proxy (X-Forwarded-Proto: https) they are https://
+// links of the Host the proxy passes on; a client that sends the header
+// itself only changes the links it is given.
 func (a *Addon) base(r *http.Request) string {
 	scheme := "http"
-	if r.TLS != nil {
+	if r.TLS != nil || strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https") {
 		scheme = "https"
 	}
 	b := scheme + "://" + r.Host + Prefix
