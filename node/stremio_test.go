@@ -463,6 +463,8 @@ func TestStremio_Token(t *testing.T) {
 		t.Errorf("%s serves %d bytes, not the file's", u, len(body))
 	}
 	probe(t, u)
+	var e map[string]any
+	addonGet(t, n, "/stremio/"+tok+"/file/"+canonicalOf(t, filepath.Join(lib, "Movies", "Heat (1995)", "Heat.1995.nfo")), 404, &e)
 	if resp, _ := do(t, n, "GET", "/api/file/"+heat, map[string]string{"Authorization": "Bearer " + tok}); resp.StatusCode != 401 {
 		t.Errorf("/api/file with the add-on's token: %s", resp.Status)
 	}

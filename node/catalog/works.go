@@ -73,6 +73,19 @@ func (c *Catalog) Film(id string) []store.Summary {
 	return out
 }
 
+// Plays reports whether c is the canonical CID of one of the
+// household's films or episodes: what a media centre may play.
+func (c *Catalog) Plays(cid string) bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	for _, l := range c.entries {
+		if l.CID == cid && listable(l.Summary) && l.Local() && !other(l.Summary) && l.FileType == "video" {
+			return true
+		}
+	}
+	return false
+}
+
 // ShowByIMDb is the key of the household's show whose IMDb ID is id.
 func (c *Catalog) ShowByIMDb(id string) (string, bool) {
 	c.mu.RLock()

@@ -88,6 +88,11 @@ func TestCatalog_Works(t *testing.T) {
 	if _, ok := c.Show("nothing"); ok {
 		t.Error("Show(nothing) found")
 	}
+	for id, want := range map[string]bool{"bafkf1": true, "bafke2": true, "bafkp1": false, "bafkh1": false, "bafkzz": false} {
+		if got := c.Plays(id); got != want {
+			t.Errorf("Plays(%s) = %v, want %v", id, got, want)
+		}
+	}
 	if ShowKey("Lighthouse Keepers!") != "lighthouse keepers" {
 		t.Errorf("ShowKey = %q", ShowKey("Lighthouse Keepers!"))
 	}

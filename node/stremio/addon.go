@@ -214,11 +214,18 @@ func (a *Addon) route(w http.ResponseWriter, r *http.Request, segs []string) {
 	writeError(w, http.StatusNotFound, "no such endpoint: "+r.URL.Path)
 }
 
-// bytes serves file/<cid> and thumb/<cid> as the API serves /api/file
-// and /api/thumb (ranges, checks, errors), with the token the path
-// carried: Stremio's players, and a browser's page of another site
-// (Stremio's web app), can send no header.
+// bytes serves file/<cid> (of a film or an episode the catalogs list
+// only) and thumb/<cid> as the API serves /api/file and /api/thumb
+// (ranges, checks, errors), with the API's token where it takes one:
+// Stremio's players, and a browser's page of another site (Stremio's
+// web app), can send no header.
 func (a *Addon) bytes(w http.ResponseWriter, r *http.Request, what, c string) {
+	if what == "file" && !a.cat.Plays(c) {
+		// The add-on's token plays the films and episodes it lists, not
+		// every file of the library.
+		writeError(w, http.StatusNotFound, "no film or episode of this household's is "+quote(c)+": the add-on plays what its catalogs list")
+		return
+	}
 	r2 := r.Clone(r.Context())
 	r2.URL = &url.URL{Path: "/api/" + what + "/" + c, RawPath: "/api/" + what + "/" + c}
 	if what == "thumb" && r.URL.Query().Has("w") {
