@@ -31,6 +31,10 @@ import (
 // instead of the token, and is served as a client with the token is,
 // except /api/invites and /api/snapshot (the token only) and, against cross-site request
 // forgery, a method other than GET or HEAD from a page of another origin.
+//
+// The Stremio add-on the node serves in front of the API (/stremio/,
+// node/stremio) has rules of its own made of these: HostAllowed on
+// loopback, a token made of Token in its paths off loopback.
 type Access struct {
 	Loopback   bool
 	Token      string
