@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"time"
@@ -30,25 +29,16 @@ listens on loopback only is reached by Stremio on this machine only:
 run it with --api 0.0.0.0:4680 for the others.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			host, _ := cmd.Flags().GetString("host")
-			if host != "" {
-				if _, err := hostLink(host, "[::]:4680", ""); err != nil {
-					return usageError(cmd, err)
-				}
+			host, err := hostFlag(cmd)
+			if err != nil {
+				return err
 			}
 			res, raw, err := apiGetJSON[stremio.Link](cmd, stremio.LinkPath, 10*time.Second)
 			if err != nil {
 				return jsonError(cmd, raw, err)
 			}
-			if host != "" {
-				u, err := hostLink(host, res.Listen, res.Path)
-				if err != nil {
-					return err
-				}
-				res.URLs = []string{u}
-				if raw, err = json.Marshal(res); err != nil {
-					return err
-				}
+			if raw, err = atHost(host, res.Listen, res.Path, &res.URLs, &res, raw); err != nil {
+				return err
 			}
 			if j, _ := cmd.Flags().GetBool("json"); j {
 				return printJSON(cmd, raw)

@@ -8,9 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/metamesh/node/internal/waiting"
 	"github.com/metamesh/node/node/stremio"
-	"github.com/metamesh/node/store/storetest"
 )
 
 // TestStremioCmd: metamesh stremio prints the add-on's URL of a node off
@@ -18,19 +16,7 @@ import (
 // from; for a node on loopback it says only this machine reaches it.
 func TestStremioCmd(t *testing.T) {
 	t.Parallel()
-	data, port := storetest.Dir(t), freePortNumber(t)
-	listen := func() string { return fmt.Sprintf("/ip4/127.0.0.1/tcp/%d", freePort(t)) }
-	startRun(t, data, fmt.Sprintf("0.0.0.0:%d", port), "--listen", listen())
-	loopData, loopAPI := storetest.Dir(t), freeAddr(t)
-	startRun(t, loopData, loopAPI, "--listen", listen())
-	for _, d := range []string{data, loopData} {
-		waiting.Until(t, "the node to be ready", func() string {
-			if _, errOut, code := metamesh(t, nil, "health", "--data", d); code != 0 {
-				return errOut
-			}
-			return ""
-		}, cliPoll)
-	}
+	data, port, loopData, loopAPI := offAndOnLoopback(t)
 
 	out, errOut, code := metamesh(t, nil, "stremio", "--data", data, "--host", "127.0.0.1", "--json")
 	var l stremio.Link
