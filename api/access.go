@@ -31,6 +31,10 @@ import (
 // instead of the token, and is served as a client with the token is,
 // except /api/invites and /api/snapshot (the token only) and, against cross-site request
 // forgery, a method other than GET or HEAD from a page of another origin.
+//
+// The Stremio add-on the node serves in front of the API (/stremio/,
+// node/stremio) has rules of its own made of these: HostAllowed on
+// loopback, a token made of Token in its paths off loopback.
 type Access struct {
 	Loopback   bool
 	Token      string
@@ -58,7 +62,7 @@ func (a *Access) check(r *http.Request) (int, string) {
 		return http.StatusForbidden, "a page of another site may not use this node's API (Sec-Fetch-Site: cross-site)"
 	}
 	if a.Loopback {
-		if !a.hostAllowed(r.Host) {
+		if !a.HostAllowed(r.Host) {
 			return http.StatusForbidden, "Host " + quote(r.Host) + " is not this node: on loopback the API answers only localhost, 127.0.0.1, [::1] and the names given with --api-host"
 		}
 		return 0, ""
@@ -154,8 +158,8 @@ func bearer(r *http.Request) (string, bool) {
 	return tok, tok != ""
 }
 
-// hostAllowed reports whether a Host header names the node on loopback.
-func (a *Access) hostAllowed(host string) bool {
+// HostAllowed reports whether a Host header names the node on loopback.
+func (a *Access) HostAllowed(host string) bool {
 	h := host
 	if hh, _, err := net.SplitHostPort(host); err == nil {
 		h = hh

@@ -104,7 +104,7 @@ func (s *Server) createInvite(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	a := InviteAnswer{Entry: e, Code: code, Path: invitePrefix + code, Listen: s.opts.Addr, URLs: []string{}}
-	for _, h := range lanHosts(s.opts.Addr) {
+	for _, h := range LANHosts(s.opts.Addr) {
 		a.URLs = append(a.URLs, "http://"+h+a.Path)
 	}
 	writeJSON(w, http.StatusCreated, a)
@@ -230,12 +230,12 @@ func (a *Access) sessionCookie(r *http.Request) (string, bool) {
 	return c.Value, true
 }
 
-// lanHosts are the host:port a device of the LAN may reach an API
+// LANHosts are the host:port a device of the LAN may reach an API
 // listening on listen at: listen itself when it names one address; for
 // an unspecified one (0.0.0.0, [::]) every address of this machine's
 // interfaces that are up, but loopback and link-local ones, IPv4 first
 // and interfaces that look like containers' bridges last.
-func lanHosts(listen string) []string {
+func LANHosts(listen string) []string {
 	host, port, err := net.SplitHostPort(listen)
 	if err != nil {
 		return nil

@@ -72,6 +72,10 @@
 //     folder's file fetched, a private folder's found nowhere, a marker
 //     added and removed; a private file's blocks refused under
 //     --share-files, and a file being served refused once made private.
+//   - stremio.go: node/stremio (the Stremio add-on) wired in front of
+//     the API, with its access rules, the store's documents and the
+//     household's own search.
+//   - node/stremio (its own package): the Stremio add-on under /stremio.
 //   - art.go: artwork travels: GET /api/thumb of a peer's image fetched
 //     from the households that name it (a few at once, over 5 MiB
 //     refused, checked against its CID, kept in DATA/art, a failure

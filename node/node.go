@@ -314,10 +314,10 @@ func (n *Node) serveAPI() error {
 	}
 	n.met = newMetrics(n)
 	n.http = &http.Server{
-		Handler: api.New(&backend{n: n}, n.log, api.Options{
+		Handler: n.addon(acc, api.New(&backend{n: n}, n.log, api.Options{
 			Access: acc, Addr: n.apiAddr, Metrics: n.met.handler(), Registerer: n.met.reg, DAV: n.davShare(),
 			Strangers: api.StrangerLimits{Rate: n.cfg.StrangerRate, Burst: n.cfg.StrangerBurst},
-		}),
+		})),
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,

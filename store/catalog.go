@@ -20,6 +20,10 @@ const catalogBatch = 256
 var catalogFields = []string{"title", "titles/", "originalTitle", "filePath", "fileName", "movieYear", "year",
 	"season", "episode", "episodeTitle", "sizeByte", "fileType", "videoType", "recorded", PosterField, StillField, FromNameField}
 
+// ShowIMDbField is an episode's show's IMDb ID (a tvshow.nfo's), which
+// the catalog keeps (Summary.ShowIMDbID).
+const ShowIMDbField = "show/imdbid"
+
 // PosterField links a file to its poster: the poster's CID (ingest's
 // sidecars, an NFO's art).
 const PosterField = "art/poster"
@@ -35,7 +39,7 @@ const StillField = "still"
 // sidecar kind (a Consumer's Fields; Changes hands a peer's claim,
 // origin/<peer>/<field>, by its own name).
 func CatalogField(f string) bool {
-	if f == "imdbid" || f == SidecarField {
+	if f == "imdbid" || f == ShowIMDbField || f == SidecarField {
 		return true
 	}
 	for _, c := range catalogFields {

@@ -44,6 +44,9 @@ type Summary struct {
 	Size     int64  `json:"size,omitempty"`
 	FileType string `json:"fileType,omitempty"`
 	IMDbID   string `json:"imdbid,omitempty"`
+	// ShowIMDbID is an episode's show's IMDb ID (show/imdbid, its
+	// tvshow.nfo's), "" when unknown: what a show is asked for by.
+	ShowIMDbID string `json:"-"`
 	// VideoType is the file's videoType (movie, episode, other,
 	// unknown): "other", a home video, is listed as neither film nor
 	// episode.
@@ -234,6 +237,9 @@ func SummaryOfFields(f map[string]string) Summary {
 	h.Recorded = recordedOf(f["recorded"])
 	h.Size, _ = strconv.ParseInt(f["sizeByte"], 10, 64)
 	h.IMDbID = f["imdbid"]
+	if h.Episode != nil {
+		h.ShowIMDbID = f[ShowIMDbField]
+	}
 	return h
 }
 

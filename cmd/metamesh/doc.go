@@ -18,7 +18,8 @@
 //     (apiGetJSON); then one file per command, with how it prints:
 //     status.go, lookup.go, providers.go, peers.go, id.go, search.go,
 //     health.go, duplicates.go, invite.go (an invite's links and QR code,
-//     --list, --revoke; apiCallJSON sends its POST and DELETE), set.go
+//     --list, --revoke; apiCallJSON sends its POST and DELETE),
+//     stremio.go (the Stremio add-on's URLs), set.go
 //     (set and unset: a PATCH through apiSend, printed as lookup prints).
 //   - get.go: metamesh get: its flags, the request of the file on the
 //     node the command talks to, and how it prints (the progress bar, the

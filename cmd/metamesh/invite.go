@@ -96,26 +96,17 @@ func makeInvite(cmd *cobra.Command) error {
 	if ttl < invite.MinTTL || ttl > invite.MaxTTL {
 		return usageError(cmd, fmt.Errorf("--ttl %v: want %v to %v", ttl, invite.MinTTL, invite.MaxTTL))
 	}
-	host, _ := cmd.Flags().GetString("host")
-	if host != "" {
-		// A --host that makes no link is refused before an invite is made.
-		if _, err := hostLink(host, "[::]:4680", ""); err != nil {
-			return usageError(cmd, err)
-		}
+	// A --host that makes no link is refused before an invite is made.
+	host, err := hostFlag(cmd)
+	if err != nil {
+		return err
 	}
 	res, raw, err := apiCallJSON[api.InviteAnswer](cmd, http.MethodPost, "/api/invites?ttl="+url.QueryEscape(ttl.String()), 10*time.Second)
 	if err != nil {
 		return jsonError(cmd, raw, err)
 	}
-	if host != "" {
-		u, err := hostLink(host, res.Listen, res.Path)
-		if err != nil {
-			return err
-		}
-		res.URLs = []string{u}
-		if raw, err = json.Marshal(res); err != nil {
-			return err
-		}
+	if raw, err = atHost(host, res.Listen, res.Path, &res.URLs, &res, raw); err != nil {
+		return err
 	}
 	if j, _ := cmd.Flags().GetBool("json"); j {
 		return printJSON(cmd, raw)
@@ -148,6 +139,32 @@ func printOrFail(cmd *cobra.Command, raw []byte, err error) error {
 		return jsonError(cmd, raw, err)
 	}
 	return printJSON(cmd, raw)
+}
+
+// hostFlag is --host, refused (a usage error) when it makes no link.
+func hostFlag(cmd *cobra.Command) (string, error) {
+	host, _ := cmd.Flags().GetString("host")
+	if host != "" {
+		if _, err := hostLink(host, "[::]:4680", ""); err != nil {
+			return "", usageError(cmd, err)
+		}
+	}
+	return host, nil
+}
+
+// atHost puts the one link of path on host (--host, when given) in
+// urls, a field of the answer v, and returns v's JSON again; without a
+// host raw as it is.
+func atHost[T any](host, listen, path string, urls *[]string, v *T, raw []byte) ([]byte, error) {
+	if host == "" {
+		return raw, nil
+	}
+	u, err := hostLink(host, listen, path)
+	if err != nil {
+		return nil, err
+	}
+	*urls = []string{u}
+	return json.Marshal(v)
 }
 
 // hostLink is the link of an invite's path on host: a URL's scheme and

@@ -35,17 +35,15 @@ func openAs(t *testing.T, u string, c *http.Cookie) *http.Response {
 	return resp
 }
 
-// TestInvite: against a running node off loopback, metamesh invite
-// prints a link of the node's port and its QR code; the link lets one
-// browser in (a cookie) and sends it on to the page; --list shows the
-// browser, --revoke ends it at once. Against a node on loopback it says
-// other devices cannot reach it and how to change that.
-func TestInvite(t *testing.T) {
-	t.Parallel()
-	data, port := storetest.Dir(t), freePortNumber(t)
+// offAndOnLoopback runs two nodes, ready: one whose API listens on
+// every address (its data directory and port), one on loopback (its
+// data directory and API address).
+func offAndOnLoopback(t *testing.T) (data string, port int, loopData, loopAPI string) {
+	t.Helper()
+	data, port = storetest.Dir(t), freePortNumber(t)
 	listen := func() string { return fmt.Sprintf("/ip4/127.0.0.1/tcp/%d", freePort(t)) }
 	startRun(t, data, fmt.Sprintf("0.0.0.0:%d", port), "--listen", listen())
-	loopData, loopAPI := storetest.Dir(t), freeAddr(t)
+	loopData, loopAPI = storetest.Dir(t), freeAddr(t)
 	startRun(t, loopData, loopAPI, "--listen", listen())
 	for _, d := range []string{data, loopData} {
 		waiting.Until(t, "the node to be ready", func() string {
@@ -55,6 +53,17 @@ func TestInvite(t *testing.T) {
 			return ""
 		}, cliPoll)
 	}
+	return data, port, loopData, loopAPI
+}
+
+// TestInvite: against a running node off loopback, metamesh invite
+// prints a link of the node's port and its QR code; the link lets one
+// browser in (a cookie) and sends it on to the page; --list shows the
+// browser, --revoke ends it at once. Against a node on loopback it says
+// other devices cannot reach it and how to change that.
+func TestInvite(t *testing.T) {
+	t.Parallel()
+	data, port, loopData, _ := offAndOnLoopback(t)
 
 	out, errOut, code := metamesh(t, nil, "invite", "--data", data, "--host", "127.0.0.1", "--json")
 	if code != 0 {

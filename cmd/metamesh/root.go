@@ -26,7 +26,7 @@ func newRootCmd() *cobra.Command {
 	root.PersistentFlags().String("log-level", "info", "log level: debug, info, warn, error (env METAMESH_LOG_LEVEL)")
 	root.PersistentFlags().String("log-format", "text", "log format: text or json (env METAMESH_LOG_FORMAT)")
 	root.AddCommand(newVersionCmd(), newHashCmd(), newCIDCmd(), newFsckCmd(), newRunCmd(), newScanCmd(),
-		newIDCmd(), newLookupCmd(), newSearchCmd(), newGetCmd(), newProvidersCmd(), newPeersCmd(), newStatusCmd(), newHealthCmd(), newInviteCmd(), newSetCmd(), newUnsetCmd(), newDuplicatesCmd(),
+		newIDCmd(), newLookupCmd(), newSearchCmd(), newGetCmd(), newProvidersCmd(), newPeersCmd(), newStatusCmd(), newHealthCmd(), newInviteCmd(), newStremioCmd(), newSetCmd(), newUnsetCmd(), newDuplicatesCmd(),
 		newExportCmd(), newImportCmd())
 	// pflag writes every boolean flag as "--json[=true|false]"; the help
 	// shows plain switches (the column stays aligned).

@@ -18,6 +18,11 @@
 //   - shared.go: Shared, a page of the library protocol
 //     (/metamesh/library/1.0.0) a friend's household asks for: the local
 //     films, shows, seasons and episodes a filter keeps, with words.
+//   - works.go: the household's films and shows as wholes, for a media
+//     centre (node/stremio): Films and Shows paged by offset, a Show with
+//     its episodes, films by CID or IMDb ID, a show by IMDb ID, and
+//     Plays (a film's or an episode's CID).
+//   - works_test.go: the films and shows as wholes, paged, by ID.
 //   - duplicates.go: the copies of the local videos, and of other local
 //     files held under several paths (path, size,
 //     resolution, codecs, runtime, other paths, the work each is) kept
