@@ -122,7 +122,7 @@ func (a *Access) davCheck(r *http.Request, dav DAV) (households bool, code int, 
 		return false, http.StatusForbidden, "a page of another site may not read this node's WebDAV share (Sec-Fetch-Site: cross-site)"
 	}
 	if a.Loopback {
-		if !a.hostAllowed(r.Host) {
+		if !a.HostAllowed(r.Host) {
 			return false, http.StatusForbidden, "Host " + quote(r.Host) + " is not this node: on loopback the WebDAV share answers only localhost, 127.0.0.1, [::1] and the names given with --api-host"
 		}
 		return true, 0, ""
