@@ -51,6 +51,7 @@ export async function bindMembers(changed) {
       await api("/api/members", { method: "POST", body: { name } });
       $("member-name").value = "";
       $("member-status").textContent = "";
+      $("add-member").open = false;
       await loadMembers();
       choose(name);
     } catch (e) {
