@@ -14,17 +14,6 @@ import (
 	"github.com/metamesh/node/model"
 )
 
-// The model's types of the household's members and their watching.
-type (
-	WatchUpdate    = model.WatchUpdate
-	WatchState     = model.WatchState
-	WatchEntry     = model.WatchEntry
-	WatchList      = model.WatchList
-	MembersAnswer  = model.MembersAnswer
-	ContinueAnswer = model.ContinueAnswer
-	NextEpisode    = model.NextEpisode
-)
-
 // MemberCookie and MemberHeader name the member a browser chose (the
 // name URL-escaped, as encodeURIComponent writes it).
 const (

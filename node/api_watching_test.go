@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -288,5 +289,34 @@ func TestWatch_NeverSentToPeers(t *testing.T) {
 	getJSON(t, b, "/api/members", &ms)
 	if len(ms.Members) != 0 {
 		t.Errorf("the peer has members %q", ms.Members)
+	}
+}
+
+// Off loopback the members and what they watched need the token (or an
+// invite's cookie), --public-read or not.
+func TestAPI_MembersOffLoopback(t *testing.T) {
+	t.Parallel()
+	lib := t.TempDir()
+	c := showLibrary(t, lib)
+	tokFile := filepath.Join(t.TempDir(), "token")
+	tok := "a-token-of-the-household-0123456789"
+	if err := os.WriteFile(tokFile, []byte(tok+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	n := startNodeWith(t, lib, func(cfg *node.Config) {
+		cfg.APIAddr, cfg.APITokenFile, cfg.PublicRead, cfg.Users = "0.0.0.0:0", tokFile, true, []string{"alice"}
+	})
+	put := []byte(`{"position":10,"duration":100}`)
+	for _, r := range []struct{ method, path string }{
+		{"GET", "/api/members"}, {"GET", "/api/members/alice/continue"}, {"PUT", "/api/members/alice/watch/" + c["film"]},
+	} {
+		resp, body := doBody(t, n, r.method, r.path, put, nil)
+		if resp.StatusCode != 401 || !strings.Contains(string(body), `"error"`) {
+			t.Errorf("%s %s without the token: %s %s, want 401", r.method, r.path, resp.Status, body)
+		}
+		resp, body = doBody(t, n, r.method, r.path, put, map[string]string{"Authorization": "Bearer " + tok})
+		if resp.StatusCode != 200 {
+			t.Errorf("%s %s with the token: %s %s", r.method, r.path, resp.Status, body)
+		}
 	}
 }

@@ -37,7 +37,7 @@ export function showPlayer(kind, href, title, canonical, posterCID, byLang, flag
     resumable(media, canonical);
     player.append(media);
   } else if (kind) {
-    player.append(el("button", { type: "button", onclick: () => playWithToken(kind, href, title) }, "Load player"));
+    player.append(el("button", { type: "button", onclick: () => playWithToken(kind, href, title, canonical) }, "Load player"));
   }
 }
 
@@ -93,10 +93,12 @@ export async function downloadWithToken(href, name) {
   }
 }
 
-async function playWithToken(kind, href, title) {
+async function playWithToken(kind, href, title, canonical) {
   try {
     const url = await fetchBlob(href);
-    $("player").replaceChildren(el(kind, { controls: true, src: url, "aria-label": "Play " + title }));
+    const media = el(kind, { controls: true, src: url, "aria-label": "Play " + title });
+    $("player").replaceChildren(media);
+    resumable(media, canonical);
   } catch (e) {
     $("record-status").textContent = "Could not load the file: " + e.message;
   }
