@@ -87,6 +87,7 @@ func TestWeb_WatchingAcrossDevices(t *testing.T) {
 	tv.navigate("/?cid=" + c1)
 	at := fmt.Sprintf("%d:%02d", int(saved.Position)/60, int(saved.Position)%60)
 	tv.until("the TV's offer to resume", `(document.getElementById("resume") || {}).textContent === "Resume from `+at+`" && !!document.getElementById("start-over")`)
+	tv.screenshot("resume-offer")
 	tv.until("the TV's video at the saved place", `!!`+video+` && `+video+`.readyState >= 1 && Math.abs(`+video+`.currentTime - `+strconv.FormatFloat(saved.Position, 'f', -1, 64)+`) < 0.01`)
 
 	// Continue watching, on Recently added, lists it.
@@ -111,6 +112,7 @@ func TestWeb_WatchingAcrossDevices(t *testing.T) {
 	  const first = document.querySelector("#continue-list li");
 	  return !document.getElementById("continue").hidden && !!first && first.classList.contains("next-up") && first.dataset.cid === "`+c2+`"; })()`)
 	phone.until("the watched mark on the card", `!!document.querySelector('#entries li.file.card[data-cid="`+c1+`"] .badge.watched') && !document.querySelector('#entries li.file.card[data-cid="`+c2+`"] .badge.watched')`)
+	phone.screenshot("continue-watching")
 
 	// Play plays the next episode.
 	tv.click("play the next episode", "#next-up button.play-next")
