@@ -280,9 +280,21 @@ func TestWatch_NeverSentToPeers(t *testing.T) {
 	if doc["canonical_cid"] != c["film"] {
 		t.Fatalf("the peer's lookup answered another file: %s", body)
 	}
-	for _, w := range []string{"zelda", "754.5", "lastPlayed", "position", "watch"} {
-		if strings.Contains(string(body), w) {
-			t.Errorf("the peer's record of the file holds %q: %s", w, body)
+	// The peer's federated search finds the file, and nothing of zelda.
+	var hits []byte
+	waiting.Until(t, "the peer's search to find the film", func() string {
+		resp, b := do(t, b, "GET", "/api/search?q=film&federated=1", nil)
+		if resp.StatusCode != 200 || !strings.Contains(string(b), `"`+c["film"]+`"`) {
+			return fmt.Sprintf("%s %.300s", resp.Status, b)
+		}
+		hits = b
+		return ""
+	})
+	for what, answer := range map[string][]byte{"record": body, "search": hits} {
+		for _, w := range []string{"zelda", "754.5", "lastPlayed", "position", "watch"} {
+			if strings.Contains(string(answer), w) {
+				t.Errorf("the peer's %s of the file holds %q: %s", what, w, answer)
+			}
 		}
 	}
 	var ms api.MembersAnswer
