@@ -33,6 +33,9 @@
 // friend's list, asked of it), duplicates.go (GET /api/duplicates: the
 // household's files under several paths, and its works held as several
 // files, when the Backend is a Deduplicator),
+// members.go (/api/members: the household's members, how far each
+// watched a file, what to continue and the next episode, when the Backend
+// is a Watcher; the member a browser chose, ChosenMember),
 // snapshot.go (GET and POST /api/snapshot: the
 // export streamed, an upload spooled to a temporary file and imported
 // through the Backend's Snapshotter),

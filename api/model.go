@@ -30,6 +30,14 @@ type (
 	Household        = model.Household
 	HouseholdQuery   = model.HouseholdQuery
 	HouseholdLibrary = model.HouseholdLibrary
+	// The household's members and how far each watched a file.
+	WatchUpdate    = model.WatchUpdate
+	WatchState     = model.WatchState
+	WatchEntry     = model.WatchEntry
+	WatchList      = model.WatchList
+	MembersAnswer  = model.MembersAnswer
+	ContinueAnswer = model.ContinueAnswer
+	NextEpisode    = model.NextEpisode
 )
 
 // The kinds of Value.

@@ -263,6 +263,7 @@ func New(b Backend, log *slog.Logger, opts Options) *Server {
 	s.routeWeb()
 	s.routeInvites()
 	s.routeSnapshot()
+	s.routeMembers()
 	s.mux.HandleFunc("GET /api/events", s.events)
 	s.routeCID("/api/meta", s.meta)
 	s.routeEdit()

@@ -31,6 +31,9 @@
 //     (HouseholdLibrary), GET /api/households and its library.
 //   - duplicates.go: GET /api/duplicates' groupings (DuplicatesBy*),
 //     DuplicatesQuery, DuplicatesPage, DuplicateGroup and DuplicateCopy.
+//   - watching.go: the household's members (CheckMemberName,
+//     MembersAnswer) and how far each watched a file (WatchUpdate,
+//     WatchState, WatchEntry, WatchList, ContinueAnswer, NextEpisode).
 //   - status.go: ScanProgress, ProvideStats, ProvidedRegion and Findable,
 //     the scan's and the provider's figures.
 //   - errors.go: the sentinel errors (ErrNotFound, ErrBadRequest,

@@ -14,6 +14,7 @@ import (
 	"github.com/libp2p/go-libp2p-kad-dht/amino"
 
 	"github.com/metamesh/node/ingest"
+	"github.com/metamesh/node/model"
 	"github.com/metamesh/node/node/announce"
 	"github.com/metamesh/node/node/federation"
 	"github.com/metamesh/node/node/p2p"
@@ -135,6 +136,12 @@ type Config struct {
 	// (--stills, METAMESH_STILLS; node/stills). Off, or without ffmpeg
 	// on the PATH, lists show such videos without an image.
 	Stills bool
+
+	// Users are members of the household the node makes at start, if
+	// missing (--users, METAMESH_USERS): each a name of 1 to 40 letters,
+	// digits, spaces, - or _ (model.CheckMemberName). More are made on
+	// the page; members are kept in the store.
+	Users []string
 
 	// APITokenFile holds the bearer token the API requires on a
 	// non-loopback APIAddr (--api-token-file, METAMESH_API_TOKEN_FILE).
@@ -258,6 +265,11 @@ func (c *Config) validate() error {
 	}
 	if _, _, err := net.SplitHostPort(c.APIAddr); err != nil {
 		return fmt.Errorf("config: --api %q: %w", c.APIAddr, err)
+	}
+	for _, u := range c.Users {
+		if err := model.CheckMemberName(u); err != nil {
+			return fmt.Errorf("config: --users: %w", err)
+		}
 	}
 	if c.Workers < 0 {
 		return fmt.Errorf("config: --workers %d: may not be negative (0: one per CPU)", c.Workers)

@@ -108,6 +108,10 @@
 //   - snapshot.go: the backend's api.Snapshotter: a snapshot of the
 //     store exported with the node's peer ID, imported by the store
 //     (store.ImportSnapshot), a refused file a bad request.
+//   - watching.go: the backend's api.Watcher: the household's members
+//     (Config.Users made at start), how far each watched a file (kept
+//     by the store, never sent to peers), what to continue and the
+//     next episode (the catalog's NextEpisode).
 //   - auth.go: the API's access rules, bearer token file and invites
 //     (package invite's store, DATA/invites.json).
 //   - space.go: the data directory's free space: a start refused under

@@ -126,6 +126,9 @@ func (n *Node) Start(ctx context.Context) (err error) {
 	if err := n.openStore(ctx); err != nil {
 		return err
 	}
+	if err := n.addUsers(ctx); err != nil {
+		return err
+	}
 	if err := n.startP2P(ctx); err != nil {
 		return err
 	}

@@ -45,13 +45,15 @@ func browser(t *testing.T) (context.Context, func() []string) {
 	return browserFor(t, waiting.Guard)
 }
 
-// browserFor is browser for a test that browses for up to d.
-func browserFor(t *testing.T, d time.Duration) (context.Context, func() []string) {
+// browserFor is browser for a test that browses for up to d, with more
+// options of the browser's (a profile's directory: chromedp.UserDataDir).
+func browserFor(t *testing.T, d time.Duration, more ...chromedp.ExecAllocatorOption) (context.Context, func() []string) {
 	t.Helper()
 	opts := append(slices.Clone(chromedp.DefaultExecAllocatorOptions[:]),
 		chromedp.ExecPath(chromiumPath(t)),
 		chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
 		chromedp.WindowSize(1200, 900))
+	opts = append(opts, more...)
 	actx, acancel := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel := chromedp.NewContext(actx, chromedp.WithLogf(t.Logf))
 	ctx, tcancel := context.WithTimeout(ctx, d)

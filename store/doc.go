@@ -241,6 +241,9 @@
 //     by root; meta:import while it runs) and its merge and replace
 //     rules; snapshot_apply.go: how a root is written through the
 //     lifecycle operations, SetFields, AddAlias and MergeRecord.
+//   - watch.go: the household's members and what each watched
+//     (Members, AddMember, RemoveMember, SetWatch, Watch, Watching,
+//     ForgetWatch), and the watch state of a snapshot's roots.
 //   - check.go: Check, every schema invariant (fsck; uses SCAN).
 //   - rootid.go: root IDs. errors.go: sentinel errors.
 //   - version.go: Layout, meta:layout and LayoutVersion; what Open does

@@ -12,9 +12,11 @@ import (
 	"hash"
 	"io"
 	"path"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/metamesh/node/model"
 	"github.com/metamesh/node/protocol"
 )
 
@@ -61,6 +63,9 @@ type SnapshotHeader struct {
 	// Roots is the number of root lines when known before they were
 	// written; the trailer always has it.
 	Roots *int `json:"roots,omitempty"`
+	// Members are the household's members (store.Members), whose watch
+	// state root lines carry (SnapshotRoot.Watch).
+	Members []string `json:"members,omitempty"`
 }
 
 // SnapshotOwn are the digests a local root computed from its own bytes:
@@ -97,6 +102,9 @@ type SnapshotRoot struct {
 	// Edited are the fields whose values are the household's edits
 	// (Document.Edited): an import keeps them edits.
 	Edited []string `json:"edited,omitempty"`
+	// Watch is how far each member watched the file (member → state),
+	// each a member of the header's Members.
+	Watch map[string]model.WatchState `json:"watch,omitempty"`
 }
 
 // Local reports whether the root is a local file (it has a filePath).
@@ -225,6 +233,9 @@ func (sr *SnapshotReader) Next() (SnapshotRoot, error) {
 		return SnapshotRoot{}, sr.trailer(b)
 	}
 	r, err := ParseSnapshotRoot(b)
+	if err == nil {
+		err = r.checkWatch(sr.Header.Members)
+	}
 	if err != nil {
 		return SnapshotRoot{}, &SnapshotError{Line: sr.line, Err: err}
 	}
@@ -285,6 +296,25 @@ func parseSnapshotHeader(b []byte, h *SnapshotHeader) error {
 	}
 	if _, err := time.Parse(time.RFC3339Nano, h.Created); err != nil {
 		return fmt.Errorf("created: %v", err)
+	}
+	for _, m := range h.Members {
+		if err := model.CheckMemberName(m); err != nil {
+			return fmt.Errorf("members: %v", err)
+		}
+	}
+	return nil
+}
+
+// checkWatch checks a root line's watch state: each of a member the
+// header lists, with a position and duration a player could have sent.
+func (r SnapshotRoot) checkWatch(members []string) error {
+	for m, w := range r.Watch {
+		if !slices.Contains(members, m) {
+			return fmt.Errorf("root %s: watch of %q, who is not among the header's members", r.Root, m)
+		}
+		if err := (model.WatchUpdate{Position: w.Position, Duration: w.Duration}).Check(); err != nil {
+			return fmt.Errorf("root %s: watch of %q: %v", r.Root, m, err)
+		}
 	}
 	return nil
 }

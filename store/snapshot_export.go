@@ -29,7 +29,11 @@ const snapshotScan = 500
 // root twice). A root deleted while the export runs is left out.
 // Returns the number of roots written.
 func (s *Store) ExportSnapshot(ctx context.Context, w io.Writer, opts ExportOptions) (int, error) {
-	sw, err := newSnapshotWriter(w, SnapshotHeader{Created: time.Now().UTC().Format(time.RFC3339Nano), Peer: opts.Peer, LocalOnly: opts.LocalOnly})
+	members, err := s.Members(ctx)
+	if err != nil {
+		return 0, err
+	}
+	sw, err := newSnapshotWriter(w, SnapshotHeader{Created: time.Now().UTC().Format(time.RFC3339Nano), Peer: opts.Peer, LocalOnly: opts.LocalOnly, Members: members})
 	if err != nil {
 		return 0, err
 	}
@@ -51,6 +55,9 @@ func (s *Store) ExportSnapshot(ctx context.Context, w io.Writer, opts ExportOpti
 		if err != nil {
 			return sw.roots, err
 		}
+		if err := s.addWatch(ctx, members, lines); err != nil {
+			return sw.roots, err
+		}
 		for _, sr := range lines {
 			if err := sw.root(sr); err != nil {
 				return sw.roots, err
@@ -61,6 +68,22 @@ func (s *Store) ExportSnapshot(ctx context.Context, w io.Writer, opts ExportOpti
 		}
 	}
 	return sw.roots, sw.close()
+}
+
+// addWatch gives lines the members' watch state of their roots.
+func (s *Store) addWatch(ctx context.Context, members []string, lines []SnapshotRoot) error {
+	roots := make([]RootID, len(lines))
+	for i, l := range lines {
+		roots[i] = l.Root
+	}
+	watch, err := s.watchOf(ctx, members, roots)
+	if err != nil {
+		return err
+	}
+	for i := range lines {
+		lines[i].Watch = watch[lines[i].Root]
+	}
+	return nil
 }
 
 // snapshotRoots reads roots as snapshot lines, leaving out those gone

@@ -14,6 +14,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/metamesh/node/model"
 	"github.com/metamesh/node/protocol"
 )
 
@@ -167,6 +168,11 @@ func (s *Store) applySnapshot(ctx context.Context, open func() (io.ReadCloser, e
 	if err != nil {
 		return nil, err
 	}
+	if !opts.DryRun {
+		if err := s.importMembers(ctx, sr.Header.Members, opts.Mode); err != nil {
+			return nil, err
+		}
+	}
 	kept := make(map[RootID]bool)
 	for {
 		r, err := sr.Next()
@@ -183,6 +189,11 @@ func (s *Store) applySnapshot(ctx context.Context, open func() (io.ReadCloser, e
 		}
 		if root != "" {
 			kept[root] = true
+		}
+		if root != "" && !opts.DryRun {
+			if err := s.importWatch(ctx, root, r.Watch, opts.Mode); err != nil {
+				return nil, err
+			}
 		}
 	}
 }
@@ -232,6 +243,70 @@ func (s *Store) importRoot(ctx context.Context, r SnapshotRoot, opts ImportOptio
 		return matched, nil
 	}
 	return matched, s.applyLacking(ctx, matched, r, lack)
+}
+
+// importMembers adds the snapshot's members (merge), or makes them the
+// household's members, with no watch state until the root lines give
+// theirs (replace), in one transaction.
+func (s *Store) importMembers(ctx context.Context, members []string, mode ImportMode) error {
+	var old []string
+	if mode == ImportReplace {
+		var err error
+		if old, err = s.Members(ctx); err != nil {
+			return err
+		}
+	}
+	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		if mode == ImportReplace {
+			for _, m := range old {
+				p.Del(ctx, watchKey(m))
+			}
+			p.Del(ctx, keyMembers)
+		}
+		if len(members) > 0 {
+			p.SAdd(ctx, keyMembers, toAny(members)...)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("store: import members: %w", err)
+	}
+	return nil
+}
+
+// importWatch writes a root line's watch state to the root that holds
+// it: a merge keeps the state a member already has, a replace writes
+// the snapshot's.
+func (s *Store) importWatch(ctx context.Context, root RootID, watch map[string]model.WatchState, mode ImportMode) error {
+	if len(watch) == 0 {
+		return nil
+	}
+	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		for m, w := range watch {
+			b, err := json.Marshal(w)
+			if err != nil {
+				return err
+			}
+			if mode == ImportReplace {
+				p.HSet(ctx, watchKey(m), string(root), b)
+			} else {
+				p.HSetNX(ctx, watchKey(m), string(root), b)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("store: import watch: %w", err)
+	}
+	return nil
+}
+
+func toAny(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
 }
 
 // matchRoot is the store's root that holds one of r's members (the
@@ -284,7 +359,7 @@ func mapPaths(r SnapshotRoot, pm []PathMap) SnapshotRoot {
 // b has (the root ID aside).
 func sameRoot(a, b SnapshotRoot) bool {
 	norm := func(r SnapshotRoot) SnapshotRoot {
-		r.Root = ""
+		r.Root, r.Watch = "", nil
 		if len(r.Fields) == 0 {
 			r.Fields = nil
 		}

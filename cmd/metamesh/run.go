@@ -61,6 +61,7 @@ comma-separated.`,
 			share, _ := f.GetStringArray("share-files")
 			cfg.ShareFiles, cfg.ShareFolders = shareFiles(share)
 			cfg.Stills, _ = f.GetBool("stills")
+			cfg.Users, _ = f.GetStringSlice("users")
 			if cfg.ShareRate, err = parseRate(f.Lookup("share-rate").Value.String()); err != nil {
 				return usageError(cmd, fmt.Errorf("--share-rate: %w", err))
 			}
@@ -109,6 +110,7 @@ comma-separated.`,
 	f.StringArray("share-files", nil, "let the federation's households (and IPFS nodes the host admits) fetch this household's files' bytes over bitswap, read from the library in place: alone, every file; --share-files=DIR, the files under DIR (a folder inside a library; repeat for more); a folder's .metamesh-share shares it too, and a .metamesh-private folder is never shared, announced or answered for; otherwise peers' wants are answered DONT_HAVE (env METAMESH_SHARE_FILES: true, or comma-separated folders)")
 	f.String("share-rate", "0", "with --share-files, the most bytes a second served to peers, all together: 0 (unlimited), or a size such as 500k, 2M, 1.5MiB (env METAMESH_SHARE_RATE)")
 	f.Bool("stills", true, "give every video without a poster a still: a frame ffmpeg takes a tenth of the way in, after the scan, one at a time and niced, kept under DATA/stills and shown by lists and the player; --stills=false makes none (env METAMESH_STILLS)")
+	f.StringSlice("users", nil, "members of the household, comma-separated (alice,bob): each keeps how far it watched every film, on any device; more are made on the page (env METAMESH_USERS)")
 	f.Bool("share-art", true, "let the federation's households fetch the artwork of this household's files (the posters and fan art their fields link, small images), so that their pages show them, even without --share-files; no other file is served for it; --share-art=false turns it off (env METAMESH_SHARE_ART)")
 	f.String("art-cache", "500MiB", "the most bytes of other households' artwork kept under DATA/art, a size such as 200M or 1GiB; the least recently used go first (env METAMESH_ART_CACHE)")
 	f.StringArray("api-host", nil, "another Host header name the API answers on loopback, besides localhost, 127.0.0.1 and [::1]; repeat for more (env METAMESH_API_HOST)")

@@ -515,3 +515,47 @@ func (c *Catalog) Showing(img string, max int) []store.RootID {
 	}
 	return out
 }
+
+// Entry is the entry of root as the library's lists show it; ok is
+// false for a root the catalog does not list.
+func (c *Catalog) Entry(r store.RootID) (model.LibraryEntry, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	l := c.entries[r]
+	if l == nil || !listable(l.Summary) {
+		return model.LibraryEntry{}, false
+	}
+	return fileEntry(l), true
+}
+
+// NextEpisode is the local episode that follows episode root: the next
+// one of its season, else the first of the next season the show has.
+// ok is false for a root that is no local episode, and for a show's
+// last episode.
+func (c *Catalog) NextEpisode(r store.RootID) (next store.RootID, e model.LibraryEntry, ok bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	l := c.entries[r]
+	if l == nil || !l.Local() || !episode(l.Summary) {
+		return "", model.LibraryEntry{}, false
+	}
+	s := c.views.show[l.fold]
+	if s == nil {
+		return "", model.LibraryEntry{}, false
+	}
+	i := slices.IndexFunc(s.seasons, func(se *catalogSeason) bool { return se.n == *l.Season })
+	if i < 0 {
+		return "", model.LibraryEntry{}, false
+	}
+	eps := s.seasons[i].episodes
+	for _, n := range eps {
+		if *n.Episode > *l.Episode {
+			return n.Root, fileEntry(n), true
+		}
+	}
+	if i+1 < len(s.seasons) {
+		n := s.seasons[i+1].episodes[0]
+		return n.Root, fileEntry(n), true
+	}
+	return "", model.LibraryEntry{}, false
+}

@@ -214,3 +214,37 @@ func TestCatalog_HomeVideosNewestFirst(t *testing.T) {
 		})
 	}
 }
+
+// TestCatalog_NextEpisode: the next episode of a season, then across a
+// season boundary (a season missing between is skipped), none after the
+// last, none for a film.
+func TestCatalog_NextEpisode(t *testing.T) {
+	ep := func(r store.RootID, show string, season, episode int) store.Changed {
+		return store.Changed{Root: r, Exists: true, Document: store.Document{Root: r, CIDs: []string{"bafk" + string(r)}, Fields: map[string]string{
+			"filePath": "/lib/" + string(r) + ".mkv", "title": show, "fileType": "video",
+			"season": fmt.Sprint(season), "episode": fmt.Sprint(episode)}}}
+	}
+	c := New()
+	film := store.Changed{Root: "f1", Exists: true, Document: store.Document{Root: "f1", CIDs: []string{"bafkf1"}, Fields: map[string]string{"filePath": "/lib/f1.mkv", "title": "Heat", "fileType": "video"}}}
+	err := c.Take(context.Background(), store.ChangeBatch{Roots: []store.Changed{
+		ep("e12", "Show", 1, 2), ep("e11", "Show", 1, 1), ep("e14", "Show", 1, 4), ep("e31", "Show", 3, 1), ep("e32", "Show", 3, 2),
+		ep("o11", "Other", 1, 1), film}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		root store.RootID
+		want store.RootID
+	}{{"e11", "e12"}, {"e12", "e14"}, {"e14", "e31"}, {"e31", "e32"}, {"e32", ""}, {"o11", ""}, {"f1", ""}, {"gone", ""}} {
+		got, e, ok := c.NextEpisode(tc.root)
+		if got != tc.want || ok != (tc.want != "") {
+			t.Errorf("NextEpisode(%s) = %q %v, want %q", tc.root, got, ok, tc.want)
+		}
+		if ok && (e.Kind != "file" || e.Season == nil || e.Show == "") {
+			t.Errorf("NextEpisode(%s) entry %+v: want an episode's entry", tc.root, e)
+		}
+	}
+	if e, ok := c.Entry("f1"); !ok || e.Title != "Heat" {
+		t.Errorf("Entry(f1) = %+v %v", e, ok)
+	}
+}

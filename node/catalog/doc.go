@@ -10,7 +10,9 @@
 //     each changed root's document), and the sorted lists kept sorted
 //     change by change (recent, movies, shows → seasons → episodes, home
 //     videos newest recorded first),
-//     paged by Page; Counts are its local and peers' files. Take (its
+//     paged by Page; Entry, one root's entry; NextEpisode, the
+//     episode after another (the next of its season, else the first
+//     of the next season); Counts are its local and peers' files. Take (its
 //     Consumer: Fields is store.CatalogField) puts a batch's entries; a
 //     sweep's last batch drops what no batch of the sweep named.
 //   - catalog_test.go: the lists kept change by change against those a

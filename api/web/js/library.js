@@ -6,6 +6,7 @@ import { api } from "./client.js";
 import { state, urlOf, link } from "./nav.js";
 import { renderCards, seasonName } from "./cards.js";
 import { showHeader } from "./show.js";
+import { markCards } from "./members.js";
 
 const VIEWS = { recent: "Recently added", movies: "Movies", shows: "Shows", other: "Home videos", peers: "From other households", duplicates: "Duplicates", node: "Node" };
 
@@ -98,6 +99,7 @@ function renderList(s, page) {
   const entries = page.entries || [];
   $("library-status").textContent = listLine(page, entries);
   renderCards(s, page, { list: {} });
+  markCards();
 }
 
 // listLine counts a list's entries (nothing when the library is empty:

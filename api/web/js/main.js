@@ -16,6 +16,7 @@ import { unavailableWords } from "./sources.js";
 import { refreshNode, renderStatus } from "./status.js";
 import { renderPeers } from "./peers.js";
 import { startUpdates } from "./events.js";
+import { bindMembers, showContinue, markCards } from "./members.js";
 import { showHouseholds, hideHouseholds, showHouseholdLibrary, leaveHouseholdLibrary, bindHouseholdSearch } from "./households.js";
 
 // render shows state s: the search, a list of the library, the
@@ -59,6 +60,8 @@ function render(s) {
   else if (!searching && !householdView) showList(s);
   if (s.cid) showRecord(s.cid);
   else closeRecord();
+  if (!searching && !recordOpen) showContinue(s);
+  markCards();
 }
 
 // bindViews makes the views' tabs, "Back to the library" and the
@@ -79,6 +82,7 @@ function bindViews() {
 
 async function init() {
   startNav(render);
+  bindMembers(() => { render(state); });
   let st = null;
   try {
     st = await refreshNode();

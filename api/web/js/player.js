@@ -1,9 +1,11 @@
 // The record's player and Download: the media element with its poster
-// frame, subtitles and the place this browser left it; with a token,
+// frame, subtitles and the place the chosen member (or this browser)
+// left it; with a token,
 // the file fetched with it first.
 
 import { $, el, asList } from "./dom.js";
 import { hasToken, fetchBlob } from "./client.js";
+import { member, keepWatching } from "./members.js";
 
 // playable is "video" or "audio" when this browser can play mime.
 export function playable(mime) {
@@ -35,7 +37,7 @@ export function showPlayer(kind, href, title, canonical, posterCID, byLang, flag
     resumable(media, canonical);
     player.append(media);
   } else if (kind) {
-    player.append(el("button", { type: "button", onclick: () => playWithToken(kind, href, title) }, "Load player"));
+    player.append(el("button", { type: "button", onclick: () => playWithToken(kind, href, title, canonical) }, "Load player"));
   }
 }
 
@@ -56,9 +58,14 @@ function addTracks(media, byLang, flags) {
   if (chosen) chosen.setAttribute("default", "");
 }
 
-// resumable plays on from where this browser left the file (kept in the
-// browser, by CID), and forgets it at the end.
+// resumable plays on from where the chosen member left the file, on any
+// device (members.js); with no member chosen, from where this browser
+// left it (kept in the browser, by CID), forgotten at the end.
 function resumable(media, cid) {
+  if (member()) {
+    keepWatching(media, cid);
+    return;
+  }
   const key = "metamesh.at." + cid;
   media.addEventListener("loadedmetadata", () => {
     const at = parseFloat(localStorage.getItem(key) || "0");
@@ -86,10 +93,12 @@ export async function downloadWithToken(href, name) {
   }
 }
 
-async function playWithToken(kind, href, title) {
+async function playWithToken(kind, href, title, canonical) {
   try {
     const url = await fetchBlob(href);
-    $("player").replaceChildren(el(kind, { controls: true, src: url, "aria-label": "Play " + title }));
+    const media = el(kind, { controls: true, src: url, "aria-label": "Play " + title });
+    $("player").replaceChildren(media);
+    resumable(media, canonical);
   } catch (e) {
     $("record-status").textContent = "Could not load the file: " + e.message;
   }
