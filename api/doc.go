@@ -17,7 +17,9 @@
 // that limit the federated work of clients without the token),
 // model.go (the model's names the API speaks, given here: Document,
 // SearchHit, the errors, …), file.go
-// (/api/file), peerfile.go (a peer's file through /api/file, and
+// (/api/file), stream.go (/api/stream: a stream converted by the
+// Backend's Streamer for a browser that cannot play the file as it is,
+// sent as it is made, and its status), peerfile.go (a peer's file through /api/file, and
 // /api/sources, when the Backend is a PeerFiles), thumb.go (/api/thumb: a poster's thumbnail, through the
 // Backend's Thumbnailer), subtitle.go (/api/subtitle: a subtitle file as
 // WebVTT, ToWebVTT; at most MaxSubtitleConversions at once, the WebVTT

@@ -86,15 +86,32 @@ func Decide(src Source, br Browser) Plan {
 	return p
 }
 
+// native are the MIME types a browser is asked about for codecs MP4
+// does not carry as they are: whether it decodes the file as it is.
+var native = map[string]string{
+	"vp8":       `video/webm; codecs="vp8"`,
+	"theora":    `video/ogg; codecs="theora"`,
+	"mpeg4":     `video/mp4; codecs="mp4v.20.8"`,
+	"vorbis":    `audio/ogg; codecs="vorbis"`,
+	"pcm_s16le": `audio/wav; codecs="1"`,
+	"pcm_s24le": `audio/wav; codecs="1"`,
+}
+
 // Types are the MIME types a browser is asked about for src: each codec
-// as it would be in fragmented MP4 ("" for a codec MP4 does not carry,
-// which is transcoded whatever the browser says, or for no stream).
+// as it would be in fragmented MP4, or, for a codec MP4 does not carry
+// as it is (which a stream transcodes whatever the browser says), as
+// the browser would play it in its own container; "" for a codec no
+// type names (taken as one the browser does not decode) or no stream.
 func Types(src Source) (video, audio string) {
 	if c := mp4Video[src.Video]; c != "" {
 		video = `video/mp4; codecs="` + c + `"`
+	} else {
+		video = native[src.Video]
 	}
 	if c := mp4Audio[src.Audio]; c != "" {
 		audio = `audio/mp4; codecs="` + c + `"`
+	} else {
+		audio = native[src.Audio]
 	}
 	return video, audio
 }
