@@ -27,8 +27,8 @@ import (
 	"github.com/metamesh/node/node/privacy"
 	"github.com/metamesh/node/node/share"
 	"github.com/metamesh/node/node/stills"
-	"github.com/metamesh/node/node/transcode"
 	"github.com/metamesh/node/node/thumbs"
+	"github.com/metamesh/node/node/transcode"
 	"github.com/metamesh/node/store"
 )
 

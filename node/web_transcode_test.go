@@ -15,8 +15,8 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/metamesh/node/api"
-	"github.com/metamesh/node/node"
 	"github.com/metamesh/node/internal/waiting"
+	"github.com/metamesh/node/node"
 )
 
 // TestWeb_TranscodePlaysAndSeeks: an HEVC and AC-3 film in Matroska,
