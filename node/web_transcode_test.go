@@ -30,9 +30,7 @@ func TestWeb_TranscodePlaysAndSeeks(t *testing.T) {
 	lib := t.TempDir()
 	clip := filepath.Join(lib, "Movies", "Heavy (2021)", "Heavy.2021.mkv")
 	writeMedia(t, clip, 24, "-c:v", "libx265", "-preset", "ultrafast", "-x265-params", "log-level=error", "-c:a", "ac3")
-	n := startNodeWith(t, lib, nil)
-	c := canonicalOf(t, clip)
-	waiting.For(t, "the film in the list", func() bool { return library(t, n, "view=movies").Total == 1 })
+	n, c := nodeWithFilm(t, lib, clip, nil)
 
 	var st api.StreamStatus
 	getJSON(t, n, "/api/stream/"+c+"/status", &st)
@@ -74,9 +72,7 @@ func TestWeb_TranscodeRemux(t *testing.T) {
 	lib := t.TempDir()
 	clip := filepath.Join(lib, "Movies", "Broadcast (2019)", "Broadcast.2019.avi")
 	writeMedia(t, clip, 20, "-c:v", "libx264", "-preset", "ultrafast", "-c:a", "aac")
-	n := startNodeWith(t, lib, nil)
-	c := canonicalOf(t, clip)
-	waiting.For(t, "the film in the list", func() bool { return library(t, n, "view=movies").Total == 1 })
+	n, c := nodeWithFilm(t, lib, clip, nil)
 
 	p := openPage(t, n)
 	p.navigate("/?cid=" + c)
@@ -110,9 +106,7 @@ func TestWeb_TranscodeSharedAndStopped(t *testing.T) {
 	}
 	settle(t, clip)
 	var data string
-	n := startNodeWith(t, lib, func(c *node.Config) { c.Transcodes = 1; data = c.DataDir })
-	c := canonicalOf(t, clip)
-	waiting.For(t, "the film in the list", func() bool { return library(t, n, "view=movies").Total == 1 })
+	n, c := nodeWithFilm(t, lib, clip, func(c *node.Config) { c.Transcodes = 1; data = c.DataDir })
 
 	p := openPage(t, n)
 	p.navigate("/?cid=" + c)
@@ -157,6 +151,16 @@ func TestWeb_TranscodeSharedAndStopped(t *testing.T) {
 	if left, _ := filepath.Glob(filepath.Join(dir, "*.part")); len(left) > 0 {
 		t.Errorf("half-made streams left: %v", left)
 	}
+}
+
+// nodeWithFilm starts a node on lib, whose one film is clip, and waits
+// for the film in its list; c is the film's canonical CID.
+func nodeWithFilm(t *testing.T, lib, clip string, edit func(*node.Config)) (n *node.Node, c string) {
+	t.Helper()
+	n = startNodeWith(t, lib, edit)
+	c = canonicalOf(t, clip)
+	waiting.For(t, "the film in the list", func() bool { return library(t, n, "view=movies").Total == 1 })
+	return n, c
 }
 
 // playsPast waits until the page's player plays (muted) past at seconds.

@@ -181,7 +181,7 @@ function offerFile(doc, title, canonical, current) {
     // peer's file's poster (fetched from its household); the subtitles
     // are files of this node's: a peer's file plays without them.
     const fi = doc.fileinfo && typeof doc.fileinfo === "object" ? doc.fileinfo : {};
-    howToPlay(doc.mimeType, canonical).then((how) => {
+    howToPlay(doc.mimeType, canonical, fi).then((how) => {
       if ($("player").dataset.cid !== canonical) return; // another record since
       showPlayer(how, href, title, canonical, local ? frameOf(doc) : posterOf(doc), local ? byLang : {}, flags, Number(fi.duration) || 0);
     });

@@ -11,14 +11,16 @@ import { api, authHeaders } from "./client.js";
 // the page stops reading (the node goes on converting to its cache).
 const ahead = 60;
 
-// howToPlay says how this browser plays a file of type mime: kind is
-// "video", "audio" or "" (none); stream, when set, is the node's status
-// of the file (GET /api/stream/<cid>/status): the browser cannot play
-// it as it is, so the node converts it.
-export async function howToPlay(mime, cid) {
+// howToPlay says how this browser plays a file of type mime, whose
+// fileinfo (its document's) ffprobe filled: kind is "video", "audio" or
+// "" (none); stream, when set, is the node's status of the file (GET
+// /api/stream/<cid>/status): the browser cannot play it as it is, so
+// the node converts it. A file of no codec ffprobe saw plays as it is,
+// if the browser says it may.
+export async function howToPlay(mime, cid, fileinfo) {
   const kind = typeof mime === "string" ? (mime.startsWith("video/") ? "video" : mime.startsWith("audio/") ? "audio" : "") : "";
   const asIs = kind && document.createElement(kind).canPlayType(mime) ? kind : "";
-  if (!kind) return { kind: "" };
+  if (!kind || !hasCodec(fileinfo)) return { kind: asIs };
   let st = null;
   try {
     st = await api("/api/stream/" + encodeURIComponent(cid) + "/status", { ask: false });
@@ -28,6 +30,14 @@ export async function howToPlay(mime, cid) {
   if (asIs && decodes(st.source.video, st.videoType) && decodes(st.source.audio, st.audioType)) return { kind };
   if (!window.MediaSource) return { kind: asIs };
   return { kind, stream: st };
+}
+
+// hasCodec says whether ffprobe saw a video or audio codec in the file.
+function hasCodec(fi) {
+  const sd = fi && typeof fi === "object" ? fi.streamdetails : null;
+  if (!sd || typeof sd !== "object") return false;
+  const first = (l) => (Array.isArray(l) && l[0] && typeof l[0] === "object" ? l[0].codec : "");
+  return !!(first(sd.video) || first(sd.audio));
 }
 
 // decodes says whether the browser decodes a file's codec (none: true).
