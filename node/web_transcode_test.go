@@ -85,10 +85,12 @@ func TestWeb_TranscodeRemux(t *testing.T) {
 	p.noConsoleErrors()
 }
 
-// TestWeb_TranscodeSharedAndStopped: with --transcodes=1, a second
-// player of the same stream shares the first one's ffmpeg, a player
-// asking for another waits and gets 503 with Retry-After; once the page
-// is closed and the other player gone, no ffmpeg of the node's is left.
+// TestWeb_TranscodeSharedAndStopped: a seek far past what is loaded
+// plays on from there (a new stream, the old one's ffmpeg stopped); with
+// --transcodes=1, a second player of the same stream shares its ffmpeg,
+// a player asking for another waits and gets 503 with Retry-After; once
+// the page is closed and the other player gone, no ffmpeg of the node's
+// is left.
 func TestWeb_TranscodeSharedAndStopped(t *testing.T) {
 	t.Parallel()
 	chromiumPath(t)
@@ -111,12 +113,17 @@ func TestWeb_TranscodeSharedAndStopped(t *testing.T) {
 	p := openPage(t, n)
 	p.navigate("/?cid=" + c)
 	playsPast(t, p, 1)
+	// Ten minutes in, far past what the page loaded (a minute ahead at
+	// most): the page asks for a stream from there, which replaces the
+	// first one (its ffmpeg stopped, the only slot taken by the new one).
+	must(t, p.ctx, "seek ten minutes in", p.ce, chromedp.Evaluate[bool](`(() => { document.querySelector("#player video").currentTime = 600; return true; })()`))
+	playsPast(t, p, 601)
 
 	// A second player of the same stream (what the page asked for: from
-	// the start, neither codec decoded) reads the same ffmpeg's output.
+	// 600 s, neither codec decoded) reads the same ffmpeg's output.
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	resp := streamGet(t, ctx, n, "/api/stream/"+c+"?start=0&video=0&audio=0")
+	resp := streamGet(t, ctx, n, "/api/stream/"+c+"?start=600&video=0&audio=0")
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("the second player: %s", resp.Status)
 	}
@@ -128,7 +135,7 @@ func TestWeb_TranscodeSharedAndStopped(t *testing.T) {
 	}
 
 	// Another stream waits for the slot, then is refused.
-	busy := streamGet(t, context.Background(), n, "/api/stream/"+c+"?start=600&video=0&audio=0")
+	busy := streamGet(t, context.Background(), n, "/api/stream/"+c+"?start=0&video=0&audio=0")
 	body, _ := io.ReadAll(busy.Body)
 	busy.Body.Close()
 	if busy.StatusCode != http.StatusServiceUnavailable || busy.Header.Get("Retry-After") == "" || !strings.Contains(string(body), "--transcodes") {
@@ -166,11 +173,23 @@ func nodeWithFilm(t *testing.T, lib, clip string, edit func(*node.Config)) (n *n
 // playsPast waits until the page's player plays (muted) past at seconds.
 func playsPast(t *testing.T, p *webPage, at float64) {
 	t.Helper()
-	must(t, p.ctx, "play past "+strconv.FormatFloat(at, 'f', -1, 64)+" s", p.ce, chromedp.Poll[bool](`(() => {
+	sec := strconv.FormatFloat(at, 'f', -1, 64)
+	_, err := chromedp.Run(p.ctx, chromedp.Poll[bool](`(() => {
 	  const v = document.querySelector("#player video");
 	  if (!v) return false;
 	  if (v.paused) { v.muted = true; v.play().catch(() => {}); }
-	  return v.currentTime > `+strconv.FormatFloat(at, 'f', -1, 64)+`; })()`, chromedp.WithPollingTimeout(60*time.Second)))
+	  return v.currentTime > `+sec+`; })()`, chromedp.WithPollingTimeout(60*time.Second)))
+	if err != nil {
+		got, _ := chromedp.Run(p.ctx, chromedp.Evaluate[string](`(() => {
+		  const v = document.querySelector("#player video");
+		  if (!v) return "no player: " + document.getElementById("player").textContent;
+		  const b = [];
+		  for (let i = 0; i < v.buffered.length; i++) b.push(v.buffered.start(i).toFixed(2) + "-" + v.buffered.end(i).toFixed(2));
+		  const n = document.querySelector("#player .stream-note");
+		  return "currentTime " + v.currentTime + ", paused " + v.paused + ", readyState " + v.readyState + ", buffered " + b.join(" ") +
+		    ", error " + (v.error ? v.error.code + " " + v.error.message : "none") + ", note " + (n ? n.textContent : ""); })()`))
+		t.Fatalf("play past %s s: %v; the player: %s (console errors: %q)", sec, err, got, p.ce())
+	}
 }
 
 // writeMedia writes at path seconds of a test pattern and a tone, 160 ×

@@ -4,8 +4,8 @@ import "strconv"
 
 // args are ffmpeg's arguments for p's stream of src read from in,
 // starting start seconds in, written to out as fragmented MP4 (an
-// empty moov, a fragment at every keyframe and at least every second,
-// timed from start so that the page places it where it belongs), with
+// empty moov, a fragment at every keyframe and at least every second;
+// its times start at 0 whatever start is, so the page places it), with
 // its progress as key=value lines on stdout.
 func args(in, out string, src Source, p Plan, start float64) []string {
 	a := []string{"-nostdin", "-hide_banner", "-loglevel", "error", "-nostats", "-progress", "pipe:1"}
@@ -27,9 +27,6 @@ func args(in, out string, src Source, p Plan, start float64) []string {
 		a = append(a, "-c:a", "copy")
 	} else {
 		a = append(a, "-c:a", "aac", "-b:a", "160k", "-ac", "2")
-	}
-	if start > 0 {
-		a = append(a, "-output_ts_offset", seconds(start))
 	}
 	return append(a, "-f", "mp4", "-movflags", "frag_keyframe+empty_moov+default_base_moof",
 		"-frag_duration", "1000000", "-y", out)

@@ -3,10 +3,11 @@
 // problem, the audio transcoded to AAC when only the audio is, the video
 // to H.264 (libx264, veryfast) only when the browser does not decode it.
 //
-// A stream starts where the player asks (ffmpeg's -ss, its timestamps
-// moved there with -output_ts_offset), so that a page placing its
-// fragments with Media Source Extensions seeks by asking for a stream
-// from the new place. ffmpeg reads the file through a loopback HTTP
+// A stream starts where the player asks (ffmpeg's -ss; its times start
+// at 0, as ffmpeg's MP4 muxer writes them whatever -output_ts_offset
+// says), so that a page placing its fragments with Media Source
+// Extensions (SourceBuffer.timestampOffset) seeks by asking for a
+// stream from the new place. ffmpeg reads the file through a loopback HTTP
 // address of the Manager's (with ranges: it seeks in a peer's file,
 // fetched over bitswap, as in a local one) and writes the stream to a
 // file under Config.Dir, which every player of that stream reads as it

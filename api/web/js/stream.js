@@ -1,7 +1,8 @@
 // The stream the node converts for a browser that cannot play a file as
 // it is (GET /api/stream/<cid>): fragmented MP4, appended to a
 // MediaSource as it arrives, so the player's own bar seeks; a seek past
-// what is loaded asks the node for a stream from there. While the node
+// what is loaded asks the node for a stream from there, whose times
+// (from 0) the source buffer places from that point on. While the node
 // converts slower than the film plays, a sentence under the player says
 // so (GET /api/stream/<cid>/status).
 
@@ -104,7 +105,7 @@ class Loader {
     if (!resp.ok) return this.refused(resp, gen, start);
     this.say("");
     try {
-      await this.reset(resp.headers.get("Content-Type"));
+      await this.reset(resp.headers.get("Content-Type"), start);
       await this.read(resp.body.getReader(), gen);
     } catch (e) {
       if (gen === this.gen && e.name !== "AbortError") this.say("The converted stream stopped: " + e.message);
@@ -121,18 +122,20 @@ class Loader {
     if (resp.status === 503 && after > 0) setTimeout(() => { if (gen === this.gen) this.load(start); }, after * 1000);
   }
 
-  // reset makes the source buffer ready for a new stream of type.
-  async reset(type) {
+  // reset makes the source buffer ready for a new stream of type, whose
+  // times (from 0) are placed from start on.
+  async reset(type, start) {
     if (!this.sb) {
       this.sb = this.ms.addSourceBuffer(type);
-      return;
-    }
-    await this.idle();
-    this.sb.abort();
-    if (this.sb.buffered.length) {
-      this.sb.remove(0, Infinity);
+    } else {
       await this.idle();
+      this.sb.abort();
+      if (this.sb.buffered.length) {
+        this.sb.remove(0, Infinity);
+        await this.idle();
+      }
     }
+    this.sb.timestampOffset = start;
   }
 
   // read appends the stream as it arrives, pausing while enough is
