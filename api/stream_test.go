@@ -103,3 +103,30 @@ func TestServer_StreamWithoutStreamer(t *testing.T) {
 		t.Errorf("a node without streams: %d %q", rec.Code, msg)
 	}
 }
+
+// TestServer_StreamAccess: a stream is for the household's own browsers:
+// off loopback it needs the token, whatever --public-read says.
+func TestServer_StreamAccess(t *testing.T) {
+	const tok = "0123456789abcdef0123456789abcdef"
+	b := &fakeStreamer{fakeBackend: &fakeBackend{docs: map[string]api.Document{heldV1: streamDoc(heldV1, "hevc", "ac3")}}}
+	for _, tt := range []struct {
+		name   string
+		access api.Access
+		hdr    map[string]string
+		code   int
+	}{
+		{"loopback", api.Access{Loopback: true}, nil, 200},
+		{"token: without it", api.Access{Token: tok}, nil, 401},
+		{"token: with it", api.Access{Token: tok}, map[string]string{"Authorization": "Bearer " + tok}, 200},
+		{"public read", api.Access{Token: tok, PublicRead: true}, nil, 401},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			for _, path := range []string{"/api/stream/" + heldV1, "/api/stream/" + heldV1 + "/status"} {
+				rec := serve(t, newServer(b, api.Options{Access: tt.access}), "GET", path, tt.hdr)
+				if rec.Code != tt.code {
+					t.Errorf("%s: %d %s, want %d", path, rec.Code, rec.Body, tt.code)
+				}
+			}
+		})
+	}
+}
