@@ -18,6 +18,12 @@ var ErrStreamsBusy = errors.New("every transcode is busy")
 // streamRetryAfter is the Retry-After of a 503 for ErrStreamsBusy.
 const streamRetryAfter = 10
 
+// streamStall cuts a player that reads nothing of a stream for this long:
+// a paused page stops reading (it holds a minute ahead), so the stall of
+// files (Options.Stall) would cut it; the page asks again from what it
+// holds when it needs more.
+const streamStall = 10 * time.Minute
+
 // Streamer is a Backend that also makes streams of files a browser
 // cannot play as they are (an optional interface, as PeerFiles is).
 type Streamer interface {
@@ -188,7 +194,7 @@ func (s *Server) streamRequest(r *http.Request, c string) (StreamRequest, error)
 }
 
 // copyStream sends the stream as it is made, each chunk flushed and
-// under a fresh write deadline (Options.Stall); a stream that fails
+// under a fresh write deadline (streamStall); a stream that fails
 // halfway is cut, so the client sees it incomplete.
 func (s *Server) copyStream(w http.ResponseWriter, r *http.Request, rc io.Reader) {
 	ctl := http.NewResponseController(w)
@@ -196,7 +202,7 @@ func (s *Server) copyStream(w http.ResponseWriter, r *http.Request, rc io.Reader
 	for {
 		n, err := rc.Read(buf)
 		if n > 0 {
-			_ = ctl.SetWriteDeadline(time.Now().Add(s.opts.Stall))
+			_ = ctl.SetWriteDeadline(time.Now().Add(streamStall))
 			if _, werr := w.Write(buf[:n]); werr != nil {
 				return
 			}

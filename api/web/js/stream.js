@@ -75,6 +75,16 @@ class Loader {
       this.load(0);
     }, { once: true });
     this.timer = setInterval(() => this.status(), 3000);
+    media.addEventListener("timeupdate", () => this.resume());
+  }
+
+  // resume asks for the rest of a stream whose answer was cut, once what
+  // is loaded ahead runs low.
+  resume() {
+    if (this.cut !== this.gen || this.loadedAhead() > 10) return;
+    this.cut = 0;
+    const b = this.sb.buffered;
+    this.load(b.length ? b.end(b.length - 1) : this.media.currentTime, true);
   }
 
   // seeked loads from the new place unless it is loaded already.
@@ -86,8 +96,8 @@ class Loader {
   }
 
   // load reads the node's stream from start seconds, replacing what was
-  // loaded.
-  async load(start) {
+  // loaded (keep: going on after it, once an answer was cut).
+  async load(start, keep) {
     const gen = ++this.gen;
     if (this.ctl) this.ctl.abort();
     const ctl = new AbortController();
@@ -105,10 +115,13 @@ class Loader {
     if (!resp.ok) return this.refused(resp, gen, start);
     this.say("");
     try {
-      await this.reset(resp.headers.get("Content-Type"), start);
+      await this.reset(resp.headers.get("Content-Type"), start, keep);
       await this.read(resp.body.getReader(), gen);
     } catch (e) {
-      if (gen === this.gen && e.name !== "AbortError") this.say("The converted stream stopped: " + e.message);
+      if (gen !== this.gen || e.name === "AbortError") return;
+      // Cut (a player paused past the node's patience, a network
+      // hiccup): the page asks again from what it holds, when it needs it.
+      this.cut = gen;
     }
   }
 
@@ -123,14 +136,15 @@ class Loader {
   }
 
   // reset makes the source buffer ready for a new stream of type, whose
-  // times (from 0) are placed from start on.
-  async reset(type, start) {
+  // times (from 0) are placed from start on; what it holds is removed
+  // unless keep.
+  async reset(type, start, keep) {
     if (!this.sb) {
       this.sb = this.ms.addSourceBuffer(type);
     } else {
       await this.idle();
       this.sb.abort();
-      if (this.sb.buffered.length) {
+      if (!keep && this.sb.buffered.length) {
         this.sb.remove(0, Infinity);
         await this.idle();
       }
