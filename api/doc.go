@@ -19,7 +19,10 @@
 // SearchHit, the errors, …), file.go
 // (/api/file), dav.go (the WebDAV share under /dav/, a DAV the node
 // gives: its access rules, HTTP Basic with the token as the password,
-// and its reading methods; GET of a file served as /api/file's), peerfile.go (a peer's file through /api/file, and
+// and its reading methods; GET of a file served as /api/file's),
+// stream.go (/api/stream: a stream converted by the Backend's Streamer
+// for a browser that cannot play the file as it is, sent as it is made,
+// and its status), peerfile.go (a peer's file through /api/file, and
 // /api/sources, when the Backend is a PeerFiles), thumb.go (/api/thumb: a poster's thumbnail, through the
 // Backend's Thumbnailer), subtitle.go (/api/subtitle: a subtitle file as
 // WebVTT, ToWebVTT; at most MaxSubtitleConversions at once, the WebVTT

@@ -47,12 +47,7 @@ func (s *Server) file(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer leave()
-	f, err := s.b.File(r.Context(), c)
-	if err != nil {
-		// A file known only from peers streams from the households that
-		// share it.
-		f, err = s.peerFile(r, c, err)
-	}
+	f, err := s.openFile(r.Context(), s.caller(r), c)
 	if err != nil {
 		s.logFailure(r, "open file", err, "cid", c)
 		writeError(w, err)

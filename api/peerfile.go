@@ -95,20 +95,30 @@ func (s *Server) sources(w http.ResponseWriter, r *http.Request) {
 // fetches such files, or of a CID unknown here that a trusted client asks
 // for (the backend looks it up among its peers first); notLocal, the
 // local answer, otherwise.
-func (s *Server) peerFile(r *http.Request, c string, notLocal error) (*File, error) {
+func (s *Server) peerFile(ctx context.Context, from Caller, c string, notLocal error) (*File, error) {
 	pf, ok := s.b.(PeerFiles)
 	if !ok {
 		return nil, notLocal
 	}
-	from := s.caller(r)
 	known := errors.As(notLocal, new(*NotFoundError))
 	if !known && (from.s != nil || !errors.Is(notLocal, ErrNotFound)) {
 		return nil, notLocal
 	}
-	f, err := pf.PeerFile(r.Context(), c, from)
+	f, err := pf.PeerFile(ctx, c, from)
 	if errors.Is(err, ErrNotFound) && !known {
 		// No peer has it either: the local answer says it as well.
 		return nil, notLocal
+	}
+	return f, err
+}
+
+// openFile opens the bytes of the file c names for from: local, or, for
+// a file known only from peers, streamed from the households that share
+// it.
+func (s *Server) openFile(ctx context.Context, from Caller, c string) (*File, error) {
+	f, err := s.b.File(ctx, c)
+	if err != nil {
+		f, err = s.peerFile(ctx, from, c, err)
 	}
 	return f, err
 }

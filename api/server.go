@@ -272,6 +272,7 @@ func New(b Backend, log *slog.Logger, opts Options) *Server {
 	s.routeCID("/api/sources", s.sources)
 	s.routeCID("/api/thumb", s.thumb)
 	s.routeCID("/api/subtitle", s.subtitle)
+	s.routeStream()
 	return s
 }
 

@@ -61,7 +61,7 @@ func mustWebAssets(fsys fs.FS) map[string]webAsset {
 // webCSP lets the page load only its own scripts, styles, media and API
 // answers: no inline script, no other origin, no framing.
 const webCSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
-	"media-src 'self'; connect-src 'self'; form-action 'none'; base-uri 'none'; frame-ancestors 'none'"
+	"media-src 'self' blob:; connect-src 'self'; form-action 'none'; base-uri 'none'; frame-ancestors 'none'"
 
 // The page and its assets are static and public, like /health: what they
 // show comes from the API, which keeps its own access rules. /api/cid only

@@ -109,6 +109,14 @@ type Config struct {
 	// (--art-cache); 0 is the default, 500 MiB. The least recently
 	// used images go first.
 	ArtCache int64
+	// Transcodes caps the ffmpeg processes making streams for browsers
+	// that cannot play a file as it is, at once (--transcodes); 0 is the
+	// default, 1.
+	Transcodes int
+	// TranscodeCache caps the bytes of those streams kept under
+	// DATA/transcode (--transcode-cache); 0 is the default, 2 GiB. The
+	// least recently used go first.
+	TranscodeCache int64
 	// ReprovideInterval is how often every announced CID is provided again
 	// (--reprovide-interval), region by region by the sweeping provider.
 	// 0: the default, 22h; announcing cannot be turned off. With the
@@ -276,6 +284,12 @@ func (c *Config) validate() error {
 	}
 	if c.ArtCache < 0 {
 		return fmt.Errorf("config: --art-cache %d: may not be negative (bytes; 0 is the default, 500 MiB)", c.ArtCache)
+	}
+	if c.Transcodes < 0 {
+		return fmt.Errorf("config: --transcodes %d: may not be negative (0 is the default, 1)", c.Transcodes)
+	}
+	if c.TranscodeCache < 0 {
+		return fmt.Errorf("config: --transcode-cache %d: may not be negative (bytes; 0 is the default, 2 GiB)", c.TranscodeCache)
 	}
 	if _, err := privacy.New(privacy.Config{Libraries: libs, Shared: c.ShareFolders}); err != nil {
 		return fmt.Errorf("config: --share-files: %w", err)

@@ -32,6 +32,8 @@ func TestConfig_ValidateNamesFlags(t *testing.T) {
 		{"settle", func(c *node.Config) { c.Settle = -time.Second }, "config: --settle -1s: may not be negative"},
 		{"share-rate", func(c *node.Config) { c.ShareRate = -1 }, "config: --share-rate -1: may not be negative (bytes a second; 0 is unlimited)"},
 		{"art-cache", func(c *node.Config) { c.ArtCache = -1 }, "config: --art-cache -1: may not be negative (bytes; 0 is the default, 500 MiB)"},
+		{"transcodes", func(c *node.Config) { c.Transcodes = -1 }, "config: --transcodes -1: may not be negative (0 is the default, 1)"},
+		{"transcode-cache", func(c *node.Config) { c.TranscodeCache = -2 }, "config: --transcode-cache -2: may not be negative (bytes; 0 is the default, 2 GiB)"},
 		{"listen", func(c *node.Config) { c.P2P.Listen = []string{"/ip4/127.0.0.1/tcp/0", "bogus"} }, `config: --listen "bogus": …`},
 		{"listen QUIC, private", func(c *node.Config) {
 			c.P2P.SwarmKeyFile, c.P2P.Listen = "swarm.key", []string{"/ip4/127.0.0.1/udp/0/quic-v1"}

@@ -56,6 +56,11 @@
 //   - stills.go: node/stills wired in (Config.Stills, ffmpeg looked up
 //     once), a consumer of the store's changes; its worker runs after
 //     the first scan; GET /api/thumb of a still.
+//   - node/transcode (its own package): streams a browser plays of
+//     files it cannot, made by ffmpeg (remuxed, the audio or the video
+//     transcoded), at most --transcodes at once, under DATA/transcode.
+//   - transcode.go: node/transcode wired in (ffmpeg looked up once):
+//     GET /api/stream of a local or a peer's file, and its status.
 //   - node/share (its own package): files' bytes over bitswap: the
 //     library's blocks served in place (--share-files), through the block
 //     index under DATA/blocks, and peers' files fetched.

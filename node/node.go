@@ -29,6 +29,7 @@ import (
 	"github.com/metamesh/node/node/share"
 	"github.com/metamesh/node/node/stills"
 	"github.com/metamesh/node/node/thumbs"
+	"github.com/metamesh/node/node/transcode"
 	"github.com/metamesh/node/store"
 )
 
@@ -64,6 +65,7 @@ type Node struct {
 	friends      *friends           // the peers that may see the list under --library-visible=friends
 	thumbs       *thumbs.Cache      // posters' thumbnails (GET /api/thumb), under DATA/thumbs
 	stills       *stills.Maker      // videos' stills, under DATA/stills; nil when off (stills.go)
+	tc           *transcode.Manager // streams for browsers, under DATA/transcode; nil without ffmpeg (transcode.go)
 	pairs        *pairChecks        // pairings of CIDs peers' bytes held to (trust.go)
 	shr          *share.Exchange    // files' bytes over bitswap, served and fetched; its index under DATA/blocks
 	art          *peerArt           // peers' artwork fetched, under DATA/art (art.go)
@@ -143,6 +145,9 @@ func (n *Node) Start(ctx context.Context) (err error) {
 		return err
 	}
 	if err := n.openStills(); err != nil {
+		return err
+	}
+	if err := n.openTranscodes(); err != nil {
 		return err
 	}
 	if err := n.startHousehold(ctx); err != nil {
@@ -398,7 +403,9 @@ func (n *Node) Ingester() *ingest.Ingester { return n.ing }
 // DHT, host), then ingest, then the store. It is idempotent.
 func (n *Node) Close() error {
 	n.once.Do(func() {
-		var errs []error
+		// Streams being made end first: their answers would hold the
+		// API's shutdown.
+		errs := []error{n.closeTranscodes()}
 		if n.http != nil {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			errs = append(errs, n.http.Shutdown(ctx))

@@ -56,6 +56,9 @@ func TestWeb_PeerFile(t *testing.T) {
 	p.waitList("the film's record", `l.record === "Shared Light"`)
 	must(t, p.ctx, "wait for its household", p.ce, chromedp.Poll[bool](`document.getElementById("sources").textContent.startsWith("From ")`,
 		chromedp.WithPollingTimeout(30*time.Second)))
+	// The player comes once the node said what this browser plays.
+	must(t, p.ctx, "wait for the player", p.ce, chromedp.Poll[bool](`!!document.querySelector("#player video, #player button")`,
+		chromedp.WithPollingTimeout(30*time.Second)))
 	got := must(t, p.ctx, "read the record", p.ce, chromedp.Evaluate[map[string]any](`({
 	  notice: !document.getElementById("peer-only").hidden,
 	  sources: document.getElementById("sources").textContent,

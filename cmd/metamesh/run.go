@@ -70,6 +70,10 @@ comma-separated.`,
 			if cfg.ArtCache, err = parseSize(f.Lookup("art-cache").Value.String()); err != nil {
 				return usageError(cmd, fmt.Errorf("--art-cache: %w", err))
 			}
+			cfg.Transcodes, _ = f.GetInt("transcodes")
+			if cfg.TranscodeCache, err = parseSize(f.Lookup("transcode-cache").Value.String()); err != nil {
+				return usageError(cmd, fmt.Errorf("--transcode-cache: %w", err))
+			}
 			// Under systemd (Type=notify) the node says when it serves;
 			// the socket is taken out of the environment so that the
 			// managed redis-server does not answer it too.
@@ -113,6 +117,8 @@ comma-separated.`,
 	f.StringSlice("users", nil, "members of the household, comma-separated (alice,bob): each keeps how far it watched every film, on any device; more are made on the page (env METAMESH_USERS)")
 	f.Bool("share-art", true, "let the federation's households fetch the artwork of this household's files (the posters and fan art their fields link, small images), so that their pages show them, even without --share-files; no other file is served for it; --share-art=false turns it off (env METAMESH_SHARE_ART)")
 	f.String("art-cache", "500MiB", "the most bytes of other households' artwork kept under DATA/art, a size such as 200M or 1GiB; the least recently used go first (env METAMESH_ART_CACHE)")
+	f.Int("transcodes", 1, "how many ffmpeg processes may convert files for browsers that cannot play them as they are, at once (niced); a player past them waits 10 s, then gets 503 (env METAMESH_TRANSCODES)")
+	f.String("transcode-cache", "2GiB", "the most bytes of converted streams kept under DATA/transcode, a size such as 500M or 4GiB; the least recently used go first (env METAMESH_TRANSCODE_CACHE)")
 	f.StringArray("api-host", nil, "another Host header name the API answers on loopback, besides localhost, 127.0.0.1 and [::1]; repeat for more (env METAMESH_API_HOST)")
 	return c
 }

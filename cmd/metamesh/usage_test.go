@@ -31,6 +31,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"run", "--library", ".", "--redis-url", "redis://127.0.0.1:1", "--share-rate", "0.5"}, `--share-rate: "0.5" is 0.5 bytes a second, under 1: the rate is in bytes a second, so for 0.5 MB/s write 0.5M (0 is unlimited)`, "Usage: metamesh run --library DIR"},
 		{[]string{"run", "--library", ".", "--redis-url", "redis://127.0.0.1:1", "--art-cache", "lots"}, `--art-cache: "lots" is not a size: want bytes, such as 200M, 500MiB or 1GiB`, "Usage: metamesh run --library DIR"},
 		{[]string{"run", "--library", ".", "--redis-url", "redis://127.0.0.1:1", "--art-cache", "1M/s"}, `--art-cache: "1M/s" is a rate: want a size such as 200M or 1GiB`, "Usage: metamesh run --library DIR"},
+		{[]string{"run", "--library", ".", "--redis-url", "redis://127.0.0.1:1", "--transcode-cache", "lots"}, `--transcode-cache: "lots" is not a size: want bytes, such as 200M, 500MiB or 1GiB`, "Usage: metamesh run --library DIR"},
 		{[]string{"scan", "--library", ".", "--redis-url", "redis://127.0.0.1:1", "--lookup-timeout", "-1s"}, "unknown flag: --lookup-timeout", "Usage: metamesh scan --library DIR"},
 		{[]string{"scan", "--library", ".", "--redis-url", "redis://127.0.0.1:1", "--workers", "-1"}, "config: --workers -1: may not be negative", "Usage: metamesh scan --library DIR"},
 		// What the node would refuse in its API's words (q=, limit=) is

@@ -79,6 +79,10 @@ async function refusal(resp) {
   return "This node needs its API token (the file --api-token-file names), or an invite (metamesh invite).";
 }
 
+// authHeaders are the headers a fetch of the node's sends its token in
+// (none without one).
+export function authHeaders() { return token ? { Authorization: "Bearer " + token } : {}; }
+
 // fetchBlob fetches a file with the token and returns a URL of its bytes
 // in the browser.
 export async function fetchBlob(href) {

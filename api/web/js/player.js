@@ -5,15 +5,8 @@
 
 import { $, el, asList } from "./dom.js";
 import { hasToken, fetchBlob } from "./client.js";
+import { playStream } from "./stream.js";
 import { member, keepWatching } from "./members.js";
-
-// playable is "video" or "audio" when this browser can play mime.
-export function playable(mime) {
-  if (typeof mime !== "string") return "";
-  const kind = mime.startsWith("video/") ? "video" : mime.startsWith("audio/") ? "audio" : "";
-  if (!kind) return "";
-  return document.createElement(kind).canPlayType(mime) ? kind : "";
-}
 
 // flagAt is the flags (default, forced, …) of the i-th subtitle of lang:
 // flags[lang] is a list, or an object when only some have flags.
@@ -22,20 +15,30 @@ export function flagAt(flags, lang, i) {
   return Array.isArray(fl) ? fl[i] : (fl && typeof fl === "object" ? fl[String(i)] : "");
 }
 
-// showPlayer puts the player of kind ("video", "audio", or "" for none)
-// of the file at href in the record: with its poster frame (the
+// showPlayer puts the player of how.kind ("video", "audio", or "" for
+// none) of the file at href in the record: with its poster frame (the
 // thumbnail of posterCID), its subtitles, and resuming where this
-// browser left it; with a token, a button that loads it (a <video>
-// cannot send the token).
-export function showPlayer(kind, href, title, canonical, posterCID, byLang, flags) {
+// browser left it; how.stream (the node's status of a file this browser
+// cannot play as it is, stream.js) plays the node's converted stream,
+// whose bar spans duration seconds. With a token, a file played as it
+// is gets a button that loads it (a <video> cannot send the token).
+export function showPlayer(how, href, title, canonical, posterCID, byLang, flags, duration) {
   const player = $("player");
   player.replaceChildren();
-  if (kind && !hasToken()) {
-    const media = el(kind, { controls: true, preload: "metadata", src: href, "aria-label": "Play " + title,
+  const kind = how.kind;
+  if (kind && (how.stream || !hasToken())) {
+    const media = el(kind, { controls: true, preload: "metadata", src: how.stream ? null : href, "aria-label": "Play " + title,
       poster: kind === "video" && posterCID ? "/api/thumb/" + encodeURIComponent(posterCID) + "?w=640" : null });
     if (kind === "video") addTracks(media, byLang, flags);
     resumable(media, canonical);
     player.append(media);
+    if (how.stream) {
+      const src = how.stream.source;
+      const note = el("p", { class: "stream-note", role: "status", hidden: true });
+      player.append(el("p", { class: "stream-why" }, "This browser cannot play this file as it is (" +
+        [src.container, src.video, src.audio].filter(Boolean).join(", ") + "): the node converts it as it plays."), note);
+      playStream(media, canonical, how.stream, duration, note);
+    }
   } else if (kind) {
     player.append(el("button", { type: "button", onclick: () => playWithToken(kind, href, title, canonical) }, "Load player"));
   }

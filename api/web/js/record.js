@@ -4,7 +4,8 @@
 import { $, el, fmtBytes, pad2, asList, andList, plotOf, learnNames, peerText, shortPeer } from "./dom.js";
 import { api, hasToken, setEvery } from "./client.js";
 import { state, urlOf, link } from "./nav.js";
-import { playable, flagAt, showPlayer, downloadWithToken } from "./player.js";
+import { flagAt, showPlayer, downloadWithToken } from "./player.js";
+import { howToPlay } from "./stream.js";
 import { peerSources, findProviders } from "./sources.js";
 import { episodeNav } from "./episodes.js";
 
@@ -167,6 +168,7 @@ function offerFile(doc, title, canonical, current) {
   $("peer-only").hidden = local;
   $("download-part").hidden = true;
   $("player").replaceChildren();
+  $("player").dataset.cid = canonical;
   const href = "/api/file/" + encodeURIComponent(canonical);
   const dl = $("download");
   dl.href = href;
@@ -178,7 +180,11 @@ function offerFile(doc, title, canonical, current) {
     // The poster frame is a thumbnail: a local file's poster or still, a
     // peer's file's poster (fetched from its household); the subtitles
     // are files of this node's: a peer's file plays without them.
-    showPlayer(playable(doc.mimeType), href, title, canonical, local ? frameOf(doc) : posterOf(doc), local ? byLang : {}, flags);
+    const fi = doc.fileinfo && typeof doc.fileinfo === "object" ? doc.fileinfo : {};
+    howToPlay(doc.mimeType, canonical, fi).then((how) => {
+      if ($("player").dataset.cid !== canonical) return; // another record since
+      showPlayer(how, href, title, canonical, local ? frameOf(doc) : posterOf(doc), local ? byLang : {}, flags, Number(fi.duration) || 0);
+    });
   };
   if (local) {
     offer(doc.sizeByte);
