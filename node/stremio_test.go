@@ -332,8 +332,21 @@ func TestStremio_Addon(t *testing.T) {
 	} {
 		var sa struct{ Streams []map[string]any }
 		addonGet(t, n, tt.path, 200, &sa)
-		if len(sa.Streams) != 1 {
-			t.Fatalf("%s: %d streams, want 1: %v", tt.path, len(sa.Streams), sa.Streams)
+		want := 1
+		if tt.notWebReady {
+			want = 2 // and the node's conversion of it, for Stremio's web app
+		}
+		if len(sa.Streams) != want {
+			t.Fatalf("%s: %d streams, want %d: %v", tt.path, len(sa.Streams), want, sa.Streams)
+		}
+		if tt.notWebReady {
+			conv := sa.Streams[1]
+			kinds(t, tt.path+" converted", conv, streamRequired, map[string]string{"title": "string"})
+			u := fmt.Sprint(conv["url"])
+			if !strings.HasPrefix(u, base+"/converted/") {
+				t.Errorf("%s: converted url %s", tt.path, u)
+			}
+			probe(t, u)
 		}
 		s := sa.Streams[0]
 		kinds(t, tt.path, s, streamRequired, map[string]string{"title": "string"})

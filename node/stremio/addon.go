@@ -173,7 +173,7 @@ func (a *Addon) admit(r *http.Request, segs []string) ([]string, int, string) {
 // token.
 func resource(seg string) bool {
 	switch seg {
-	case "manifest.json", "catalog", "meta", "stream", "file", "thumb":
+	case "manifest.json", "catalog", "meta", "stream", "file", "converted", "thumb":
 		return true
 	}
 	return false
@@ -185,7 +185,7 @@ func (a *Addon) route(w http.ResponseWriter, r *http.Request, segs []string) {
 	case len(segs) == 1 && segs[0] == "manifest.json":
 		writeJSON(w, http.StatusOK, a.manifest())
 		return
-	case len(segs) == 2 && (segs[0] == "file" || segs[0] == "thumb"):
+	case len(segs) == 2 && (segs[0] == "file" || segs[0] == "converted" || segs[0] == "thumb"):
 		a.bytes(w, r, segs[0], segs[1])
 		return
 	case len(segs) < 3 || len(segs) > 4 || !strings.HasSuffix(segs[len(segs)-1], ".json"):
@@ -214,23 +214,33 @@ func (a *Addon) route(w http.ResponseWriter, r *http.Request, segs []string) {
 	writeError(w, http.StatusNotFound, "no such endpoint: "+r.URL.Path)
 }
 
-// bytes serves file/<cid> (of a film or an episode the catalogs list
-// only) and thumb/<cid> as the API serves /api/file and /api/thumb
-// (ranges, checks, errors), with the API's token where it takes one:
+// bytes serves file/<cid> and converted/<cid> (of a film or an episode
+// the catalogs list only) and thumb/<cid> as the API serves /api/file,
+// /api/stream (the file converted for a browser that cannot decode it)
+// and /api/thumb (ranges, checks, errors), with the API's token where
+// it takes one:
 // Stremio's players, and a browser's page of another site (Stremio's
 // web app), can send no header.
 func (a *Addon) bytes(w http.ResponseWriter, r *http.Request, what, c string) {
-	if what == "file" && !a.cat.Plays(c) {
+	if (what == "file" || what == "converted") && !a.cat.Plays(c) {
 		// The add-on's token plays the films and episodes it lists, not
 		// every file of the library.
 		writeError(w, http.StatusNotFound, "no film or episode of this household's is "+quote(c)+": the add-on plays what its catalogs list")
 		return
 	}
 	r2 := r.Clone(r.Context())
-	r2.URL = &url.URL{Path: "/api/" + what + "/" + c, RawPath: "/api/" + what + "/" + c}
-	if what == "thumb" && r.URL.Query().Has("w") {
-		r2.URL.RawQuery = url.Values{"w": {r.URL.Query().Get("w")}}.Encode()
+	api := what
+	if what == "converted" {
+		api = "stream"
 	}
+	r2.URL = &url.URL{Path: "/api/" + api + "/" + c, RawPath: "/api/" + api + "/" + c}
+	keep := url.Values{}
+	for _, k := range map[string][]string{"thumb": {"w"}, "converted": {"start", "video", "audio"}}[what] {
+		if q := r.URL.Query(); q.Has(k) {
+			keep.Set(k, q.Get(k))
+		}
+	}
+	r2.URL.RawQuery = keep.Encode()
 	r2.Header.Del("Sec-Fetch-Site")
 	r2.Header.Del("Cookie")
 	r2.Header.Del("Authorization")

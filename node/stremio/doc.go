@@ -5,8 +5,9 @@
 //
 // It answers under Prefix (/stremio) and hands every other request to
 // the API's handler, through which it also serves the files' bytes and
-// posters (file/<cid>, of the films and episodes it lists only, and
-// thumb/<cid> are GET /api/file and /api/thumb with the API's token). Every answer carries
+// posters (file/<cid> and converted/<cid>, of the films and episodes it
+// lists only, and thumb/<cid> are GET /api/file, /api/stream and
+// /api/thumb with the API's token). Every answer carries
 // Access-Control-Allow-Origin: *, as the protocol wants. On loopback the
 // paths take no token (but a Host that is not the node's is refused, as
 // the API refuses it); off loopback every path carries the add-on's

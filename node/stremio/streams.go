@@ -69,9 +69,12 @@ func (a *Addon) streamRequest(w http.ResponseWriter, r *http.Request, typ, raw s
 }
 
 // streamsOf lists the ways to play one file of the household: the one
-// place that says which URLs of the node play a file. Today that is its
-// bytes as they are (file/<cid>, GET /api/file with the path's token);
-// a transcoded stream the node serves goes here, beside it.
+// place that says which URLs of the node play a file. Its bytes as they
+// are (file/<cid>, GET /api/file with the path's token), and, for a
+// file a browser cannot play as it is, the node's conversion of it
+// (converted/<cid>, GET /api/stream: fragmented MP4 of H.264 and AAC,
+// what of the file a browser decodes copied), which Stremio's web app
+// plays where the file itself would not.
 func (a *Addon) streamsOf(base string, f store.Summary, fields map[string]string) []Stream {
 	name := path.Base(fields["filePath"])
 	desc := name
@@ -81,12 +84,35 @@ func (a *Addon) streamsOf(base string, f store.Summary, fields map[string]string
 	if f.Size > 0 {
 		desc += fmt.Sprintf("\n%.1f GB", float64(f.Size)/1e9)
 	}
-	return []Stream{{
+	ready := webReady(name, fields)
+	out := []Stream{{
 		URL:  base + "/file/" + url.PathEscape(f.CID),
 		Name: a.label(), Title: desc, Description: desc,
-		BehaviorHints: StreamHints{NotWebReady: !webReady(name, fields), BingeGroup: a.manifest().ID + "|file",
+		BehaviorHints: StreamHints{NotWebReady: !ready, BingeGroup: a.manifest().ID + "|file",
 			Filename: name, VideoSize: f.Size},
 	}}
+	if !ready {
+		q := url.Values{}
+		if webCodec(fields["fileinfo/streamdetails/video/0/codec"], "h264", "avc", "avc1") {
+			q.Set("video", "1")
+		}
+		if webCodec(fields["fileinfo/streamdetails/audio/0/codec"], "aac", "mp3", "opus") {
+			q.Set("audio", "1")
+		}
+		conv := desc + "\nconverted for browsers (H.264, AAC)"
+		out = append(out, Stream{
+			URL:  base + "/converted/" + url.PathEscape(f.CID) + "?" + q.Encode(),
+			Name: a.label(), Title: conv, Description: conv,
+			BehaviorHints: StreamHints{BingeGroup: a.manifest().ID + "|converted", Filename: strings.TrimSuffix(name, path.Ext(name)) + ".mp4"},
+		})
+	}
+	return out
+}
+
+// webCodec reports a codec name, as ffprobe gives it, among those a
+// browser decodes in MP4.
+func webCodec(codec string, ok ...string) bool {
+	return slices.Contains(ok, strings.ToLower(codec))
 }
 
 // label names the node in Stremio's list of streams.
