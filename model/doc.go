@@ -34,6 +34,8 @@
 //   - watching.go: the household's members (CheckMemberName,
 //     MembersAnswer) and how far each watched a file (WatchUpdate,
 //     WatchState, WatchEntry, WatchList, ContinueAnswer, NextEpisode).
+//   - stream.go: StreamState, how a stream converted for a browser is
+//     made (its mode, speed, whether it keeps up).
 //   - status.go: ScanProgress, ProvideStats, ProvidedRegion and Findable,
 //     the scan's and the provider's figures.
 //   - errors.go: the sentinel errors (ErrNotFound, ErrBadRequest,

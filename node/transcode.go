@@ -75,8 +75,7 @@ func (b *backend) StreamStatus(cid string, source api.StreamSource) api.StreamSt
 	}
 	st.Transcodes, st.Max = tc.Running(), tc.Max()
 	if s, ok := tc.Status(cid); ok {
-		st.Stream = &api.StreamState{Mode: string(s.Mode), Start: s.Start, Running: s.Running, Done: s.Done, Cached: s.Cached,
-			Speed: s.Speed, Made: s.Made, Slow: s.Slow, Error: s.Error}
+		st.Stream = &s
 		if s.Slow {
 			st.Stream.Note = api.SlowNote(s.Speed)
 		}

@@ -1,6 +1,8 @@
 package transcode
 
 import (
+	"github.com/metamesh/node/model"
+
 	"bufio"
 	"context"
 	"errors"
@@ -15,25 +17,9 @@ import (
 	"time"
 )
 
-// Status is what is known of a stream: how it is made, and how fast.
-type Status struct {
-	Mode  Mode    `json:"mode"`
-	Start float64 `json:"start"`
-	// Running is true while its ffmpeg runs; Done once the stream is
-	// whole (Cached: it was kept from before).
-	Running bool `json:"running"`
-	Done    bool `json:"done"`
-	Cached  bool `json:"cached,omitempty"`
-	// Speed is ffmpeg's last speed=, in times the playing speed (1.5:
-	// a minute of the film made in 40 s); 0 before it said one.
-	Speed float64 `json:"speed"`
-	// Made is how far the stream is made, in seconds of the file.
-	Made float64 `json:"made"`
-	// Slow is true while it runs slower than it plays (Speed < 1).
-	Slow bool `json:"slow"`
-	// Error is why ffmpeg failed or was stopped.
-	Error string `json:"error,omitempty"`
-}
+// Status is what is known of a stream: how it is made, and how fast
+// (Note is left to the API).
+type Status = model.StreamState
 
 // job is one stream: made by one ffmpeg into a file of Dir (read by its
 // players as it grows), or kept from before.
@@ -183,7 +169,7 @@ func (j *job) state() (bool, error, <-chan struct{}) {
 func (j *job) status() Status {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	st := Status{Mode: j.req.Plan.Mode, Start: j.req.Start, Running: !j.done, Done: j.done && j.err == nil,
+	st := Status{Mode: string(j.req.Plan.Mode), Start: j.req.Start, Running: !j.done, Done: j.done && j.err == nil,
 		Cached: j.cached, Speed: j.speed, Made: j.made}
 	st.Slow = st.Running && j.speed > 0 && j.speed < 1
 	if j.err != nil {

@@ -65,7 +65,7 @@ func TestManager_KeptAndEvicted(t *testing.T) {
 	dir := t.TempDir()
 	first := newManager(t, dir, 0)
 	n, st := readAll(t, first, request(src, 0))
-	if n == 0 || !st.Done || st.Cached || st.Mode != ModeVideo || st.Speed <= 0 {
+	if n == 0 || !st.Done || st.Cached || st.Mode != string(ModeVideo) || st.Speed <= 0 {
 		t.Fatalf("first stream: %d bytes, %+v", n, st)
 	}
 	first.Close()
