@@ -188,6 +188,12 @@ func TestAPI_EventsPathCIDs(t *testing.T) {
 	if ev := event("add", b); ev["cid"] != ca {
 		t.Errorf("add of a duplicate: cid %v, want %s", ev["cid"], ca)
 	}
+	// The add is told when the path arrives; its hash pass may still run.
+	// A rename during it is another case (the store moved on: a delete
+	// and an add), so the rename waits for the ingester to be idle.
+	if err := n.Ingester().WaitIdle(waiting.Context(t)); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.Rename(b, c); err != nil {
 		t.Fatal(err)
 	}
