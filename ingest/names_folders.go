@@ -58,9 +58,7 @@ func readFolders(dirs string) (nameCtx, titleFolder) {
 				low[i] = lowerASCII(name[i])
 			}
 			if genericFolders[string(low)] {
-				ctx.movies = ctx.movies || movieFolders[string(low)]
-				ctx.shows = ctx.shows || showFolders[string(low)]
-				ctx.anime = ctx.anime || string(low) == "anime"
+				ctx.mark(low)
 				continue
 			}
 			if s := seasonFolder(low); s >= 0 {
@@ -105,10 +103,16 @@ func underFolders(dirs string, n int, ctx *nameCtx) {
 		for i := range len(name) {
 			low[i] = lowerASCII(name[i])
 		}
-		ctx.movies = ctx.movies || movieFolders[string(low)]
-		ctx.shows = ctx.shows || showFolders[string(low)]
-		ctx.anime = ctx.anime || string(low) == "anime"
+		ctx.mark(low)
 	}
+}
+
+// mark notes what a generic folder, its name in lower case, says of the
+// files below it: movies, shows, anime.
+func (ctx *nameCtx) mark(low []byte) {
+	ctx.movies = ctx.movies || movieFolders[string(low)]
+	ctx.shows = ctx.shows || showFolders[string(low)]
+	ctx.anime = ctx.anime || string(low) == "anime"
 }
 
 // seasonFolder reads the folder names "Specials" (season 0) and

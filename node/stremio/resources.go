@@ -22,19 +22,25 @@ const (
 	PageSize = 100
 )
 
+// id is the add-on's ID: org.metamesh. and the end of the node's peer
+// ID, the same in the manifest and in the streams' binge groups.
+func (a *Addon) id() string {
+	short := a.cfg.PeerID
+	if len(short) > 8 {
+		short = short[len(short)-8:]
+	}
+	return "org.metamesh." + short
+}
+
 // manifest is the add-on's manifest.
 func (a *Addon) manifest() Manifest {
 	name := a.cfg.Name
 	if name == "" {
 		name = "MetaMesh"
 	}
-	short := a.cfg.PeerID
-	if len(short) > 8 {
-		short = short[len(short)-8:]
-	}
 	extra := []ExtraDecl{{Name: "search"}, {Name: "skip"}}
 	return Manifest{
-		ID: "org.metamesh." + short, Version: semver(a.cfg.Version), Name: name,
+		ID: a.id(), Version: semver(a.cfg.Version), Name: name,
 		Description: "The films and shows of " + name + "'s MetaMesh node, played from the node.",
 		Resources:   []string{"catalog", "meta", "stream"}, Types: []string{TypeMovie, TypeSeries},
 		Catalogs: []CatalogDecl{

@@ -88,7 +88,7 @@ func (a *Addon) streamsOf(base string, f store.Summary, fields map[string]string
 	out := []Stream{{
 		URL:  base + "/file/" + url.PathEscape(f.CID),
 		Name: a.label(), Title: desc, Description: desc,
-		BehaviorHints: StreamHints{NotWebReady: !ready, BingeGroup: a.manifest().ID + "|file",
+		BehaviorHints: StreamHints{NotWebReady: !ready, BingeGroup: a.id() + "|file",
 			Filename: name, VideoSize: f.Size},
 	}}
 	if !ready {
@@ -103,7 +103,7 @@ func (a *Addon) streamsOf(base string, f store.Summary, fields map[string]string
 		out = append(out, Stream{
 			URL:  base + "/converted/" + url.PathEscape(f.CID) + "?" + q.Encode(),
 			Name: a.label(), Title: conv, Description: conv,
-			BehaviorHints: StreamHints{BingeGroup: a.manifest().ID + "|converted", Filename: strings.TrimSuffix(name, path.Ext(name)) + ".mp4"},
+			BehaviorHints: StreamHints{BingeGroup: a.id() + "|converted", Filename: strings.TrimSuffix(name, path.Ext(name)) + ".mp4"},
 		})
 	}
 	return out
