@@ -536,7 +536,7 @@ func multiaddrStrings(ms []ma.Multiaddr) []string {
 // Edit writes the household's own values of a local file's fields
 // (api.Editor) and answers the file's document after, from the store.
 func (b *backend) Edit(ctx context.Context, cid string, set map[string]string, del []string) (api.Document, error) {
-	_, _, err := b.n.st.Edit(ctx, cid, set, del)
+	root, _, err := b.n.st.Edit(ctx, cid, set, del)
 	switch {
 	case errors.Is(err, store.ErrReservedField):
 		return api.Document{}, fmt.Errorf("%w: %w", api.ErrForbidden, err)
@@ -550,6 +550,12 @@ func (b *backend) Edit(ctx context.Context, cid string, set map[string]string, d
 		return api.Document{}, fmt.Errorf("%w: %w", api.ErrNotFound, err)
 	case err != nil:
 		return api.Document{}, err
+	}
+	// The household's lists show its edit as soon as it is answered (a
+	// show it named is listed), not once the change feed gets to it;
+	// the feed brings it again, the same.
+	if ch, err := b.n.st.ReadChanged(ctx, []store.RootID{root}); err == nil {
+		b.n.cat.Take(ctx, store.ChangeBatch{Roots: ch})
 	}
 	return b.n.hh.Meta(ctx, cid, true, nil)
 }

@@ -110,6 +110,9 @@ func TestWeb_ShowAsHomeVideos(t *testing.T) {
 	must(t, ctx, "wait for the show's form", ce, chromedp.WaitVisible(chromedp.ID("show-kind")))
 	must(t, ctx, "choose home videos", ce, chromedp.SetValue(chromedp.ID("show-kind"), "other"))
 	must(t, ctx, "apply", ce, chromedp.Click(chromedp.CSS("#show-form button[type=submit]")))
+	// Applied, the page goes back to Shows itself: the test navigates
+	// only after it has, never while it does.
+	must(t, ctx, "the page back on Shows", ce, chromedp.Poll[bool](`new URLSearchParams(location.search).get("view") === "shows"`, chromedp.WithPollingTimeout(time.Minute)))
 	waiting.Until(t, "every clip to leave Shows for Home videos", func() string {
 		shows, other := list("view=shows"), list("view=other")
 		for _, c := range cids {

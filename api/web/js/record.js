@@ -422,29 +422,11 @@ async function applyFolder(ev) {
     const cids = await folderFiles(editing.folder);
     const failed = await setEvery(cids, set);
     if (failed) { status.textContent = failed + " of " + cids.length + " not changed."; return; }
-    if (title && set.videoType !== "other") await listedAsShow(title);
   } catch (e) {
     status.textContent = "Not applied: " + e.message;
     return;
   }
   shownAgain(editing.cid);
-}
-
-// listedAsShow waits, up to 10 s, until the library lists a show of
-// title: the record read anew asks for the show's episodes, which the
-// library lists a moment after the store holds the new title.
-async function listedAsShow(title) {
-  const want = title.toLowerCase();
-  for (let i = 0; i < 20; i++) {
-    try {
-      for (let p = 1, pages = 1; p <= pages; p++) {
-        const page = await api("/api/library?view=shows&limit=200&page=" + p);
-        if ((page.entries || []).some((e) => (e.title || "").toLowerCase() === want)) return;
-        pages = page.pages || 1;
-      }
-    } catch (e) { /* asked again below */ }
-    await new Promise((r) => setTimeout(r, 500));
-  }
 }
 
 // shownAgain reads the record anew after a save, the Edit form open.
